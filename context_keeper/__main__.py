@@ -1,0 +1,3 @@
+from context_keeper.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,58 @@
+"""Token estimates and best-first packing into a budget.
+
+Estimates use ~4 characters per token, the usual rule of thumb for English and code with the
+tokenizers agents run on; it needs no tokenizer dependency and errs on the generous side for
+JSON punctuation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(text: str) -> int:
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def entry_tokens(entry: Mapping[str, Any]) -> int:
+    return estimate_tokens(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+
+
+_SHORTEN_ORDER = (
+    "what_we_tried", "tradeoffs", "triggering_incident", "why_chosen", "problem", "reason",
+    "purpose", "when_to_invoke", "rationale",
+)
+
+
+def shorten_entry(entry: Mapping[str, Any], max_tokens: int) -> tuple[dict, bool]:
+    """A copy of ``entry`` within ``max_tokens``: long text fields are cut (marked with …),
+    lists trimmed, bookkeeping dropped. Returns (entry, was_shortened)."""
+    if entry_tokens(entry) <= max_tokens:
+        return dict(entry), False
+    out = dict(entry)
+    for key in ("verified_sha", "schema_version", "retrieval_hints"):
+        out.pop(key, None)
+    budget_chars = max_tokens * CHARS_PER_TOKEN
+    text_keys = [k for k in _SHORTEN_ORDER if isinstance(out.get(k), str)]
+    text_keys += [k for k, v in out.items() if isinstance(v, str) and k not in text_keys and len(v) > 200]
+    for cap in (600, 300, 150, 60):
+        for key in text_keys:
+            value = out.get(key)
+            if isinstance(value, str) and len(value) > cap:
+                out[key] = value[:cap].rstrip() + "…"
+        for key, value in list(out.items()):
+            if isinstance(value, list) and len(value) > 8:
+                out[key] = value[:8] + [f"… {len(value) - 8} more"]
+        if entry_tokens(out) <= max_tokens:
+            break
+    if entry_tokens(out) > max_tokens:
+        keep = ("id", "summary", "name", "rule", "status", "superseded_by", "scope", "hardness")
+        out = {k: out[k] for k in keep if k in out}
+        for key in ("summary", "name", "rule"):
+            if isinstance(out.get(key), str):
+                out[key] = out[key][: max(40, budget_chars // 2)]
+    return out, True

@@ -1,0 +1,171 @@
+"""The ``context-keeper`` command: serves MCP over stdio by default; subcommands for people.
+
+Exit codes: 0 ok · 1 unexpected failure · 2 bad input · 3 unknown id · 4 no project ·
+5 store unusable (e.g. a corrupt file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from context_keeper import __version__
+from context_keeper.errors import ContextKeeperError
+
+
+def _service():
+    from context_keeper.service import Service
+
+    return Service()
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from context_keeper.server import main as serve
+
+    serve()
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    result = _service().init_project(args.directory or os.getcwd(), args.name)
+    verb = "Created" if result["created"] else "Already initialised:"
+    _print(f"{verb} {result['context_dir']}\nNext: register the server with your client (see README) "
+           "or try `context-keeper summary`.")
+    return 0
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    result = _service().get_project_summary(args.budget, project_dir=args.project)
+    if args.json:
+        _print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        _print(result["summary"])
+        for warning in result.get("warnings", []):
+            print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _format_hit(item: dict[str, Any]) -> str:
+    from context_keeper.model import KINDS, entry_title
+
+    entry = item["entry"]
+    kind = KINDS[item["type"]]
+    marks = []
+    if item.get("related"):
+        marks.append(f"related to {item['via']}")
+    if item.get("history"):
+        marks.append("superseded")
+    if item.get("weak_match"):
+        marks.append("weak match")
+    head = f"{entry['id']}  {entry_title(kind, entry)}"
+    if "relevance" in item:
+        head += f"  (relevance {item['relevance']:.2f}{', ' + ', '.join(marks) if marks else ''})"
+    elif marks:
+        head += f"  ({', '.join(marks)})"
+    detail = entry.get("why_chosen") or entry.get("reason") or entry.get("purpose") or ""
+    lines = [head]
+    if detail:
+        lines.append("    " + " ".join(detail.split())[:300])
+    replaced = item.get("replaced_by")
+    if replaced:
+        lines.append(f"    replaced by {replaced['id']}: {replaced['summary']}")
+    return "\n".join(lines)
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    svc = _service()
+    result = svc.get_context(project_dir=args.project, query=args.query, scope=args.scope,
+                             types=args.type or None, token_budget=args.budget)
+    if args.json:
+        _print(json.dumps(result, indent=2, ensure_ascii=False))
+        return 0
+    if result.get("no_confident_match"):
+        _print(f"No confident match (top relevance {result['top_relevance']:.2f}). Weak matches:")
+    for item in result["results"]:
+        _print(_format_hit(item))
+    if not result["results"]:
+        _print("Nothing recorded matches.")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from context_keeper.demo import run_demo
+
+    return run_demo(keep=args.keep)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="context-keeper",
+        description="Durable project memory for coding agents. With no command, serves MCP over stdio.",
+    )
+    parser.add_argument("--version", action="version", version=f"context-keeper {__version__}")
+    sub = parser.add_subparsers(dest="command")
+
+    p = sub.add_parser("serve", help="run the MCP server over stdio (the default)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("init", help="create .context/ with a config in a project")
+    p.add_argument("directory", nargs="?", help="project root (default: current directory)")
+    p.add_argument("--name", help="project name (default: folder name)")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("summary", help="print the session-start project summary")
+    p.add_argument("--budget", type=int, default=2000, help="token budget (default 2000)")
+    p.add_argument("--project", help="project root (default: resolved from the current directory)")
+    p.add_argument("--json", action="store_true", help="print the full JSON answer")
+    p.set_defaults(func=cmd_summary)
+
+    p = sub.add_parser("get", help="retrieve the entries relevant to a question")
+    p.add_argument("query", help="the question or task, in your own words")
+    p.add_argument("--scope", help="file or directory you are working on")
+    p.add_argument("--type", action="append", choices=["decisions", "pipelines", "constraints"])
+    p.add_argument("--budget", type=int, help="token budget")
+    p.add_argument("--project", help="project root")
+    p.add_argument("--json", action="store_true", help="print the full JSON answer")
+    p.set_defaults(func=cmd_get)
+
+    p = sub.add_parser("demo", help="walk through recording and retrieving on the bundled example project")
+    p.add_argument("--keep", action="store_true", help="keep the temporary copy of the example project")
+    p.set_defaults(func=cmd_demo)
+
+    for register in _extra_commands():
+        register(sub)
+    return parser
+
+
+def _extra_commands():
+    """Subcommands that live in their own modules (doctor, install, hook)."""
+    registrars = []
+    for module_name in ("context_keeper.doctor", "context_keeper.install", "context_keeper.hookio"):
+        try:
+            module = __import__(module_name, fromlist=["register_cli"])
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        registrars.append(module.register_cli)
+    return registrars
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        return cmd_serve(args)
+    try:
+        return int(args.func(args) or 0)
+    except ContextKeeperError as exc:
+        print(f"context-keeper: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130

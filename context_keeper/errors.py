@@ -1,0 +1,58 @@
+"""The one exception family of context-keeper.
+
+    ContextKeeperError            base; ``str(err)`` is a message a person or agent can act on
+    ├── InvalidInput              a parameter or field is wrong (names the field and the fix)
+    ├── NotFound                  an id that no entry has
+    ├── NoProject                 no ``.context/`` directory could be resolved
+    ├── UnsafePath                a path that would leave the project root
+    └── StoreError                the store on disk cannot be used as asked
+        └── CorruptStoreFile      a store file that does not parse (names file and position)
+
+Adapters translate at the edge: the MCP server into ``ToolError`` (``isError: true``), the CLI
+into exit codes, hooks into silence plus a log line.
+"""
+
+from __future__ import annotations
+
+
+class ContextKeeperError(Exception):
+    """Base of every error context-keeper raises on purpose."""
+
+    exit_code = 1
+
+
+class InvalidInput(ContextKeeperError):
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+    exit_code = 2
+
+
+class NotFound(ContextKeeperError):
+    exit_code = 3
+
+
+class NoProject(ContextKeeperError):
+    exit_code = 4
+
+
+class UnsafePath(InvalidInput):
+    pass
+
+
+class StoreError(ContextKeeperError):
+    exit_code = 5
+
+
+class CorruptStoreFile(StoreError):
+    def __init__(self, path: str, line: int, column: int, detail: str) -> None:
+        self.path = path
+        self.line = line
+        self.column = column
+        self.detail = detail
+        super().__init__(
+            f"{path} does not parse ({detail} at line {line}, column {column}). "
+            "Nothing was written to it; fix that position by hand (or restore the last good copy "
+            "with `context-keeper doctor --fix`) and try again."
+        )

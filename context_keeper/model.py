@@ -1,0 +1,470 @@
+"""Entry kinds and their field rules — the one place that declares them.
+
+Record/update validation, ``verify_quality``, tolerant reading of hand-edited files and the
+MCP parameter descriptions all read the declarations below. A new entry kind (task, note,
+rule, ...) is a new ``Kind`` in ``KINDS``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from datetime import datetime, timezone
+from typing import Any
+
+from context_keeper.errors import InvalidInput
+
+SCHEMA_VERSION = 2
+STATUSES = ("active", "superseded", "deprecated")
+ORIGINS = ("user", "agent", "import")
+HARDNESS = ("absolute", "advisory")
+
+MAX_TEXT = 20_000
+MAX_SHORT_TEXT = 500
+MAX_LIST = 100
+MAX_STEPS = 100
+
+ID_RE = re.compile(r"^(?P<prefix>[a-z]+)-(?P<num>\d{1,9})(?:-(?P<suffix>[0-9a-zA-Z]{1,16}))?$")
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """How one entry field is stored and validated.
+
+    ``shape`` is one of: text, short, enum, text_list, id_list, id, steps, alternatives.
+    """
+
+    name: str
+    shape: str = "text"
+    min_len: int = 0
+    choices: tuple[str, ...] = ()
+    default: Any = ""
+    quality: bool = False  # counts as reasoning text for verify_quality
+
+    def empty(self) -> Any:
+        if self.shape in ("text_list", "id_list", "steps", "alternatives"):
+            return []
+        return self.default
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str  # "decision"
+    plural: str  # "decisions" — also the ``types`` value agents pass
+    prefix: str  # "dec"
+    title_field: str  # the one-line label of an entry
+    fields: tuple[FieldSpec, ...]
+
+    @property
+    def filename(self) -> str:
+        return f"{self.plural}.json"
+
+    def spec(self, name: str) -> FieldSpec | None:
+        return self._by_name.get(name)
+
+    @cached_property
+    def _by_name(self) -> dict[str, FieldSpec]:
+        return {f.name: f for f in self.fields}
+
+    @property
+    def required(self) -> tuple[FieldSpec, ...]:
+        return tuple(f for f in self.fields if f.min_len > 0)
+
+
+_COMMON = (
+    FieldSpec("related_to", "id_list"),
+    FieldSpec("tags", "text_list"),
+    FieldSpec("retrieval_hints", "text_list"),
+    FieldSpec("origin", "enum", choices=ORIGINS, default="agent"),
+    FieldSpec("status", "enum", choices=STATUSES, default="active"),
+)
+
+DECISION = Kind(
+    name="decision",
+    plural="decisions",
+    prefix="dec",
+    title_field="summary",
+    fields=(
+        FieldSpec("summary", "short", min_len=5),
+        FieldSpec("problem", min_len=40, quality=True),
+        FieldSpec("why_chosen", min_len=60, quality=True),
+        FieldSpec("what_we_tried"),
+        FieldSpec("tradeoffs"),
+        FieldSpec("alternatives", "alternatives"),
+        FieldSpec("constraints_created", "text_list"),
+        *_COMMON,
+        FieldSpec("superseded_by", "id", default=None),
+    ),
+)
+
+PIPELINE = Kind(
+    name="pipeline",
+    plural="pipelines",
+    prefix="pipe",
+    title_field="name",
+    fields=(
+        FieldSpec("name", "short", min_len=3),
+        FieldSpec("purpose", min_len=40, quality=True),
+        FieldSpec("when_to_invoke"),
+        FieldSpec("steps", "steps"),
+        FieldSpec("constraints", "text_list"),
+        *_COMMON,
+        FieldSpec("superseded_by", "id", default=None),
+    ),
+)
+
+CONSTRAINT = Kind(
+    name="constraint",
+    plural="constraints",
+    prefix="con",
+    title_field="rule",
+    fields=(
+        FieldSpec("rule", "short", min_len=5),
+        FieldSpec("reason", min_len=40, quality=True),
+        FieldSpec("triggering_incident"),
+        FieldSpec("enforced_by"),
+        FieldSpec("scope", "short", default="global"),
+        FieldSpec("hardness", "enum", choices=HARDNESS, default="absolute"),
+        *_COMMON,
+        FieldSpec("superseded_by", "id", default=None),
+    ),
+)
+
+KINDS: dict[str, Kind] = {k.name: k for k in (DECISION, PIPELINE, CONSTRAINT)}
+BY_PLURAL: dict[str, Kind] = {k.plural: k for k in KINDS.values()}
+BY_PREFIX: dict[str, Kind] = {k.prefix: k for k in KINDS.values()}
+
+# Fields the store manages; callers cannot set them through update_entry.
+MANAGED = ("id", "created_at", "schema_version")
+TIMESTAMPS = ("created_at", "updated_at", "verified_at")
+
+
+def kind_named(name: str) -> Kind:
+    """Accept ``decision``/``decisions`` (any case); raise InvalidInput otherwise."""
+    key = str(name).strip().lower()
+    kind = KINDS.get(key) or BY_PLURAL.get(key)
+    if kind is None:
+        raise InvalidInput(
+            f"unknown entry type {name!r}: use one of "
+            + ", ".join(f"{k.name}/{k.plural}" for k in KINDS.values()),
+            field="types",
+        )
+    return kind
+
+
+# ---------------------------------------------------------------- ids
+
+
+def parse_id(entry_id: Any) -> tuple[str, int, str] | None:
+    if not isinstance(entry_id, str):
+        return None
+    m = ID_RE.match(entry_id.strip())
+    if not m:
+        return None
+    return m["prefix"], int(m["num"]), m["suffix"] or ""
+
+
+def kind_of_id(entry_id: str) -> Kind:
+    parsed = parse_id(entry_id)
+    if parsed is None or parsed[0] not in BY_PREFIX:
+        raise InvalidInput(
+            f"{entry_id!r} is not an entry id: ids look like dec-001, pipe-002, con-003 "
+            "(optionally with a suffix such as dec-013-a7f3)",
+            field="id",
+        )
+    return BY_PREFIX[parsed[0]]
+
+
+def id_sort_key(entry_id: Any) -> tuple[int, str]:
+    parsed = parse_id(entry_id)
+    if parsed is None:
+        return (10**12, str(entry_id))
+    return (parsed[1], parsed[2])
+
+
+def next_id(kind: Kind, existing: Iterable[Any]) -> str:
+    """Max numeric part among all ids of the kind + 1, zero-padded to 3 digits."""
+    highest = 0
+    for entry_id in existing:
+        parsed = parse_id(entry_id)
+        if parsed and parsed[0] == kind.prefix:
+            highest = max(highest, parsed[1])
+    return f"{kind.prefix}-{highest + 1:03d}"
+
+
+# ---------------------------------------------------------------- time
+
+
+def now_iso(now: datetime | None = None) -> str:
+    return (now or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat()
+
+
+def parse_time(value: Any) -> datetime | None:
+    """ISO-8601 to an aware UTC datetime; ``None`` for anything unparsable."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+# ---------------------------------------------------------------- tolerant reading
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return "; ".join(_as_text(v) for v in value)
+    return str(value)
+
+
+def _as_list(value: Any) -> list:
+    if value is None or value == "":
+        return []
+    if isinstance(value, list):
+        return value
+    if isinstance(value, (tuple, set)):
+        return list(value)
+    return [value]
+
+
+def _read_steps(value: Any) -> list[dict]:
+    steps = []
+    for i, step in enumerate(_as_list(value), start=1):
+        if isinstance(step, Mapping):
+            item = dict(step)
+            item.setdefault("order", i)
+            item["action"] = _as_text(item.get("action", ""))
+            steps.append(item)
+        elif step is not None:
+            steps.append({"order": i, "action": _as_text(step)})
+    return steps
+
+
+def _read_alternatives(value: Any) -> list[dict]:
+    out = []
+    for alt in _as_list(value):
+        if isinstance(alt, Mapping):
+            item = dict(alt)
+            item["option"] = _as_text(item.get("option", ""))
+            item["reason_rejected"] = _as_text(item.get("reason_rejected", ""))
+            out.append(item)
+        elif alt is not None:
+            out.append({"option": _as_text(alt), "reason_rejected": ""})
+    return out
+
+
+def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
+    """A usable copy of a stored entry with missing fields defaulted and wrong types coerced.
+
+    Returns ``(None, problems)`` for items that cannot be used at all (not an object, no valid
+    id, wrong id prefix). The raw item itself is never modified, so a rewrite keeps it as is.
+    """
+    if not isinstance(raw, Mapping):
+        return None, [f"item is a {type(raw).__name__}, not an object"]
+    entry_id = raw.get("id")
+    parsed = parse_id(entry_id)
+    if parsed is None:
+        return None, [f"entry without a valid id ({entry_id!r})"]
+    if parsed[0] != kind.prefix:
+        return None, [f"{entry_id}: id prefix does not belong in {kind.filename}"]
+    problems: list[str] = []
+    entry = dict(raw)
+    entry["id"] = entry_id.strip()
+    for spec in kind.fields:
+        value = raw.get(spec.name)
+        if value is None and spec.name not in raw:
+            entry[spec.name] = spec.empty()
+            continue
+        if spec.shape in ("text", "short"):
+            if not isinstance(value, str):
+                problems.append(f"{entry_id}: {spec.name} should be text")
+            entry[spec.name] = _as_text(value) if value is not None or spec.default is not None else None
+        elif spec.shape in ("text_list", "id_list"):
+            if not isinstance(value, list):
+                problems.append(f"{entry_id}: {spec.name} should be a list")
+            entry[spec.name] = [_as_text(v) for v in _as_list(value) if v is not None]
+        elif spec.shape == "steps":
+            if not isinstance(value, list):
+                problems.append(f"{entry_id}: steps should be a list of {{order, action}} objects")
+            entry[spec.name] = _read_steps(value)
+        elif spec.shape == "alternatives":
+            if not isinstance(value, list):
+                problems.append(f"{entry_id}: alternatives should be a list of objects")
+            entry[spec.name] = _read_alternatives(value)
+        elif spec.shape == "enum":
+            text = _as_text(value).strip().lower()
+            if text not in spec.choices:
+                problems.append(f"{entry_id}: {spec.name} {value!r} is not one of {', '.join(spec.choices)}")
+                text = spec.default
+            entry[spec.name] = text
+        elif spec.shape == "id":
+            entry[spec.name] = value if isinstance(value, str) and value else None
+    if kind is DECISION and not entry.get("why_chosen") and isinstance(raw.get("rationale"), str):
+        entry["why_chosen"] = raw["rationale"]
+    return entry, problems
+
+
+def entry_title(kind: Kind, entry: Mapping[str, Any]) -> str:
+    return _as_text(entry.get(kind.title_field)).strip() or str(entry.get("id", ""))
+
+
+# ---------------------------------------------------------------- strict writing
+
+
+def _fail(field_name: str, message: str) -> InvalidInput:
+    return InvalidInput(f"{field_name}: {message}", field=field_name)
+
+
+def clean_value(kind: Kind, name: str, value: Any) -> Any:
+    """Validate one caller-supplied field value and return its stored form."""
+    spec = kind.spec(name)
+    if spec is None:
+        return value  # unknown fields are the caller's own; kept as given
+    if spec.shape in ("text", "short"):
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            raise _fail(name, f"must be a string, got {type(value).__name__}")
+        limit = MAX_SHORT_TEXT if spec.shape == "short" else MAX_TEXT
+        if name == "scope":
+            limit = MAX_SHORT_TEXT
+        if len(value) > limit:
+            raise _fail(name, f"is {len(value)} characters; the maximum is {limit}")
+        stripped = value.strip()
+        if spec.min_len and len(stripped) < spec.min_len:
+            raise _fail(
+                name,
+                f"needs at least {spec.min_len} characters (got {len(stripped)} after trimming); "
+                + _MIN_HINTS.get(name, "say more"),
+            )
+        return stripped if spec.shape == "short" else value.strip()
+    if spec.shape in ("text_list", "id_list"):
+        if value is None:
+            return []
+        if isinstance(value, str):
+            raise _fail(name, "must be a list of strings, e.g. [\"a\", \"b\"], not a single string")
+        if not isinstance(value, (list, tuple)):
+            raise _fail(name, f"must be a list of strings, got {type(value).__name__}")
+        if len(value) > MAX_LIST:
+            raise _fail(name, f"has {len(value)} items; the maximum is {MAX_LIST}")
+        out = []
+        for item in value:
+            if not isinstance(item, str):
+                raise _fail(name, f"items must be strings, got {type(item).__name__}")
+            item = item.strip()
+            if len(item) > MAX_SHORT_TEXT:
+                raise _fail(name, f"an item is {len(item)} characters; the maximum is {MAX_SHORT_TEXT}")
+            if spec.shape == "id_list" and parse_id(item) is None:
+                raise _fail(name, f"{item!r} is not an entry id (like dec-001)")
+            if item and item not in out:
+                out.append(item)
+        return out
+    if spec.shape == "enum":
+        text = str(value).strip().lower() if value is not None else spec.default
+        if text not in spec.choices:
+            raise _fail(name, f"{value!r} is not allowed; use one of: {', '.join(spec.choices)}")
+        return text
+    if spec.shape == "id":
+        if value in (None, ""):
+            return None
+        if parse_id(value) is None:
+            raise _fail(name, f"{value!r} is not an entry id (like dec-001)")
+        return value.strip()
+    if spec.shape == "steps":
+        return clean_steps(value)
+    if spec.shape == "alternatives":
+        return clean_alternatives(value)
+    raise AssertionError(f"unhandled field shape {spec.shape}")
+
+
+_MIN_HINTS = {
+    "summary": "give a one-line statement of the decision",
+    "problem": "describe the problem or situation that forced the decision",
+    "why_chosen": "explain why this option won over the alternatives, so a later session does not undo it",
+    "name": "give the pipeline a short descriptive name",
+    "purpose": "say what the pipeline achieves and when it matters",
+    "rule": "state the rule itself",
+    "reason": "explain why the rule exists (the incident or risk behind it)",
+}
+
+
+def clean_steps(value: Any) -> list[dict]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise _fail("steps", "must be a list of steps: strings or {\"action\": ..., \"output\": ...} objects")
+    if not value:
+        raise _fail("steps", "needs at least 1 step")
+    if len(value) > MAX_STEPS:
+        raise _fail("steps", f"has {len(value)} steps; the maximum is {MAX_STEPS}")
+    steps = []
+    for i, step in enumerate(value, start=1):
+        if isinstance(step, str):
+            step = {"action": step}
+        if not isinstance(step, Mapping):
+            raise _fail("steps", f"step {i} must be a string or an object with an 'action'")
+        action = step.get("action")
+        if not isinstance(action, str) or not action.strip():
+            raise _fail("steps", f"step {i} needs a non-empty 'action' string")
+        if len(action) > MAX_TEXT:
+            raise _fail("steps", f"step {i} action is too long (max {MAX_TEXT} characters)")
+        item = {k: v for k, v in step.items() if k not in ("order", "action", "output")}
+        item = {"order": i, "action": action.strip(), **item}
+        output = step.get("output")
+        if output not in (None, ""):
+            if not isinstance(output, str):
+                raise _fail("steps", f"step {i} 'output' must be a string")
+            item["output"] = output.strip()
+        steps.append(item)
+    return steps
+
+
+def clean_alternatives(value: Any) -> list[dict]:
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise _fail("alternatives", "must be a list of {\"option\": ..., \"reason_rejected\": ...} objects")
+    if len(value) > MAX_LIST:
+        raise _fail("alternatives", f"has {len(value)} items; the maximum is {MAX_LIST}")
+    out = []
+    for i, alt in enumerate(value, start=1):
+        if isinstance(alt, str):
+            alt = {"option": alt}
+        if not isinstance(alt, Mapping) or not isinstance(alt.get("option"), str) or not alt["option"].strip():
+            raise _fail("alternatives", f"item {i} needs an 'option' string (and ideally 'reason_rejected')")
+        reason = alt.get("reason_rejected") or ""
+        if not isinstance(reason, str):
+            raise _fail("alternatives", f"item {i} 'reason_rejected' must be a string")
+        out.append({"option": alt["option"].strip(), "reason_rejected": reason.strip()})
+    return out
+
+
+def new_entry(kind: Kind, values: Mapping[str, Any], entry_id: str, now: str) -> dict:
+    """A complete, validated entry ready to store (field order as users expect to read it)."""
+    entry: dict[str, Any] = {"id": entry_id}
+    for spec in kind.fields:
+        if spec.name in values and values[spec.name] is not None:
+            entry[spec.name] = clean_value(kind, spec.name, values[spec.name])
+        elif spec.min_len:
+            raise _fail(spec.name, f"is required (at least {spec.min_len} characters); " + _MIN_HINTS.get(spec.name, ""))
+        elif spec.name == "steps":
+            raise _fail("steps", "needs at least 1 step")
+        else:
+            entry[spec.name] = spec.empty()
+    entry["schema_version"] = SCHEMA_VERSION
+    entry["created_at"] = now
+    entry["updated_at"] = now
+    entry["verified_at"] = now
+    entry["verified_sha"] = None
+    return entry

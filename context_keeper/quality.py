@@ -1,0 +1,102 @@
+"""verify_quality and prune_stale: what in the store needs a human or agent's attention."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from context_keeper import model
+from context_keeper.model import KINDS, Kind
+from context_keeper.store import Store
+
+
+def _reasoning_chars(kind: Kind, entry: Mapping[str, Any]) -> int:
+    return sum(len(str(entry.get(f.name) or "").strip()) for f in kind.fields if f.quality)
+
+
+def verify_quality(store: Store, min_reason_chars: int = 80) -> dict[str, Any]:
+    issues: list[dict[str, Any]] = []
+    checked = 0
+    by_tag: dict[str, list[str]] = defaultdict(list)
+    live: dict[str, tuple[Kind, Mapping[str, Any]]] = {}
+    for kind in KINDS.values():
+        state = store.state(kind)
+        if state.error is not None:
+            issues.append({"issue": "corrupt_file", "file": state.path.name, "detail": str(state.error)})
+            continue
+        for problem in state.problems:
+            issues.append({"issue": "malformed_entry", "file": state.path.name, "detail": problem})
+        for entry in state.entries:
+            if entry.get("status", "active") != "active":
+                continue
+            checked += 1
+            live[entry["id"]] = (kind, entry)
+            title = model.entry_title(kind, entry)
+            chars = _reasoning_chars(kind, entry)
+            if chars < min_reason_chars:
+                issues.append({"issue": "thin_reasoning", "id": entry["id"], "summary": title,
+                               "detail": f"{chars} characters of reasoning (< {min_reason_chars}); add why it holds and what it prevents"})
+            if not entry.get("tags"):
+                issues.append({"issue": "missing_tags", "id": entry["id"], "summary": title,
+                               "detail": "no tags; add 1-3 topic tags so it groups and filters"})
+            raw_legacy = "schema_version" not in _raw(store, kind, entry["id"])
+            if raw_legacy:
+                issues.append({"issue": "legacy_entry", "id": entry["id"], "summary": title,
+                               "detail": "written by an older version (no schema_version); review and update it"})
+            for tag in {t.lower() for t in entry.get("tags", [])}:
+                by_tag[tag].append(entry["id"])
+    for entry_id, (kind, entry) in live.items():
+        if entry.get("related_to"):
+            continue
+        peers: dict[str, int] = defaultdict(int)
+        for tag in {t.lower() for t in entry.get("tags", [])}:
+            if len(by_tag[tag]) > 25:
+                continue  # a tag on everything says nothing about relatedness
+            for other in by_tag[tag]:
+                if other != entry_id:
+                    peers[other] += 1
+        if peers:
+            suggested = sorted(peers, key=lambda i: (-peers[i], model.id_sort_key(i)))[:3]
+            issues.append({"issue": "isolated", "id": entry_id, "summary": model.entry_title(kind, entry),
+                           "detail": "shares tags with other entries but has no related_to links",
+                           "suggested_links": suggested})
+    counts: dict[str, int] = defaultdict(int)
+    for item in issues:
+        counts[item["issue"]] += 1
+    return {"entries_checked": checked, "issue_count": len(issues), "counts": dict(counts), "issues": issues}
+
+
+def _raw(store: Store, kind: Kind, entry_id: str) -> Mapping[str, Any]:
+    state = store.state(kind)
+    pos = state.positions.get(entry_id)
+    item = state.raw[pos] if pos is not None else {}
+    return item if isinstance(item, Mapping) else {}
+
+
+def prune_stale(store: Store, days: int, now: datetime) -> dict[str, Any]:
+    """Report entries not verified within ``days``; nothing is changed."""
+    if days < 0:
+        from context_keeper.errors import InvalidInput
+
+        raise InvalidInput("days must be zero or more", field="days")
+    stale = []
+    for kind in KINDS.values():
+        for entry in store.state(kind).entries:
+            if entry.get("status", "active") != "active":
+                continue
+            when = (model.parse_time(entry.get("verified_at")) or model.parse_time(entry.get("updated_at"))
+                    or model.parse_time(entry.get("created_at")))
+            age = (now - when).days if when else None
+            if age is None or age > days:
+                stale.append({"id": entry["id"], "type": kind.name, "summary": model.entry_title(kind, entry),
+                              "verified_at": entry.get("verified_at"), "days_since_verified": age})
+    stale.sort(key=lambda s: (-(s["days_since_verified"] or 10**6), model.id_sort_key(s["id"])))
+    return {
+        "threshold_days": days,
+        "stale_count": len(stale),
+        "stale": stale,
+        "hint": "Re-verify entries that still hold with update_entry (any update refreshes verified_at); "
+                "retire the rest with deprecate_entry.",
+    }

@@ -1,0 +1,127 @@
+"""query_entries: exact filtering over the store, in id order, no ranking."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from context_keeper import model
+from context_keeper.budget import entry_tokens
+from context_keeper.errors import InvalidInput
+from context_keeper.model import KINDS
+from context_keeper.retrieval import kinds_filter, parse_date
+from context_keeper.scope import normalize_path, scope_covers
+
+if TYPE_CHECKING:
+    from context_keeper.service import Service
+
+
+def _text_of(entry: Mapping[str, Any]) -> str:
+    parts: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, Mapping):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk({k: v for k, v in entry.items() if k not in ("created_at", "updated_at", "verified_at", "verified_sha")})
+    return " ".join(parts).lower()
+
+
+def _lower_set(values: Sequence[str] | None) -> set[str]:
+    return {v.strip().lower() for v in values or [] if isinstance(v, str) and v.strip()}
+
+
+def query_entries(
+    service: Service,
+    *,
+    project_dir: str | None = None,
+    types: Sequence[str] | None = None,
+    kind: str | None = None,
+    text: str | None = None,
+    status: str | None = None,
+    origin: str | None = None,
+    hardness: str | None = None,
+    tags_any: Sequence[str] | None = None,
+    tags_all: Sequence[str] | None = None,
+    scope: str | None = None,
+    supersedes: str | None = None,
+    superseded_by: str | None = None,
+    since: str | None = None,
+    before: str | None = None,
+    limit: int = 50,
+    token_budget: int | None = None,
+) -> dict[str, Any]:
+    store = service.store(project_dir)
+    kinds = kinds_filter(list(types or []) + ([kind] if kind else []))
+    for name, value, choices in (("status", status, model.STATUSES), ("origin", origin, model.ORIGINS),
+                                 ("hardness", hardness, model.HARDNESS)):
+        if value and value.strip().lower() not in choices:
+            raise InvalidInput(f"{name}: {value!r} is not one of {', '.join(choices)}", field=name)
+    if limit < 1:
+        raise InvalidInput("limit must be at least 1", field="limit")
+    since_t, before_t = parse_date(since, "since"), parse_date(before, "before")
+    terms = [t for t in (text or "").lower().split() if t]
+    any_tags, all_tags = _lower_set(tags_any), _lower_set(tags_all)
+    rel_scope = normalize_path(scope, str(store.root)) if scope else None
+
+    matches: list[tuple[str, dict]] = []
+    for kind_def in KINDS.values():
+        if kinds and kind_def.name not in kinds:
+            continue
+        for entry in store.state(kind_def).entries:
+            entry_status = entry.get("status", "active")
+            if status and entry_status != status.strip().lower():
+                continue
+            if not status and entry_status == "deprecated":
+                continue
+            if origin and entry.get("origin") != origin.strip().lower():
+                continue
+            if hardness and (kind_def.name != "constraint" or entry.get("hardness") != hardness.strip().lower()):
+                continue
+            entry_tags = {t.lower() for t in entry.get("tags", [])}
+            if any_tags and entry_tags.isdisjoint(any_tags):
+                continue
+            if all_tags and not all_tags <= entry_tags:
+                continue
+            if rel_scope is not None and (kind_def.name != "constraint" or not scope_covers(entry.get("scope"), rel_scope)):
+                continue
+            if supersedes and supersedes not in (entry.get("supersedes") or []):
+                continue
+            if superseded_by and entry.get("superseded_by") != superseded_by:
+                continue
+            created = model.parse_time(entry.get("created_at"))
+            if since_t and (created is None or created < since_t):
+                continue
+            if before_t and (created is None or created >= before_t):
+                continue
+            if terms:
+                haystack = _text_of(entry)
+                if not all(t in haystack for t in terms):
+                    continue
+            matches.append((kind_def.name, entry))
+
+    matches.sort(key=lambda m: (list(KINDS).index(m[0]), model.id_sort_key(m[1]["id"])))
+    results, used, truncated = [], 0, False
+    for kind_name, entry in matches[:limit]:
+        item = {"type": kind_name, "entry": entry}
+        cost = entry_tokens(item)
+        if token_budget and used + cost > token_budget:
+            truncated = True
+            break
+        used += cost
+        results.append(item)
+    answer: dict[str, Any] = {
+        "results": results,
+        "entries_returned": len(results),
+        "total_matches": len(matches),
+        "tokens_used": used,
+    }
+    if truncated or len(matches) > limit:
+        answer["truncated"] = True
+    return answer

@@ -1,0 +1,191 @@
+"""get_context: rank, abstain honestly, and pack the answer into a token budget."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from context_keeper import model
+from context_keeper.budget import entry_tokens, shorten_entry
+from context_keeper.config import number
+from context_keeper.errors import ContextKeeperError, InvalidInput
+from context_keeper.model import KINDS
+from context_keeper.scope import normalize_path
+from context_keeper.search import Hit, SearchOptions
+
+if TYPE_CHECKING:
+    from context_keeper.service import Service
+    from context_keeper.store import Store
+
+GUIDANCE_NO_MATCH = (
+    "Nothing recorded matches this question confidently. The results below are weak matches: do "
+    "not present them as established project decisions. If you settle the question, record it "
+    "with record_decision / record_constraint."
+)
+MAX_HITS = 50
+
+
+def parse_date(value: str | None, field: str) -> datetime | None:
+    if value in (None, ""):
+        return None
+    parsed = model.parse_time(value)
+    if parsed is None:
+        raise InvalidInput(f"{field}: {value!r} is not an ISO date; use e.g. 2026-01-31 or 2026-01-31T12:00:00+00:00", field=field)
+    return parsed
+
+
+def kinds_filter(types: Sequence[str] | str | None) -> frozenset[str] | None:
+    if not types:
+        return None
+    if isinstance(types, str):
+        types = [types]
+    return frozenset(model.kind_named(t).name for t in types)
+
+
+def get_context(
+    service: Service,
+    *,
+    project_dir: str | None = None,
+    id: str | None = None,
+    query: str | None = None,
+    tags: Sequence[str] | None = None,
+    scope: str | None = None,
+    types: Sequence[str] | None = None,
+    since: str | None = None,
+    before: str | None = None,
+    token_budget: int | None = None,
+    include_related: bool = True,
+    min_relevance: float | None = None,
+    include_deprecated: bool = False,
+) -> dict[str, Any]:
+    store = service.store(project_dir)
+    if id:
+        return _by_id(store, id)
+    config = service.config(store)
+    budget = int(token_budget or number(config, "token_budget", 4000))
+    if budget < 50:
+        raise InvalidInput("token_budget must be at least 50 tokens", field="token_budget")
+    options = SearchOptions(
+        kinds=kinds_filter(types),
+        tags=frozenset(t.strip().lower() for t in tags if t.strip()) if tags else None,
+        scope=normalize_path(scope, str(store.root)) if scope else None,
+        include_deprecated=include_deprecated,
+        since=parse_date(since, "since"),
+        before=parse_date(before, "before"),
+        now=service.now(),
+        limit=MAX_HITS,
+    )
+    text = (query or "").strip()
+    if not text and not (options.tags or options.scope or options.kinds or options.since or options.before):
+        raise InvalidInput(
+            "give a query (what you are about to work on or the question you have), an id, or at "
+            "least one filter (tags, scope, types, since, before)",
+            field="query",
+        )
+    state = service.index(store)
+    with state.lock:
+        result = state.index.search(text, options) if text else state.index.search("", options)
+    threshold = service.min_relevance(store, min_relevance)
+    max_entry = int(number(config, "max_entry_tokens", 1000))
+    answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related)
+    answer["top_relevance"] = round(result.top_relevance, 3) if text else None
+    if text and result.top_relevance < threshold:
+        answer["no_confident_match"] = True
+        answer["guidance"] = GUIDANCE_NO_MATCH
+    warnings = service._warnings(store)
+    if warnings:
+        answer["warnings"] = warnings
+    return answer
+
+
+def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
+    kind, entry = store.find(entry_id)
+    answer: dict[str, Any] = {"type": kind.name, "entry": entry}
+    successor = entry.get("superseded_by")
+    if successor:
+        answer["replaced_by"] = _link_summary(store, successor)
+    return answer
+
+
+def _link_summary(store: Store, entry_id: str) -> dict[str, Any] | None:
+    try:
+        kind, entry = store.find(entry_id)
+    except ContextKeeperError:
+        return None
+    return {"id": entry["id"], "type": kind.name, "summary": model.entry_title(kind, entry),
+            "why": entry.get("why_chosen") or entry.get("reason") or entry.get("purpose") or ""}
+
+
+def _predecessors(store: Store, kind_name: str, entry: Mapping[str, Any]) -> list[str]:
+    ids = entry.get("supersedes") or []
+    if isinstance(ids, str):
+        ids = [ids]
+    out = []
+    for old_id in ids:
+        old = store.state(KINDS[kind_name]).entries_by_id.get(old_id)
+        if old is not None:
+            out.append(f"{old_id}: {model.entry_title(KINDS[kind_name], old)}")
+    return out
+
+
+def _pack(
+    store: Store,
+    hits: list[Hit],
+    budget: int,
+    max_entry_tokens: int,
+    threshold: float | None,
+    include_related: bool,
+) -> dict[str, Any]:
+    results: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    used = 0
+
+    def try_add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
+        nonlocal used
+        shortened, cut = shorten_entry(entry, max_entry_tokens)
+        item["entry"] = shortened
+        if cut:
+            item["shortened"] = True
+        cost = entry_tokens(item) + 2
+        if used + cost > budget:
+            return False
+        used += cost
+        results.append(item)
+        seen.add(entry["id"])
+        return True
+
+    for hit in hits:
+        if hit.entry["id"] in seen:
+            continue
+        item: dict[str, Any] = {"score": round(hit.score, 3), "relevance": round(hit.relevance, 3), "type": hit.kind}
+        if threshold is not None and hit.relevance < threshold:
+            item["weak_match"] = True
+        if hit.entry.get("status") == "superseded":
+            item["history"] = True
+            successor = hit.entry.get("superseded_by")
+            if successor:
+                item["replaced_by"] = _link_summary(store, successor)
+        predecessors = _predecessors(store, hit.kind, hit.entry)
+        if predecessors:
+            item["predecessor"] = "; ".join(predecessors)
+        try_add(item, hit.entry)
+
+    if include_related:
+        for primary in list(results):
+            for linked in primary["entry"].get("related_to", []) or []:
+                if linked in seen:
+                    continue
+                try:
+                    kind, entry = store.find(linked)
+                except ContextKeeperError:  # a dangling link is skipped, not fatal
+                    continue
+                if entry.get("status") == "deprecated":
+                    continue
+                try_add({"score": 0.0, "type": kind.name, "related": True, "via": primary["entry"]["id"]}, entry)
+    return {
+        "results": results,
+        "tokens_used": used,
+        "token_budget": budget,
+        "entries_returned": len(results),
+    }

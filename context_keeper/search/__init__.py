@@ -1,0 +1,25 @@
+"""Retrieval engine: an in-memory inverted index over store entries.
+
+Contract used by ``context_keeper.service`` (keep these names and signatures stable):
+
+- ``Doc(kind, entry)`` — one normalised entry (``kind`` is ``"decision"``, ``"pipeline"`` or
+  ``"constraint"``; ``entry`` is the dict as read from the store, never mutated here).
+- ``SearchIndex()`` — empty index; ``upsert(doc)``, ``remove(kind, entry_id)`` and
+  ``replace_kind(kind, docs)`` keep it in step with the store without a full rebuild.
+- ``SearchIndex.search(query, options) -> SearchResult`` — ranked hits. ``Hit.relevance`` is the
+  relevance signal alone, normalised to 0..1 so one abstention threshold works across stores;
+  ``Hit.score`` adds the priors (recency, status, origin, scope) and decides the order.
+- ``DEFAULT_MIN_RELEVANCE`` — the calibrated abstention threshold used when the user's config does
+  not set ``min_relevance``.
+"""
+
+from context_keeper.search.engine import (
+    DEFAULT_MIN_RELEVANCE,
+    Doc,
+    Hit,
+    SearchIndex,
+    SearchOptions,
+    SearchResult,
+)
+
+__all__ = ["DEFAULT_MIN_RELEVANCE", "Doc", "Hit", "SearchIndex", "SearchOptions", "SearchResult"]

@@ -1,0 +1,335 @@
+"""The MCP adapter: tool signatures (the input schemas) over ``service.Service``.
+
+Only this module knows the protocol. Every tool is a few lines: typed parameters in, one
+service call, the answer dict out; ``ContextKeeperError`` becomes ``ToolError`` (``isError``).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from context_keeper import __version__
+from context_keeper.errors import ContextKeeperError
+from context_keeper.model import MAX_TEXT
+from context_keeper.service import Service
+
+log = logging.getLogger("context_keeper")
+
+INSTRUCTIONS = """\
+context-keeper is this project's durable memory: decisions (what was chosen and why), \
+constraints (rules that must hold) and pipelines (ordered workflows), stored in .context/.
+
+- At the start of a session, or after the conversation was compacted, call \
+get_project_summary once.
+- Before changing code, config or a workflow, call get_context with what you are about to do \
+(and scope=<file path> when editing a file). If it answers no_confident_match, nothing recorded \
+applies: do not present the weak results as project facts.
+- When a decision is made (an option chosen over others, a bug's root cause fixed a certain \
+way, a convention agreed), record it right away with record_decision; rules that must always \
+hold go to record_constraint; repeatable multi-step procedures to record_pipeline. Write the \
+problem and the why in full sentences: a later session will only have this text. If the \
+answer lists similar_entries, update or supersede the existing entry instead of duplicating it.
+- When something recorded stops being true, use record_decision(supersedes=[old id]), \
+update_entry or deprecate_entry; never leave contradicting entries side by side.
+- Never store secrets (keys, tokens, passwords).
+"""
+
+# Text lengths, id formats and list items are checked by the service (model.clean_value) with
+# messages that say what to fix, so the schema (a per-session token cost) stays small.
+ProjectDir = Annotated[str, Field(description="Absolute project root")]
+Text = str
+Short = str
+EntryId = Annotated[str, Field(max_length=40)]
+Strs = list[str]
+Ids = list[str]
+Origin = Literal["user", "agent", "import"]
+Types = Annotated[list[str], Field(description="decisions|pipelines|constraints")]
+Budget = Annotated[int, Field(ge=0, le=200_000, description="Max tokens in the answer (0 = config default)")]
+IsoDate = Annotated[str, Field(description="ISO date, e.g. 2026-01-31")]
+Alternatives = Annotated[list[dict[str, str] | str], Field(description="[{option, reason_rejected}]")]
+Steps = Annotated[list[dict[str, Any] | str], Field(description="Ordered steps: strings or {action, output}")]
+AllowSecrets = Annotated[bool, Field(description="Store credential-like text anyway")]
+
+READ = ToolAnnotations(read_only_hint=True)
+WRITE = ToolAnnotations(destructive_hint=False)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _errors_as_tool_errors(fn: F) -> F:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ContextKeeperError as exc:
+            raise ToolError(str(exc)) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _none_if_empty(value: Any) -> Any:
+    return value if value not in ("", [], 0) else None
+
+
+def build_server(service: Service | None = None) -> MCPServer:
+    svc = service or Service()
+    mcp = MCPServer("context-keeper", instructions=INSTRUCTIONS, version=__version__)
+
+    def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
+        def register(fn: F) -> F:
+            mcp.tool(annotations=annotations, structured_output=False)(_errors_as_tool_errors(fn))
+            return fn
+
+        return register
+
+    @tool(WRITE)
+    def record_decision(
+        summary: Annotated[Short, Field(description="One line: what was decided (>=5 chars)")],
+        problem: Annotated[Text, Field(description="The situation that forced a choice (>=40 chars)")] = "",
+        why_chosen: Annotated[Text, Field(description="Why this option won (>=60 chars)")] = "",
+        what_we_tried: Text = "",
+        tradeoffs: Text = "",
+        alternatives: Alternatives = [],
+        constraints_created: Strs = [],
+        supersedes: Annotated[Ids, Field(description="Decision ids this replaces")] = [],
+        related_to: Ids = [],
+        tags: Strs = [],
+        retrieval_hints: Annotated[Strs, Field(description="Phrases someone might search with")] = [],
+        origin: Origin = "agent",
+        rationale: Annotated[Text, Field(description="Legacy alias of why_chosen")] = "",
+        allow_secrets: AllowSecrets = False,
+        project_dir: ProjectDir = "",
+    ) -> dict[str, Any]:
+        """Record a decision: what was chosen, the problem, and why. Answers similar_entries (possible duplicates)."""
+        values = dict(summary=summary, problem=problem, why_chosen=why_chosen or rationale, what_we_tried=what_we_tried,
+                      tradeoffs=tradeoffs, alternatives=alternatives, constraints_created=constraints_created,
+                      related_to=related_to, tags=tags, retrieval_hints=retrieval_hints, origin=origin)
+        return svc.record("decision", values, supersedes=supersedes, project_dir=project_dir or None,
+                          allow_secrets=allow_secrets)
+
+    @tool(WRITE)
+    def record_pipeline(
+        name: Annotated[Short, Field(description="Short name (>=3 chars)")],
+        purpose: Annotated[Text, Field(description="What it achieves (>=40 chars)")] = "",
+        steps: Steps = [],
+        when_to_invoke: Text = "",
+        constraints: Strs = [],
+        related_to: Ids = [],
+        tags: Strs = [],
+        retrieval_hints: Strs = [],
+        origin: Origin = "agent",
+        allow_secrets: AllowSecrets = False,
+        project_dir: ProjectDir = "",
+    ) -> dict[str, Any]:
+        """Record a pipeline: an ordered workflow to follow (at least 1 step)."""
+        values = dict(name=name, purpose=purpose, steps=steps, when_to_invoke=when_to_invoke, constraints=constraints,
+                      related_to=related_to, tags=tags, retrieval_hints=retrieval_hints, origin=origin)
+        return svc.record("pipeline", values, project_dir=project_dir or None, allow_secrets=allow_secrets)
+
+    @tool(WRITE)
+    def record_constraint(
+        rule: Annotated[Short, Field(description="The rule (>=5 chars)")],
+        reason: Annotated[Text, Field(description="Why it exists (>=40 chars)")] = "",
+        triggering_incident: Text = "",
+        enforced_by: Text = "",
+        scope: Annotated[Short, Field(description="'global', a dir ('hooks/'), a file or a glob ('src/**/*.py')")] = "global",
+        hardness: Literal["absolute", "advisory"] = "absolute",
+        related_to: Ids = [],
+        tags: Strs = [],
+        retrieval_hints: Strs = [],
+        origin: Origin = "agent",
+        allow_secrets: AllowSecrets = False,
+        project_dir: ProjectDir = "",
+    ) -> dict[str, Any]:
+        """Record a constraint: a rule that must hold, and where (scope)."""
+        values = dict(rule=rule, reason=reason, triggering_incident=triggering_incident, enforced_by=enforced_by,
+                      scope=scope, hardness=hardness, related_to=related_to, tags=tags,
+                      retrieval_hints=retrieval_hints, origin=origin)
+        return svc.record("constraint", values, project_dir=project_dir or None, allow_secrets=allow_secrets)
+
+    @tool(WRITE)
+    def record_entry(
+        kind: Literal["decision", "pipeline", "constraint"],
+        summary: Short = "", problem: Text = "", why_chosen: Text = "", what_we_tried: Text = "",
+        tradeoffs: Text = "", alternatives: Alternatives = [], constraints_created: Strs = [],
+        supersedes: Ids = [],
+        name: Short = "", purpose: Text = "", steps: Steps = [], when_to_invoke: Text = "", constraints: Strs = [],
+        rule: Short = "", reason: Text = "", triggering_incident: Text = "", enforced_by: Text = "",
+        scope: Short = "", hardness: Literal["absolute", "advisory", ""] = "",
+        related_to: Ids = [], tags: Strs = [], retrieval_hints: Strs = [], origin: Origin = "agent",
+        allow_secrets: AllowSecrets = False,
+        project_dir: ProjectDir = "",
+    ) -> dict[str, Any]:
+        """Record any kind with that kind's fields (rules as in record_decision/pipeline/constraint)."""
+        given = dict(summary=summary, problem=problem, why_chosen=why_chosen, what_we_tried=what_we_tried,
+                     tradeoffs=tradeoffs, alternatives=alternatives, constraints_created=constraints_created,
+                     name=name, purpose=purpose, steps=steps, when_to_invoke=when_to_invoke, constraints=constraints,
+                     rule=rule, reason=reason, triggering_incident=triggering_incident, enforced_by=enforced_by,
+                     scope=scope, hardness=hardness, related_to=related_to, tags=tags,
+                     retrieval_hints=retrieval_hints, origin=origin)
+        from context_keeper.model import kind_named
+
+        fields = {f.name for f in kind_named(kind).fields}
+        values = {k: v for k, v in given.items() if k in fields and v not in ("", [])}
+        stray = sorted(k for k, v in given.items() if k not in fields and v not in ("", [], "agent"))
+        if stray:
+            raise ToolError(f"{', '.join(stray)} do not belong to a {kind}; remove them or change kind")
+        if supersedes and kind != "decision":
+            raise ToolError("supersedes applies to decisions only")
+        return svc.record(kind, values, supersedes=supersedes, project_dir=project_dir or None,
+                          allow_secrets=allow_secrets)
+
+    @tool(READ)
+    def get_context(
+        query: Annotated[str, Field(description="What you are about to do or ask, in your own words")] = "",
+        id: Annotated[str, Field(description="Fetch one entry by id instead")] = "",
+        tags: Annotated[Strs, Field(description="Only entries with any of these tags")] = [],
+        scope: Annotated[Short, Field(description="File or dir being worked on")] = "",
+        types: Types = [],
+        since: IsoDate = "",
+        before: IsoDate = "",
+        token_budget: Budget = 0,
+        include_related: bool = True,
+        min_relevance: Annotated[float, Field(ge=0, le=1, description="Abstention threshold (0 = config)")] = 0.0,
+        include_deprecated: bool = False,
+        project_dir: ProjectDir = "",
+    ) -> dict[str, Any]:
+        """Relevant decisions, constraints and pipelines for a task, ranked and packed into a token budget. Flags no_confident_match when nothing recorded applies."""
+        return svc.get_context(
+            project_dir=project_dir or None, id=id or None, query=query or None, tags=tags, scope=scope or None,
+            types=types, since=since or None, before=before or None, token_budget=_none_if_empty(token_budget),
+            include_related=include_related, min_relevance=min_relevance or None, include_deprecated=include_deprecated,
+        )
+
+    @tool(READ)
+    def query_entries(
+        types: Types = [],
+        kind: Literal["decision", "pipeline", "constraint", ""] = "",
+        text: Annotated[str, Field(description="Every word must appear")] = "",
+        status: Literal["active", "superseded", "deprecated", ""] = "",
+        origin: Literal["user", "agent", "import", ""] = "",
+        hardness: Literal["absolute", "advisory", ""] = "",
+        tags_any: Strs = [],
+        tags_all: Strs = [],
+        scope: Short = "",
+        supersedes: str = "",
+        superseded_by: str = "",
+        since: IsoDate = "",
+        before: IsoDate = "",
+        limit: Annotated[int, Field(ge=1, le=1000)] = 50,
+        token_budget: Budget = 0,
+        project_dir: ProjectDir = "",
+    ) -> dict[str, Any]:
+        """Exact filtering (no ranking), in id order. Deprecated entries only with status='deprecated'."""
+        return svc.query_entries(
+            project_dir=project_dir or None, types=types, kind=kind or None, text=text or None, status=status or None,
+            origin=origin or None, hardness=hardness or None, tags_any=tags_any, tags_all=tags_all, scope=scope or None,
+            supersedes=supersedes or None, superseded_by=superseded_by or None, since=since or None,
+            before=before or None, limit=limit, token_budget=_none_if_empty(token_budget),
+        )
+
+    @tool(READ)
+    def get_project_summary(
+        token_budget: Annotated[int, Field(ge=100, le=50_000)] = 2000,
+        project_dir: ProjectDir = "",
+    ) -> dict[str, Any]:
+        """Session-start briefing: absolute constraints, active decisions by topic, pipelines."""
+        return svc.get_project_summary(token_budget, project_dir=project_dir or None)
+
+    @tool(WRITE)
+    def update_entry(
+        id: EntryId,
+        updates: Annotated[dict[str, Any], Field(description="{field: new value}; same minimums as record_*")],
+        allow_secrets: AllowSecrets = False,
+        project_dir: ProjectDir = "",
+    ) -> dict[str, Any]:
+        """Change fields of an entry (id and created_at are fixed). Also refreshes verified_at."""
+        return svc.update_entry(id, updates, project_dir=project_dir or None, allow_secrets=allow_secrets)
+
+    @tool(WRITE)
+    def deprecate_entry(
+        id: EntryId,
+        reason: Annotated[str, Field(max_length=MAX_TEXT)] = "",
+        superseded_by: Annotated[str, Field(max_length=40, description="Successor id: entry becomes superseded (kept as history)")] = "",
+        merge_into: Annotated[str, Field(max_length=40, description="Fold into this same-kind entry (lists unioned, empty text filled)")] = "",
+        project_dir: ProjectDir = "",
+    ) -> dict[str, Any]:
+        """Retire an entry: deprecated (hidden from retrieval), superseded, or merged into a survivor."""
+        return svc.deprecate_entry(id, reason, superseded_by=superseded_by or None, merge_into=merge_into or None,
+                                   project_dir=project_dir or None)
+
+    @tool(READ)
+    def prune_stale(
+        days: Annotated[int, Field(ge=0, le=100_000, description="Default: config stale_threshold_days")] | None = None,
+        project_dir: ProjectDir = "",
+    ) -> dict[str, Any]:
+        """List active entries not verified within `days` (changes nothing)."""
+        return svc.prune_stale(days, project_dir=project_dir or None)
+
+    @tool(READ)
+    def verify_quality(
+        min_reason_chars: Annotated[int, Field(ge=0, le=10_000)] = 80,
+        project_dir: ProjectDir = "",
+    ) -> dict[str, Any]:
+        """Find thin reasoning, missing tags, isolated entries (with suggested links), legacy and malformed entries."""
+        return svc.verify_quality(min_reason_chars, project_dir=project_dir or None)
+
+    @tool(READ)
+    def get_compaction_report(project_dir: ProjectDir = "") -> dict[str, Any]:
+        """Entries lost or changed across the last context compaction."""
+        return svc.get_compaction_report(project_dir=project_dir or None)
+
+    @tool(WRITE)
+    def export_markdown(
+        path: Annotated[str, Field(max_length=1024, description="Relative to the project root")] = "DECISIONS.md",
+        project_dir: ProjectDir = "",
+    ) -> dict[str, Any]:
+        """Write decisions as Markdown inside the project."""
+        return svc.export_markdown(path, project_dir=project_dir or None)
+
+    @tool(READ)
+    def reload_constraints(project_dir: ProjectDir = "") -> dict[str, Any]:
+        """All active constraints again, e.g. mid-session or after compaction."""
+        return svc.reload_constraints(project_dir=project_dir or None)
+
+    _slim_schemas(mcp)
+    return mcp
+
+
+def _slim_schemas(mcp: MCPServer) -> None:
+    """Drop auto-generated titles and empty defaults: tools/list is a per-session token cost
+    for every user, and those only repeat the parameter names ("required" says what is optional)."""
+
+    def strip(node: Any) -> None:
+        if isinstance(node, dict):
+            props = node.get("properties")
+            if isinstance(props, dict):
+                for prop in props.values():
+                    if isinstance(prop, dict):
+                        prop.pop("title", None)
+                        if "default" in prop and prop["default"] in ("", [], None, False, 0):
+                            prop.pop("default", None)
+            node.pop("title", None)
+            for value in node.values():
+                strip(value)
+        elif isinstance(node, list):
+            for value in node:
+                strip(value)
+
+    for registered in mcp._tool_manager.list_tools():
+        strip(registered.parameters)
+        if registered.output_schema:
+            strip(registered.output_schema)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    build_server().run()

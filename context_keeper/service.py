@@ -1,0 +1,445 @@
+"""Every use-case of context-keeper, once: the MCP tools, the CLI and the hooks call these.
+
+A ``Service`` keeps one ``Store`` and one search index per project for the life of the process,
+so repeated calls are served from memory and see other processes' writes on the next call.
+Functions return plain dicts in the answer shapes of COMPAT.md and raise ``errors`` exceptions.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from context_keeper import model, render
+from context_keeper.config import number
+from context_keeper.errors import InvalidInput, NotFound
+from context_keeper.model import DECISION, KINDS, Kind
+from context_keeper.paths import inside_project
+from context_keeper.project import CONTEXT_DIR, resolve_project
+from context_keeper.search import DEFAULT_MIN_RELEVANCE, Doc, SearchIndex
+from context_keeper.secrets import check_secrets
+from context_keeper.similarity import classify_relation
+from context_keeper.store import Store
+from context_keeper.summary import build_summary
+
+Clock = Callable[[], datetime]
+
+
+@dataclass
+class _IndexState:
+    index: SearchIndex = field(default_factory=SearchIndex)
+    stamps: dict[str, Any] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Service:
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self._env = env
+        self._cwd = cwd
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._stores: dict[Path, Store] = {}
+        self._indexes: dict[Path, _IndexState] = {}
+        self._mutex = threading.Lock()
+
+    # ------------------------------------------------------------ plumbing
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    def project_root(self, project_dir: str | None = None) -> Path:
+        return resolve_project(project_dir, env=self._env if self._env is not None else os.environ, cwd=self._cwd)
+
+    def store(self, project_dir: str | None = None) -> Store:
+        root = self.project_root(project_dir)
+        with self._mutex:
+            store = self._stores.get(root)
+            if store is None:
+                store = self._stores[root] = Store(root)
+            return store
+
+    def index(self, store: Store) -> _IndexState:
+        """The search index for ``store``, brought in step with the files on disk."""
+        with self._mutex:
+            state = self._indexes.setdefault(store.root, _IndexState())
+        with state.lock:
+            for kind in KINDS.values():
+                file_state = store.state(kind)
+                if state.stamps.get(kind.name, "never") != file_state.stamp:
+                    state.index.replace_kind(kind.name, (Doc(kind.name, e) for e in file_state.entries))
+                    state.stamps[kind.name] = file_state.stamp
+        return state
+
+    def _index_after_write(self, store: Store, kind: Kind, before: Any, changed: Iterable[dict]) -> None:
+        """Apply our own write to the index incrementally instead of re-indexing the kind."""
+        state = self._indexes.get(store.root)
+        if state is None:
+            return
+        with state.lock:
+            if state.stamps.get(kind.name, "never") != before:
+                return  # the index was already behind; the next read re-indexes the kind
+            for entry in changed:
+                state.index.upsert(Doc(kind.name, entry))
+            state.stamps[kind.name] = store.state(kind).stamp
+
+    def config(self, store: Store) -> dict[str, Any]:
+        return store.config()[0]
+
+    def _warnings(self, store: Store) -> list[str]:
+        warnings = list(store.config()[1])
+        for state in store.all_states():
+            if state.error is not None:
+                warnings.append(str(state.error))
+        return warnings
+
+    # ------------------------------------------------------------ init
+
+    def init_project(self, directory: str, project_name: str | None = None) -> dict[str, Any]:
+        root = Path(directory).expanduser().resolve()
+        if not root.is_dir():
+            raise InvalidInput(f"{directory!r} is not an existing directory", field="directory")
+        context = root / CONTEXT_DIR
+        created = not context.exists()
+        store = Store(root)
+        with store.transaction():
+            config_path = context / "config.json"
+            if not config_path.exists():
+                store.write_sidecar("config.json", {"project_name": project_name or root.name})
+            for kind in KINDS.values():
+                if not store.path(kind).exists():
+                    store.write_sidecar(kind.filename, [])
+            ignore = context / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text(
+                    "# Local bookkeeping; the entry files and config.json are meant to be committed.\n"
+                    ".lock\n.last-good/\n*.tmp\nhook.log\n*_state.json\nsessions/\nembeddings.json\n",
+                    encoding="utf-8",
+                )
+        return {"success": True, "project_dir": str(root), "context_dir": str(context), "created": created}
+
+    # ------------------------------------------------------------ record
+
+    def record(
+        self,
+        kind_name: str,
+        values: Mapping[str, Any],
+        *,
+        supersedes: list[str] | None = None,
+        project_dir: str | None = None,
+        allow_secrets: bool = False,
+    ) -> dict[str, Any]:
+        kind = model.kind_named(kind_name)
+        values = {k: v for k, v in values.items() if v is not None}
+        if kind is DECISION and not values.get("why_chosen") and values.get("rationale"):
+            values["why_chosen"] = values.pop("rationale")
+        values.pop("rationale", None)
+        for managed in (*model.MANAGED, "status", "superseded_by", "updated_at", "verified_at"):
+            values.pop(managed, None)
+        unknown = sorted(set(values) - {f.name for f in kind.fields})
+        if unknown:
+            raise InvalidInput(
+                f"unknown field(s) for a {kind.name}: {', '.join(unknown)}. "
+                f"Valid fields: {', '.join(f.name for f in kind.fields if f.name not in ('status', 'superseded_by'))}",
+                field=unknown[0],
+            )
+        supersedes = model.clean_value(kind, "related_to", supersedes or [])
+        now = model.now_iso(self.now())
+        entry = model.new_entry(kind, values, f"{kind.prefix}-000", now)
+        if not allow_secrets:
+            check_secrets(entry)
+        store = self.store(project_dir)
+        index_state = self.index(store)
+        with index_state.lock:
+            similar_hits = index_state.index.similar(Doc(kind.name, entry), limit=5)
+
+        with store.transaction() as txn:
+            ftxn = txn.file(kind)
+            before = store.state(kind).stamp
+            for old_id in supersedes:
+                if model.parse_id(old_id)[0] != kind.prefix:
+                    raise InvalidInput(f"supersedes: {old_id} is not a {kind.name}; only a {kind.name} can be superseded by one", field="supersedes")
+                ftxn.require(old_id)
+            entry["id"] = model.next_id(kind, ftxn.all_ids())
+            changed = []
+            for old_id in supersedes:
+                raw = ftxn.raw_item(old_id)
+                raw.update(status="superseded", superseded_by=entry["id"], updated_at=now)
+                ftxn.put(old_id, raw)
+                changed.append(ftxn.get(old_id))
+            if supersedes:
+                entry["supersedes"] = list(supersedes)
+            ftxn.append(entry)
+            changed.append(ftxn.get(entry["id"]))
+        self._index_after_write(store, kind, before, changed)
+
+        answer: dict[str, Any] = {"success": True, "id": entry["id"], "entry": entry}
+        if supersedes:
+            answer["superseded"] = list(supersedes)
+        similar = self._similar_entries(store, kind, entry, similar_hits, exclude=set(supersedes))
+        if similar:
+            answer["similar_entries"] = similar
+        warnings = self._dangling_links(store, entry)
+        if warnings:
+            answer["warnings"] = warnings
+        if kind is DECISION:
+            self._auto_export(store)
+        return answer
+
+    def _similar_entries(self, store: Store, kind: Kind, entry: dict, hits: list, exclude: set[str]) -> list[dict]:
+        threshold = number(self.config(store), "similar_threshold", 0.30)
+        out = []
+        for hit in hits:
+            other = hit.entry
+            if other["id"] in exclude or other.get("status") == "deprecated" or hit.relevance < threshold:
+                continue
+            other_kind = KINDS[hit.kind]
+            out.append({
+                "id": other["id"],
+                "type": hit.kind,
+                "summary": model.entry_title(other_kind, other),
+                "similarity": round(hit.relevance, 3),
+                "origin": other.get("origin", "agent"),
+                "relation": classify_relation(kind, entry, other_kind, other),
+            })
+        return out
+
+    def _dangling_links(self, store: Store, entry: Mapping[str, Any]) -> list[str]:
+        missing = []
+        for linked in entry.get("related_to", []):
+            try:
+                store.find(linked)
+            except (NotFound, InvalidInput):
+                missing.append(linked)
+        if missing:
+            return [f"related_to names ids that do not exist yet: {', '.join(missing)}"]
+        return []
+
+    # ------------------------------------------------------------ update / deprecate
+
+    def update_entry(self, entry_id: str, updates: Mapping[str, Any], *, project_dir: str | None = None,
+                     allow_secrets: bool = False) -> dict[str, Any]:
+        kind = model.kind_of_id(entry_id)
+        if not isinstance(updates, Mapping) or not updates:
+            raise InvalidInput("updates must be a non-empty object of {field: new value}", field="updates")
+        for frozen in model.MANAGED:
+            if frozen in updates:
+                raise InvalidInput(f"{frozen} cannot be changed; record a new entry instead", field=frozen)
+        store = self.store(project_dir)
+        now = model.now_iso(self.now())
+        with store.transaction() as txn:
+            ftxn = txn.file(kind)
+            before = store.state(kind).stamp
+            current = ftxn.require(entry_id.strip())
+            raw = ftxn.raw_item(current["id"])
+            cleaned: dict[str, Any] = {}
+            for name, value in updates.items():
+                if kind.spec(name) is None and name not in raw and name not in ("rationale", "deprecated_reason", "verified_sha"):
+                    raise InvalidInput(
+                        f"{name} is not a field of a {kind.name}. Valid fields: "
+                        + ", ".join(f.name for f in kind.fields),
+                        field=name,
+                    )
+                cleaned[name] = model.clean_value(kind, name, value)
+            if cleaned.get("superseded_by"):
+                _require_link(store, ftxn, cleaned["superseded_by"])
+            if not allow_secrets:
+                check_secrets(cleaned)
+            raw.update(cleaned)
+            raw["updated_at"] = now
+            raw["verified_at"] = now
+            ftxn.put(current["id"], raw)
+            entry = ftxn.get(current["id"])
+        self._index_after_write(store, kind, before, [entry])
+        if kind is DECISION:
+            self._auto_export(store)
+        return {"success": True, "id": entry["id"], "updated_fields": sorted(cleaned), "entry": entry}
+
+    def deprecate_entry(
+        self,
+        entry_id: str,
+        reason: str = "",
+        *,
+        superseded_by: str | None = None,
+        merge_into: str | None = None,
+        project_dir: str | None = None,
+    ) -> dict[str, Any]:
+        kind = model.kind_of_id(entry_id)
+        reason = (reason or "").strip()
+        if merge_into and not reason:
+            reason = f"merged into {merge_into}"
+        if len(reason) < 5:
+            raise InvalidInput("reason: say in a few words why the entry no longer holds (at least 5 characters)", field="reason")
+        store = self.store(project_dir)
+        now = model.now_iso(self.now())
+        with store.transaction() as txn:
+            ftxn = txn.file(kind)
+            before = store.state(kind).stamp
+            target = ftxn.require(entry_id.strip())
+            changed = []
+            answer: dict[str, Any] = {"success": True, "id": target["id"]}
+            successor = superseded_by
+            if merge_into:
+                if model.kind_of_id(merge_into) is not kind:
+                    raise InvalidInput(f"merge_into must be another {kind.name} id", field="merge_into")
+                if merge_into.strip() == target["id"]:
+                    raise InvalidInput("merge_into must name a different entry", field="merge_into")
+                survivor = ftxn.require(merge_into.strip())
+                merged = _merge_fields(kind, ftxn.raw_item(survivor["id"]), survivor, target)
+                merged["updated_at"] = now
+                ftxn.put(survivor["id"], merged)
+                changed.append(ftxn.get(survivor["id"]))
+                successor = survivor["id"]
+                answer["merged_into"] = survivor["id"]
+            elif superseded_by:
+                _require_link(store, ftxn, superseded_by.strip())
+            raw = ftxn.raw_item(target["id"])
+            raw["status"] = "superseded" if superseded_by and not merge_into else "deprecated"
+            raw["deprecated_reason"] = reason
+            if successor:
+                raw["superseded_by"] = successor.strip()
+            raw["updated_at"] = now
+            ftxn.put(target["id"], raw)
+            changed.append(ftxn.get(target["id"]))
+            answer["status"] = raw["status"]
+            answer["entry"] = ftxn.get(target["id"])
+            if merge_into:
+                answer["survivor"] = ftxn.get(successor)
+        self._index_after_write(store, kind, before, changed)
+        if kind is DECISION:
+            self._auto_export(store)
+        return answer
+
+    # ------------------------------------------------------------ markdown
+
+    def export_markdown(self, path: str | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
+        store = self.store(project_dir)
+        target = inside_project(store.root, path or self.config(store).get("markdown_export", {}).get("path") or "DECISIONS.md")
+        return self._write_markdown(store, target)
+
+    def _write_markdown(self, store: Store, target: Path) -> dict[str, Any]:
+        from context_keeper.fsio import atomic_write_text
+
+        state = store.state(DECISION)
+        if state.error is not None:
+            raise state.error
+        text = render.decisions_markdown(self.config(store)["project_name"], state.entries)
+        atomic_write_text(target, text)
+        return {"success": True, "path": str(target), "decisions": len(state.entries)}
+
+    def _auto_export(self, store: Store) -> None:
+        export = self.config(store).get("markdown_export")
+        if isinstance(export, Mapping) and export.get("enabled"):
+            self._write_markdown(store, inside_project(store.root, export.get("path") or "DECISIONS.md"))
+
+    # ------------------------------------------------------------ summary / constraints
+
+    def get_project_summary(self, token_budget: int | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
+        store = self.store(project_dir)
+        budget = int(token_budget or 2000)
+        if budget < 100:
+            raise InvalidInput("token_budget must be at least 100 tokens", field="token_budget")
+        states = {s.kind.name: s for s in store.all_states()}
+        answer = build_summary(
+            self.config(store)["project_name"],
+            states["decision"].entries,
+            states["pipeline"].entries,
+            states["constraint"].entries,
+            token_budget=budget,
+        )
+        warnings = self._warnings(store)
+        if warnings:
+            answer["warnings"] = warnings
+        return answer
+
+    def reload_constraints(self, *, project_dir: str | None = None) -> dict[str, Any]:
+        store = self.store(project_dir)
+        state = store.state(KINDS["constraint"])
+        if state.error is not None:
+            raise state.error
+        active = [c for c in state.entries if c.get("status", "active") == "active"]
+        return {
+            "constraints": [
+                {"id": c["id"], "rule": c.get("rule", ""), "scope": c.get("scope") or "global",
+                 "hardness": c.get("hardness", "absolute"), "reason": c.get("reason", "")}
+                for c in sorted(active, key=lambda e: model.id_sort_key(e["id"]))
+            ],
+            "count": len(active),
+            "text": render.constraints_block(active),
+        }
+
+    def get_compaction_report(self, *, project_dir: str | None = None) -> dict[str, Any]:
+        store = self.store(project_dir)
+        report = store.read_sidecar("compaction_report.json")
+        if not isinstance(report, dict):
+            return {"status": "no_report", "message": "No compaction report yet: it is written after a context compaction when the hooks are installed."}
+        return report
+
+    # ------------------------------------------------------------ retrieval
+
+    def min_relevance(self, store: Store, override: float | None = None) -> float:
+        if override is not None:
+            return float(override)
+        value = self.config(store).get("min_relevance")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        return DEFAULT_MIN_RELEVANCE
+
+    def get_context(self, **kwargs: Any) -> dict[str, Any]:
+        from context_keeper.retrieval import get_context
+
+        return get_context(self, **kwargs)
+
+    def query_entries(self, **kwargs: Any) -> dict[str, Any]:
+        from context_keeper.query import query_entries
+
+        return query_entries(self, **kwargs)
+
+    def verify_quality(self, min_reason_chars: int = 80, *, project_dir: str | None = None) -> dict[str, Any]:
+        from context_keeper.quality import verify_quality
+
+        return verify_quality(self.store(project_dir), min_reason_chars)
+
+    def prune_stale(self, days: int | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
+        from context_keeper.quality import prune_stale
+
+        store = self.store(project_dir)
+        threshold = days if days is not None else int(number(self.config(store), "stale_threshold_days", 30))
+        return prune_stale(store, threshold, self.now())
+
+
+def _require_link(store: Store, ftxn: Any, target_id: str) -> None:
+    """A link target must exist; look in the file being changed first (it may be pending)."""
+    if model.kind_of_id(target_id) is ftxn.kind:
+        ftxn.require(target_id)
+    else:
+        store.find(target_id)
+
+
+def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], merged: Mapping[str, Any]) -> dict:
+    """Fold ``merged`` into the survivor: union list fields, fill empty text fields."""
+    out = dict(survivor_raw)
+    for spec in kind.fields:
+        if spec.name in ("status", "superseded_by", "origin"):
+            continue
+        mine, theirs = survivor.get(spec.name), merged.get(spec.name)
+        if spec.shape in ("text_list", "id_list", "alternatives"):
+            union = list(mine or [])
+            for item in theirs or []:
+                if item not in union and item != survivor["id"]:
+                    union.append(item)
+            if spec.name == "related_to":
+                union = [i for i in union if i != merged["id"] and i != survivor["id"]]
+            out[spec.name] = union
+        elif spec.shape in ("text", "short") and not (mine or "").strip() and (theirs or "").strip():
+            out[spec.name] = theirs
+    return out
