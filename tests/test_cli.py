@@ -1,0 +1,59 @@
+"""The human CLI: same service functions, readable output, meaningful exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+
+def run(*args: str, cwd, env_extra: dict | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("CONTEXT_KEEPER_PROJECT", "CLAUDE_PROJECT_DIR")}
+    env.update(env_extra or {})
+    env["PYTHONPATH"] = str(REPO)
+    return subprocess.run([sys.executable, "-m", "context_keeper", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, encoding="utf-8", timeout=60)
+
+
+def test_init_creates_context_with_config(tmp_path):
+    result = run("init", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    config = json.loads((tmp_path / ".context" / "config.json").read_text(encoding="utf-8"))
+    assert config["project_name"] == tmp_path.name
+    assert json.loads((tmp_path / ".context" / "decisions.json").read_text()) == []
+    again = run("init", cwd=tmp_path)
+    assert again.returncode == 0 and "Already initialised" in again.stdout
+
+
+def test_summary_and_get_from_inside_the_project(project):
+    summary = run("summary", "--budget", "800", cwd=project / "src")
+    assert summary.returncode == 0, summary.stderr
+    assert summary.stdout.startswith("Project memory for packwise")
+    got = run("get", "carrier API calls keep timing out", cwd=project)
+    assert got.returncode == 0, got.stderr
+    assert "dec-008" in got.stdout
+    as_json = json.loads(run("get", "carrier timeouts", "--json", cwd=project).stdout)
+    assert "top_relevance" in as_json
+
+
+def test_get_says_when_nothing_confidently_matches(project):
+    got = run("get", "which GraphQL pagination style should the admin API use?", cwd=project)
+    assert got.returncode == 0
+    assert got.stdout.startswith("No confident match")
+
+
+def test_no_project_exits_4_with_advice(tmp_path):
+    result = run("summary", cwd=tmp_path)
+    assert result.returncode == 4
+    assert "context-keeper init" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_corrupt_store_still_summarises_with_a_warning(project):
+    (project / ".context" / "pipelines.json").write_text("[{oops", encoding="utf-8")
+    result = run("summary", cwd=project)
+    assert result.returncode == 0
+    assert "pipelines.json does not parse" in result.stderr

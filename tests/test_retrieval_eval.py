@@ -1,0 +1,56 @@
+"""The retrieval figures on the golden test split must not regress below evals/baseline.json."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = ROOT / "evals" / "baseline.json"
+GOLDEN = ROOT / "evals" / "golden.jsonl"
+TOLERANCE = 0.02  # one case in ~50 may flip on a harmless change; more is a regression
+
+pytestmark = pytest.mark.skipif(
+    not (BASELINE.exists() and GOLDEN.exists()), reason="evals/baseline.json or evals/golden.jsonl missing"
+)
+
+
+def _runner():
+    spec = importlib.util.spec_from_file_location("run_retrieval", ROOT / "evals" / "run_retrieval.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def figures():
+    rr = _runner()
+    stores = rr.load_stores()
+    cases = [c for c in rr.load_cases() if c.store in stores]
+    try:
+        system = rr.ServiceSystem()
+    except ImportError:
+        system = rr.EngineSystem()
+    out = {}
+    for split in ("dev", "test"):
+        row, _ = rr.evaluate(system, [c for c in cases if c.split == split], stores, split)
+        out[split] = dict(zip(rr.COLUMNS, rr.row_values(row)))
+    return out
+
+
+@pytest.mark.parametrize("split", ["test", "dev"])
+def test_retrieval_figures_do_not_regress(figures, split):
+    baseline = json.loads(BASELINE.read_text(encoding="utf-8"))[split]
+    got = figures[split]
+    worse = []
+    for metric, committed in baseline.items():
+        if metric == "pos flagged":  # lower is better
+            if got[metric] > committed + TOLERANCE:
+                worse.append(f"{metric}: {got[metric]:.3f} > {committed:.3f}")
+        elif got[metric] < committed - TOLERANCE:
+            worse.append(f"{metric}: {got[metric]:.3f} < {committed:.3f}")
+    assert not worse, f"{split} split regressed: " + "; ".join(worse)

@@ -1,0 +1,295 @@
+"""Behaviour of the retrieval engine (context_keeper.search)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from context_keeper.search import DEFAULT_MIN_RELEVANCE, Doc, SearchIndex, SearchOptions
+from context_keeper.search.tokenize import terms
+
+NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
+
+
+def dec(id_, summary, problem="", **extra):
+    return Doc("decision", {"id": id_, "summary": summary, "problem": problem, **extra})
+
+
+def con(id_, rule, scope="global", **extra):
+    return Doc("constraint", {"id": id_, "rule": rule, "reason": "", "scope": scope, **extra})
+
+
+def ids(result):
+    return [h.entry["id"] for h in result.hits]
+
+
+def index(*docs):
+    ix = SearchIndex()
+    for d in docs:
+        ix.upsert(d)
+    return ix
+
+
+# ------------------------------------------------------------------ tokenization
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("storage?", {"storag"}),
+        ("getUserName", {"getusername", "user", "name"}),
+        ("snake_case", {"snake_case", "snake", "case"}),
+        ("kebab-case", {"kebab-case", "kebab", "case"}),
+        ("HTTPServer", {"httpserver", "http", "server"}),
+    ],
+)
+def test_identifiers_and_punctuation_are_split_and_whole_form_kept(text, expected):
+    assert expected <= set(terms(text))
+
+
+def test_paths_are_split_into_segments_and_words():
+    got = set(terms("hooks/scope_guard.py"))
+    assert {"hooks/scope_guard.py", "scope_guard", "hook", "scope", "guard"} <= got
+
+
+def test_stop_words_do_not_become_terms():
+    assert terms("what is the reason why we did it?") == ["reason"]
+
+
+def test_non_ascii_words_survive():
+    assert "café" in terms("Café")
+
+
+def test_question_mark_glued_to_word_still_matches():
+    ix = index(dec("dec-001", "Storage layout", "where the JSON storage lives"))
+    assert ids(ix.search("storage?")) == ["dec-001"]
+
+
+def test_camel_case_query_matches_spaced_words():
+    ix = index(dec("dec-001", "Rename user name getter", "the get user name function"))
+    assert ids(ix.search("getUserName")) == ["dec-001"]
+
+
+# ------------------------------------------------------------------ ranking and relevance
+
+
+def test_title_match_outranks_incidental_mention():
+    ix = index(
+        dec("dec-001", "Cache invalidation on mtime", "reads were stale"),
+        dec("dec-002", "Logging format", "we also mention cache once in passing text here"),
+    )
+    assert ids(ix.search("cache invalidation"))[0] == "dec-001"
+
+
+def test_relevance_is_normalised_and_unknown_terms_lower_it():
+    ix = index(dec("dec-001", "Atomic writes for the store", "crash left a truncated file"))
+    full = ix.search("atomic writes").top_relevance
+    partial = ix.search("atomic writes kubernetes helm").top_relevance
+    assert 0.0 < partial < full <= 1.0
+
+
+def test_no_match_gives_zero_top_relevance():
+    ix = index(dec("dec-001", "Atomic writes", "crash"))
+    result = ix.search("quantum chromodynamics")
+    assert result.hits == [] and result.top_relevance == 0.0
+
+
+def test_default_min_relevance_is_a_probability_like_threshold():
+    assert 0.0 < DEFAULT_MIN_RELEVANCE < 1.0
+
+
+# ------------------------------------------------------------------ filters
+
+
+def test_kinds_filter_is_a_real_filter():
+    ix = index(dec("dec-001", "lock the store"), con("con-001", "lock the store always"))
+    result = ix.search("lock store", SearchOptions(kinds=frozenset({"constraint"})))
+    assert ids(result) == ["con-001"]
+
+
+def test_tags_filter_is_case_insensitive_and_any_of():
+    ix = index(
+        dec("dec-001", "lock the store", tags=["Storage"]),
+        dec("dec-002", "lock the door", tags=["security"]),
+        dec("dec-003", "lock the file", tags="storage"),
+    )
+    result = ix.search("lock", SearchOptions(tags=frozenset({"storage", "other"})))
+    assert sorted(ids(result)) == ["dec-001", "dec-003"]
+
+
+def test_since_and_before_filter_on_created_at_and_undated_entries_pass():
+    ix = index(
+        dec("dec-001", "lock old", created_at="2025-01-01T00:00:00+00:00"),
+        dec("dec-002", "lock new", created_at="2026-06-01T00:00:00Z"),
+        dec("dec-003", "lock undated"),
+    )
+    since = ix.search("lock", SearchOptions(since=datetime(2026, 1, 1, tzinfo=timezone.utc)))
+    assert sorted(ids(since)) == ["dec-002", "dec-003"]
+    before = ix.search("lock", SearchOptions(before=datetime(2026, 1, 1)))
+    assert sorted(ids(before)) == ["dec-001", "dec-003"]
+
+
+def test_deprecated_excluded_unless_asked():
+    ix = index(dec("dec-001", "lock the store", status="deprecated"))
+    assert ix.search("lock store").hits == []
+    assert ids(ix.search("lock store", SearchOptions(include_deprecated=True))) == ["dec-001"]
+
+
+def test_limit_caps_hits():
+    ix = index(*(dec(f"dec-{i:03d}", f"lock number {i}") for i in range(30)))
+    assert len(ix.search("lock", SearchOptions(limit=5)).hits) == 5
+
+
+# ------------------------------------------------------------------ scope
+
+
+def test_scope_matches_whole_components_only():
+    ix = index(con("con-001", "hooks must fail open", scope="hooks/"), con("con-002", "hooks fail open globally"))
+    inside = ix.search("hooks fail open", SearchOptions(scope="hooks/a.py"))
+    assert ids(inside)[0] == "con-001"
+    outside = ix.search("hooks fail open", SearchOptions(scope="webhooks/a.py"))
+    assert ids(outside) == ["con-002"]
+
+
+def test_scope_glob_and_boost():
+    ix = index(
+        con("con-001", "sql migrations are append only", scope="migrations/*.sql"),
+        con("con-002", "sql migrations are append only"),
+    )
+    result = ix.search("sql migrations append", SearchOptions(scope="migrations/001.sql"))
+    assert ids(result)[0] == "con-001"
+    assert result.hits[0].score > result.hits[1].score
+
+
+def test_scope_does_not_filter_decisions():
+    ix = index(dec("dec-001", "hooks fail open"))
+    assert ids(ix.search("hooks", SearchOptions(scope="src/x.py"))) == ["dec-001"]
+
+
+# ------------------------------------------------------------------ status and history
+
+
+def test_superseded_decision_is_demoted_but_recallable():
+    ix = index(
+        dec("dec-001", "Sync uses last writer wins", status="superseded", superseded_by="dec-002"),
+        dec("dec-002", "Sync uses last writer wins with vector clocks"),
+    )
+    result = ix.search("sync last writer wins")
+    assert ids(result) == ["dec-002", "dec-001"]
+    assert not result.hits[1].history
+
+
+def test_history_question_surfaces_superseded_entry_first():
+    ix = index(
+        dec("dec-001", "Send an auth header on sync", status="superseded", superseded_by="dec-002"),
+        dec("dec-002", "Sign sync requests instead of an auth header"),
+    )
+    result = ix.search("we used to send an auth header on sync, what happened?")
+    assert ids(result)[0] == "dec-001"
+    assert result.hits[0].history
+
+
+def test_relevance_ignores_priors():
+    old = dec("dec-001", "lock the store", origin="import", verified_at="2020-01-01T00:00:00+00:00")
+    new = dec("dec-002", "lock the store", origin="user", verified_at="2026-11-28T00:00:00+00:00")
+    result = index(old, new).search("lock store", SearchOptions(now=NOW))
+    assert ids(result) == ["dec-002", "dec-001"]
+    assert result.hits[0].relevance == pytest.approx(result.hits[1].relevance)
+
+
+def test_recency_uses_injected_clock():
+    a = dec("dec-001", "lock the store", verified_at="2026-01-01T00:00:00+00:00")
+    b = dec("dec-002", "lock the store", verified_at="2026-11-01T00:00:00+00:00")
+    ix = index(a, b)
+    assert ids(ix.search("lock store", SearchOptions(now=NOW)))[0] == "dec-002"
+    later = ix.search("lock store", SearchOptions(now=NOW + timedelta(days=3650)))
+    assert later.hits[0].score < ix.search("lock store", SearchOptions(now=NOW)).hits[0].score
+
+
+# ------------------------------------------------------------------ maintenance
+
+
+def test_upsert_replaces_and_remove_forgets():
+    ix = index(dec("dec-001", "lock the store"), dec("dec-002", "cache reads"))
+    ix.upsert(dec("dec-001", "compress the logs"))
+    assert len(ix) == 2
+    assert ix.search("lock").hits == []
+    assert ids(ix.search("compress logs")) == ["dec-001"]
+    ix.remove("decision", "dec-001")
+    assert len(ix) == 1 and ix.search("compress").hits == []
+    ix.remove("decision", "dec-404")
+
+
+def test_replace_kind_rebuilds_only_that_kind():
+    ix = index(dec("dec-001", "lock the store"), con("con-001", "lock the hooks"))
+    ix.replace_kind("decision", [dec("dec-009", "lock the cache")])
+    assert sorted(ids(ix.search("lock"))) == ["con-001", "dec-009"]
+
+
+def test_incremental_index_ranks_like_a_fresh_build():
+    docs = [dec(f"dec-{i:03d}", f"topic {i % 7} lock", "word " * (i % 13)) for i in range(60)]
+    grown = SearchIndex()
+    for d in docs:
+        grown.upsert(d)
+    for d in docs[:20]:
+        grown.remove("decision", d.entry["id"])
+    fresh = index(*docs[20:])
+    q = SearchOptions(now=NOW, limit=10)
+    # Field-length averages may differ within the drift tolerance, so compare the sets.
+    assert {h.entry["id"] for h in grown.search("topic 3", q).hits} == {
+        h.entry["id"] for h in fresh.search("topic 3", q).hits
+    }
+
+
+def test_similar_finds_restatement_and_skips_itself():
+    ix = index(
+        dec("dec-001", "Atomic writes for the store", "crash left a truncated JSON file"),
+        dec("dec-002", "Logging to stderr", "stdout belongs to the protocol"),
+    )
+    hits = ix.similar(dec("", "Write the store atomically", "a crash truncated the JSON file"))
+    assert hits[0].entry["id"] == "dec-001" and 0.0 < hits[0].relevance <= 1.0
+    itself = ix.similar(dec("dec-001", "Atomic writes for the store"))
+    assert all(h.entry["id"] != "dec-001" for h in itself)
+
+
+# ------------------------------------------------------------------ malformed entries
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"id": "pipe-001", "name": "release", "steps": "just a string"},
+        {"id": "pipe-002", "name": None, "steps": [1, None, {"order": 1, "action": ["a"]}]},
+        {"id": 7, "tags": "single", "status": 3, "created_at": "not a date", "origin": ["x"]},
+        {"summary": "no id at all"},
+        {"id": "con-x", "rule": "r", "scope": ["hooks/", 5], "verified_at": 12},
+    ],
+)
+def test_malformed_entries_do_not_crash(entry):
+    ix = index(Doc("pipeline", entry), dec("dec-001", "release steps"))
+    ix.search("release steps string", SearchOptions(scope="hooks/a.py", tags=frozenset({"single"})))
+    ix.similar(Doc("pipeline", entry))
+
+
+def test_non_mapping_entry_is_tolerated():
+    ix = SearchIndex()
+    ix.upsert(Doc("decision", "oops"))  # type: ignore[arg-type]
+    assert ix.search("oops").hits == []
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.sampled_from(["id", "summary", "problem", "tags", "steps", "scope", "status", "created_at", "origin"]), json_values), st.text(max_size=40))
+def test_any_json_entry_and_any_query_is_safe(entry, query):
+    ix = index(Doc("constraint", entry), dec("dec-001", "lock the store"))
+    result = ix.search(query, SearchOptions(scope="a/b.py", now=NOW, since=NOW - timedelta(days=1)))
+    assert 0.0 <= result.top_relevance <= 1.0

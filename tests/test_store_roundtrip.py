@@ -1,0 +1,86 @@
+"""An existing-format store loads, answers, and a write changes only what it should."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from context_keeper import model
+from context_keeper.service import Service
+from tests.conftest import REPO, read_json
+
+LEGACY = REPO / "tests" / "fixtures" / "legacy_store"
+
+
+@pytest.fixture
+def legacy(tmp_path: Path) -> Path:
+    target = tmp_path / "legacy"
+    shutil.copytree(LEGACY, target)
+    return target
+
+
+@pytest.fixture
+def svc(legacy: Path) -> Service:
+    return Service(env={"CONTEXT_KEEPER_PROJECT": str(legacy)})
+
+
+def test_old_entries_load_with_defaults_and_rationale_as_why(svc):
+    answer = svc.get_context(id="dec-001")
+    entry = answer["entry"]
+    assert entry["why_chosen"].startswith("SQLite is in the standard library")
+    assert entry["status"] == "active" and entry["origin"] == "agent"
+    assert entry["alternatives"] == [] and entry["related_to"] == []
+
+
+def test_suffixed_ids_are_found_and_counted_for_the_next_id(svc):
+    assert svc.get_context(id="dec-013-a7f3")["entry"]["jira"] == "TM-88"
+    recorded = svc.record("decision", {
+        "summary": "Export jobs write to a temp dir and rename",
+        "problem": "A killed export left half-written MBTiles files that looked complete to users.",
+        "why_chosen": "Renaming a finished file into place is atomic on one filesystem, so users never see a partial export.",
+    })
+    assert recorded["id"] == "dec-014"
+
+
+def test_a_write_changes_only_the_touched_entry(svc, legacy):
+    path = legacy / ".context" / "decisions.json"
+    before = read_json(path)
+    svc.update_entry("dec-002", {"tags": ["workers"]})
+    after = read_json(path)
+    assert after[0] == before[0]  # the old entry keeps its shape: no defaults written into it
+    assert after[1] == before[1]  # unknown fields survive untouched
+    assert after[2] == {**before[2], "tags": ["workers"], "updated_at": after[2]["updated_at"],
+                        "verified_at": after[2]["verified_at"]}
+
+
+def test_unknown_fields_and_config_keys_survive_rewrites(svc, legacy):
+    svc.update_entry("con-001", {"hardness": "advisory"})
+    stored = read_json(legacy / ".context" / "constraints.json")[0]
+    assert stored["x-owner"] == "platform-team" and stored["hardness"] == "advisory"
+    assert json.loads((legacy / ".context" / "config.json").read_text())["custom_key"] == {"keep": True}
+    assert svc.get_project_summary()["summary"].startswith("Project memory for tilemill-legacy")
+
+
+def test_ids_sort_by_number_with_suffixes_in_place():
+    ids = ["dec-013-a7f3", "dec-2", "dec-1000", "dec-010", "dec-013"]
+    assert sorted(ids, key=model.id_sort_key) == ["dec-2", "dec-010", "dec-013", "dec-013-a7f3", "dec-1000"]
+    assert model.next_id(model.DECISION, ["dec-999"]) == "dec-1000"
+
+
+def test_files_are_utf8_and_pretty_printed(svc, legacy):
+    svc.record("constraint", {"rule": "Tile labels keep diacritics: São Paulo, Zürich, Kraków",
+                              "reason": "Stripping accents produced wrong place names that users reported as bugs."})
+    raw = (legacy / ".context" / "constraints.json").read_bytes().decode("utf-8")
+    assert "São Paulo, Zürich, Kraków" in raw
+    assert raw.startswith("[\n  {\n    \"id\"")
+    assert json.loads(raw) == read_json(legacy / ".context" / "constraints.json")
+
+
+def test_written_file_is_byte_identical_to_a_plain_json_dump(svc, legacy):
+    svc.update_entry("dec-002", {"tags": ["workers"]})
+    path = legacy / ".context" / "decisions.json"
+    data = read_json(path)
+    assert path.read_text(encoding="utf-8") == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
