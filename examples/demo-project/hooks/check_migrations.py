@@ -1,0 +1,1 @@
+"""Pre-commit check: applied migrations unchanged, CREATE INDEX uses CONCURRENTLY."""

@@ -1,0 +1,1 @@
+-- Initial schema: sites, orders, waves, totes, shipments.

@@ -1,0 +1,1 @@
+-- label_prints with unique label_key.

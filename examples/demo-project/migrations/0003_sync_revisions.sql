@@ -1,0 +1,1 @@
+-- Server revision numbers and sync_conflicts table.

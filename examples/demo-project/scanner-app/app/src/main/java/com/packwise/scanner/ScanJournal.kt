@@ -1,0 +1,1 @@
+// Offline scan journal with atomic writes (tmp + fsync + rename) and corrupt-file recovery.

@@ -1,0 +1,1 @@
+"""Packwise: warehouse order-fulfilment service."""

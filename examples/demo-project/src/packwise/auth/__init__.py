@@ -1,0 +1,1 @@
+"""Device enrolment and token issuance."""

@@ -1,0 +1,1 @@
+"""Short-lived signed device tokens for handhelds."""

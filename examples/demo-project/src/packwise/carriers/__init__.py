@@ -1,0 +1,1 @@
+"""Carrier integrations and rate shopping."""

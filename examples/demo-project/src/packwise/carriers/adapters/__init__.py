@@ -1,0 +1,1 @@
+"""One adapter module per carrier, built on carriers.client."""

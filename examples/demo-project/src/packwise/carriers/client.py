@@ -1,0 +1,1 @@
+"""Shared carrier HTTP client: timeouts, jittered backoff, Retry-After, circuit breaker."""

@@ -1,0 +1,1 @@
+"""Parallel carrier quote fan-out with a time budget and quote cache."""

@@ -1,0 +1,1 @@
+"""Label worker: consumes label jobs, buys postage idempotently, sends ZPL to printers."""

@@ -1,0 +1,1 @@
+"""Packing station logic."""

@@ -1,0 +1,1 @@
+"""Compares scale weight with expected weight before labelling."""

@@ -1,0 +1,1 @@
+"""Redis Streams job queue backed by Postgres job rows."""

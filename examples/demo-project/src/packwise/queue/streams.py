@@ -1,0 +1,1 @@
+"""enqueue(), consumer loop and XAUTOCLAIM reclaim."""

@@ -1,0 +1,1 @@
+"""Global settings; per-site values live in the site_settings table."""

@@ -1,0 +1,1 @@
+"""Handheld sync endpoint."""

@@ -1,0 +1,1 @@
+"""Per-field merge against server revision numbers."""

@@ -1,0 +1,1 @@
+"""Pick-wave planning."""

@@ -1,0 +1,1 @@
+"""Pick-to-pack buffer capacity check used before wave release."""

@@ -1,0 +1,1 @@
+"""Builds pick waves by carrier cutoff, then zone."""

@@ -1,0 +1,1 @@
+"""Postgres and Redis fixtures for the test suite."""
