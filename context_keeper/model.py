@@ -184,14 +184,9 @@ def id_sort_key(entry_id: Any) -> tuple[int, str]:
     return (parsed[1], parsed[2])
 
 
-def next_id(kind: Kind, existing: Iterable[Any]) -> str:
-    """Max numeric part among all ids of the kind + 1, zero-padded to 3 digits."""
-    highest = 0
-    for entry_id in existing:
-        parsed = parse_id(entry_id)
-        if parsed and parsed[0] == kind.prefix:
-            highest = max(highest, parsed[1])
-    return f"{kind.prefix}-{highest + 1:03d}"
+def format_id(kind: Kind, number: int) -> str:
+    """``dec-001`` … ``dec-999``, ``dec-1000``: zero-padded to 3 digits."""
+    return f"{kind.prefix}-{number:03d}"
 
 
 # ---------------------------------------------------------------- time

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +14,6 @@ from context_keeper.config import number
 from context_keeper.errors import ContextKeeperError, InvalidInput
 from context_keeper.model import KINDS
 from context_keeper.scope import normalize_path
-from context_keeper.search import Hit, SearchOptions
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -24,6 +25,7 @@ GUIDANCE_NO_MATCH = (
     "with record_decision / record_constraint."
 )
 MAX_HITS = 50
+SEMANTIC_CANDIDATES = 200
 
 
 def parse_date(value: str | None, field: str) -> datetime | None:
@@ -66,6 +68,8 @@ def get_context(
     budget = int(token_budget or number(config, "token_budget", 4000))
     if budget < 50:
         raise InvalidInput("token_budget must be at least 50 tokens", field="token_budget")
+    from context_keeper.search import SearchOptions
+
     options = SearchOptions(
         kinds=kinds_filter(types),
         tags=frozenset(t.strip().lower() for t in tags if t.strip()) if tags else None,
@@ -84,8 +88,13 @@ def get_context(
             field="query",
         )
     state = service.index(store)
+    semantic = config.get("semantic")
+    if text and isinstance(semantic, Mapping) and semantic.get("enabled"):
+        options = replace(options, limit=SEMANTIC_CANDIDATES)
     with state.lock:
-        result = state.index.search(text, options) if text else state.index.search("", options)
+        result = state.index.search(text, options)
+    if text and isinstance(semantic, Mapping) and semantic.get("enabled"):
+        result = _semantic_blend(store, text, result, semantic)
     threshold = service.min_relevance(store, min_relevance)
     max_entry = int(number(config, "max_entry_tokens", 1000))
     answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related)
@@ -97,6 +106,30 @@ def get_context(
     if warnings:
         answer["warnings"] = warnings
     return answer
+
+
+def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str, Any]) -> Any:
+    """Re-rank the lexical candidates with embedding similarity; unchanged on any failure."""
+    from context_keeper import embeddings
+
+    if not result.hits:
+        return result
+    try:
+        vectors = embeddings.entry_vectors(store, [h.entry for h in result.hits], settings)
+        query_vec = embeddings.embed([text], settings)[0]
+    except embeddings.EmbeddingUnavailable as exc:
+        logging.getLogger("context_keeper").info("semantic blend skipped: %s", exc)
+        return replace(result, hits=result.hits[:MAX_HITS])
+    weight = embeddings.blend_weight(settings)
+    blended = []
+    for hit in result.hits:
+        vec = vectors.get(hit.entry["id"])
+        similarity = max(embeddings.cosine(query_vec, vec), 0.0) if vec else 0.0
+        relevance = (1 - weight) * hit.relevance + weight * similarity
+        priors = hit.score / hit.relevance if hit.relevance > 0 else 1.0
+        blended.append(replace(hit, relevance=relevance, score=relevance * priors))
+    blended.sort(key=lambda h: h.score, reverse=True)
+    return replace(result, hits=blended[:MAX_HITS], top_relevance=max(h.relevance for h in blended))
 
 
 def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
@@ -131,7 +164,7 @@ def _predecessors(store: Store, kind_name: str, entry: Mapping[str, Any]) -> lis
 
 def _pack(
     store: Store,
-    hits: list[Hit],
+    hits: list[Any],
     budget: int,
     max_entry_tokens: int,
     threshold: float | None,

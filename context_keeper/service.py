@@ -17,11 +17,10 @@ from typing import Any
 
 from context_keeper import model, render
 from context_keeper.config import number
-from context_keeper.errors import InvalidInput, NotFound
+from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound
 from context_keeper.model import DECISION, KINDS, Kind
 from context_keeper.paths import inside_project
 from context_keeper.project import CONTEXT_DIR, resolve_project
-from context_keeper.search import DEFAULT_MIN_RELEVANCE, Doc, SearchIndex
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
 from context_keeper.store import Store
@@ -32,7 +31,7 @@ Clock = Callable[[], datetime]
 
 @dataclass
 class _IndexState:
-    index: SearchIndex = field(default_factory=SearchIndex)
+    index: Any  # search.SearchIndex; the engine is imported on first use to keep start-up fast
     stamps: dict[str, Any] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -70,8 +69,12 @@ class Service:
 
     def index(self, store: Store) -> _IndexState:
         """The search index for ``store``, brought in step with the files on disk."""
+        from context_keeper.search import Doc, SearchIndex
+
         with self._mutex:
-            state = self._indexes.setdefault(store.root, _IndexState())
+            state = self._indexes.get(store.root)
+            if state is None:
+                state = self._indexes[store.root] = _IndexState(SearchIndex())
         with state.lock:
             for kind in KINDS.values():
                 file_state = store.state(kind)
@@ -82,6 +85,8 @@ class Service:
 
     def _index_after_write(self, store: Store, kind: Kind, before: Any, changed: Iterable[dict]) -> None:
         """Apply our own write to the index incrementally instead of re-indexing the kind."""
+        from context_keeper.search import Doc
+
         state = self._indexes.get(store.root)
         if state is None:
             return
@@ -155,10 +160,13 @@ class Service:
         supersedes = model.clean_value(kind, "related_to", supersedes or [])
         now = model.now_iso(self.now())
         entry = model.new_entry(kind, values, f"{kind.prefix}-000", now)
+        model.check_encodable(entry)
         if not allow_secrets:
             check_secrets(entry)
         store = self.store(project_dir)
         index_state = self.index(store)
+        from context_keeper.search import Doc
+
         with index_state.lock:
             similar_hits = index_state.index.similar(Doc(kind.name, entry), limit=5)
 
@@ -169,7 +177,7 @@ class Service:
                 if model.parse_id(old_id)[0] != kind.prefix:
                     raise InvalidInput(f"supersedes: {old_id} is not a {kind.name}; only a {kind.name} can be superseded by one", field="supersedes")
                 ftxn.require(old_id)
-            entry["id"] = model.next_id(kind, ftxn.all_ids())
+            entry["id"] = ftxn.next_id()
             changed = []
             for old_id in supersedes:
                 raw = ftxn.raw_item(old_id)
@@ -192,7 +200,7 @@ class Service:
         if warnings:
             answer["warnings"] = warnings
         if kind is DECISION:
-            self._auto_export(store)
+            self._auto_export(store, answer)
         return answer
 
     def _similar_entries(self, store: Store, kind: Kind, entry: dict, hits: list, exclude: set[str]) -> list[dict]:
@@ -252,6 +260,7 @@ class Service:
                 cleaned[name] = model.clean_value(kind, name, value)
             if cleaned.get("superseded_by"):
                 _require_link(store, ftxn, cleaned["superseded_by"])
+            model.check_encodable(cleaned)
             if not allow_secrets:
                 check_secrets(cleaned)
             raw.update(cleaned)
@@ -279,6 +288,8 @@ class Service:
             reason = f"merged into {merge_into}"
         if len(reason) < 5:
             raise InvalidInput("reason: say in a few words why the entry no longer holds (at least 5 characters)", field="reason")
+        model.check_encodable({"reason": reason})
+        check_secrets({"reason": reason})
         store = self.store(project_dir)
         now = model.now_iso(self.now())
         with store.transaction() as txn:
@@ -336,10 +347,15 @@ class Service:
         atomic_write_text(target, text)
         return {"success": True, "path": str(target), "decisions": len(state.entries)}
 
-    def _auto_export(self, store: Store) -> None:
+    def _auto_export(self, store: Store, answer: dict[str, Any]) -> None:
+        """Refresh DECISIONS.md after a decision changed. The change is already on disk, so a
+        failure here is a warning in the answer, never an error (a client would retry the write)."""
         export = self.config(store).get("markdown_export")
         if isinstance(export, Mapping) and export.get("enabled"):
-            self._write_markdown(store, inside_project(store.root, export.get("path") or "DECISIONS.md"))
+            try:
+                self._write_markdown(store, inside_project(store.root, export.get("path") or "DECISIONS.md"))
+            except (ContextKeeperError, OSError) as exc:
+                answer.setdefault("warnings", []).append(f"the change is saved, but DECISIONS.md was not updated: {exc}")
 
     # ------------------------------------------------------------ summary / constraints
 
@@ -392,6 +408,8 @@ class Service:
         value = self.config(store).get("min_relevance")
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
+        from context_keeper.search import DEFAULT_MIN_RELEVANCE
+
         return DEFAULT_MIN_RELEVANCE
 
     def get_context(self, **kwargs: Any) -> dict[str, Any]:

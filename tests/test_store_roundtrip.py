@@ -67,7 +67,8 @@ def test_unknown_fields_and_config_keys_survive_rewrites(svc, legacy):
 def test_ids_sort_by_number_with_suffixes_in_place():
     ids = ["dec-013-a7f3", "dec-2", "dec-1000", "dec-010", "dec-013"]
     assert sorted(ids, key=model.id_sort_key) == ["dec-2", "dec-010", "dec-013", "dec-013-a7f3", "dec-1000"]
-    assert model.next_id(model.DECISION, ["dec-999"]) == "dec-1000"
+    assert model.format_id(model.DECISION, 1000) == "dec-1000"
+    assert model.format_id(model.DECISION, 7) == "dec-007"
 
 
 def test_files_are_utf8_and_pretty_printed(svc, legacy):
