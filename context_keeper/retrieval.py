@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from context_keeper import model
+from context_keeper import diversity, model
 from context_keeper.budget import entry_tokens, shorten_entry
 from context_keeper.config import number
 from context_keeper.errors import ContextKeeperError, InvalidInput
@@ -95,6 +95,8 @@ def get_context(
         result = state.index.search(text, options)
     if text and isinstance(semantic, Mapping) and semantic.get("enabled"):
         result = _semantic_blend(store, text, result, semantic)
+    if text:
+        result = diversity.apply(result, config.get("mmr"))
     threshold = service.min_relevance(store, min_relevance)
     max_entry = int(number(config, "max_entry_tokens", 1000))
     answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related)

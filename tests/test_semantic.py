@@ -129,3 +129,28 @@ def test_unreachable_endpoint_falls_back_to_lexical_silently(tmp_path):
     answer = svc.get_context(query=QUERY)
     assert _ids(answer) == expected
     assert "top_relevance" in answer
+
+
+def test_mmr_moves_a_near_duplicate_below_a_different_answer(tmp_path):
+    from context_keeper import diversity
+    from context_keeper.search import Hit
+
+    same = {"summary": "Carrier calls retry with capped exponential backoff and jitter"}
+    hits = [
+        Hit("decision", {"id": "dec-001", **same}, score=1.0, relevance=1.0),
+        Hit("decision", {"id": "dec-002", **same}, score=0.95, relevance=0.95),
+        Hit("decision", {"id": "dec-003", "summary": "Rate shopping has a 2.5 second budget per carrier"}, score=0.9, relevance=0.9),
+    ]
+    assert [h.entry["id"] for h in diversity.mmr(hits, 0.5)] == ["dec-001", "dec-003", "dec-002"]
+    assert [h.entry["id"] for h in diversity.mmr(hits, 1.0)] == ["dec-001", "dec-002", "dec-003"]
+
+
+def test_mmr_setting_is_applied_by_get_context(service, project):
+    (project / ".context" / "config.json").write_text(json.dumps({"mmr": {"enabled": True, "lambda": 0.3}}), encoding="utf-8")
+    diverse = service.get_context(query="carrier quotes cache", include_related=False)
+    plain = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
+    plain.config = lambda store: {**store.config()[0], "mmr": {"enabled": False}}
+    ranked = plain.get_context(query="carrier quotes cache", include_related=False)
+    assert _ids(diverse)[0] == _ids(ranked)[0] == "dec-024"
+    assert _ids(diverse)[:5] != _ids(ranked)[:5]
+    assert "dec-011" in _ids(ranked)[:2] and "dec-011" not in _ids(diverse)[:2]  # the older twin of dec-024
