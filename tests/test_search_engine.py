@@ -293,3 +293,86 @@ def test_any_json_entry_and_any_query_is_safe(entry, query):
     ix = index(Doc("constraint", entry), dec("dec-001", "lock the store"))
     result = ix.search(query, SearchOptions(scope="a/b.py", now=NOW, since=NOW - timedelta(days=1)))
     assert 0.0 <= result.top_relevance <= 1.0
+
+
+# ------------------------------------------------------------------ vocabulary gap and abstention
+
+
+def test_related_term_bridges_symptom_and_fix_vocabulary():
+    ix = index(
+        dec("dec-001", "Write the journal atomically", "a crash mid-save left a truncated file"),
+        dec("dec-002", "Weekly report email", "finance wants a summary every monday"),
+    )
+    result = ix.search("the process died while saving and the file was corrupt")
+    assert ids(result)[0] == "dec-001"
+
+
+def test_related_term_never_outweighs_a_literal_match():
+    ix = index(dec("dec-001", "Crash reporting"), dec("dec-002", "Abort handling"))
+    result = ix.search("crash")
+    assert ids(result)[0] == "dec-001"
+    assert result.hits[0].relevance > (result.hits[1].relevance if len(result.hits) > 1 else 0.0)
+
+
+def test_everyday_words_count_less_than_topic_words():
+    ix = index(
+        dec("dec-001", "Invoice numbering is gapless", "auditors need numbers without holes"),
+        dec("dec-002", "Make it easier to work quickly", "people want to make things easier"),
+    )
+    assert ids(ix.search("is it easier to make invoice numbering gapless"))[0] == "dec-001"
+
+
+def test_entry_matching_one_of_several_asked_words_is_not_confident():
+    ix = index(
+        dec("dec-001", "Parcels are weighed before labels are bought", "weights in grams"),
+        dec("dec-002", "Rate shopping across carriers", "ask carriers in parallel"),
+    )
+    scattered = ix.search("how are customs declarations generated for parcels to Switzerland")
+    focused = ix.search("are parcels weighed before buying labels")
+    assert scattered.top_relevance < DEFAULT_MIN_RELEVANCE <= focused.top_relevance
+
+
+def test_unrelated_question_is_below_the_default_threshold():
+    ix = index(dec("dec-001", "Postgres is the system of record", "orders and shipments"))
+    assert ix.search("which CSS framework does the marketing site use").top_relevance < DEFAULT_MIN_RELEVANCE
+
+
+# ------------------------------------------------------------------ history and successors
+
+
+@pytest.mark.parametrize(
+    ("query", "past"),
+    [
+        ("we used to send an auth header, what happened?", True),
+        ("before the per-field merge, how did the backend pick a version?", True),
+        ("didn't each tenant have its own schema at some point?", True),
+        ("were photos ever sent inside the sync request?", True),
+        ("how did the cache originally decide a file changed?", True),
+        ("can I call the tax service before committing the invoice?", False),
+        ("how do handhelds authenticate?", False),
+    ],
+)
+def test_questions_about_the_past_are_recognised(query, past):
+    from context_keeper.search.priors import asks_about_past
+
+    assert asks_about_past(query) is past
+
+
+def test_successor_outranks_the_superseded_entry_it_replaced_for_a_current_question():
+    ix = index(
+        dec("dec-001", "Handhelds send a shared site key header", "scanners identify with one key",
+            status="superseded", superseded_by="dec-002"),
+        dec("dec-002", "Short-lived signed device tokens", "replace the shared secret"),
+    )
+    result = ix.search("how do scanners identify with the site key")
+    assert ids(result)[:2] == ["dec-002", "dec-001"]
+
+
+# ------------------------------------------------------------------ scale
+
+
+def test_large_index_answers_from_posting_lists():
+    docs = [dec(f"dec-{i:05d}", f"topic{i % 500} note", "filler words " * 5) for i in range(2000)]
+    ix = index(*docs, dec("dec-99999", "zebra printer heartbeat", "printers miss heartbeats"))
+    assert ids(ix.search("zebra heartbeat", SearchOptions(limit=3)))[0] == "dec-99999"
+    assert len(ix.search("topic7 note", SearchOptions(limit=5)).hits) == 5

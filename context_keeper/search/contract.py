@@ -1,0 +1,41 @@
+"""The public value types of the search contract (re-exported by ``context_keeper.search``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Doc:
+    kind: str
+    entry: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    kinds: frozenset[str] | None = None
+    tags: frozenset[str] | None = None
+    scope: str | None = None
+    include_deprecated: bool = False
+    since: datetime | None = None
+    before: datetime | None = None
+    now: datetime | None = None
+    limit: int = 20
+
+
+@dataclass
+class Hit:
+    kind: str
+    entry: Mapping[str, Any]
+    score: float
+    relevance: float
+    history: bool = False
+
+
+@dataclass
+class SearchResult:
+    hits: list[Hit]
+    top_relevance: float

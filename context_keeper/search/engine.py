@@ -1,0 +1,316 @@
+"""``SearchIndex``: BM25F relevance with related-term expansion, filters, priors, history
+questions and near-duplicate lookup, over the inverted index of ``index.py``."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from operator import itemgetter
+
+from context_keeper.scope import is_global, scope_covers
+from context_keeper.search import fields as F
+from context_keeper.search import priors as P
+from context_keeper.search.abstain import DEFAULT_MIN_RELEVANCE, coherence, normalise
+from context_keeper.search.contract import Doc, Hit, SearchOptions, SearchResult
+from context_keeper.search.index import InvertedIndex, _analyse, _Entry
+from context_keeper.search.generic import is_generic
+from context_keeper.search.synonyms import related_terms
+from context_keeper.search.tokenize import iter_tagged
+
+__all__ = ["DEFAULT_MIN_RELEVANCE", "Doc", "Hit", "SearchIndex", "SearchOptions", "SearchResult"]
+
+
+@dataclass
+class _Query:
+    groups: list[list[tuple[str, float]]]   # per query word: (term, weight) alternatives
+    max_raw: float                          # raw score of a perfect match
+    direct: list[dict[int, float]]          # postings of the query's own words found in the store
+    n_atoms: int                            # query words (stop words and compounds aside)
+
+
+class _Filter:
+    """The options of one search, prepared once: filters and priors per candidate are then
+    cheap (they run for every entry examined)."""
+
+    def __init__(self, options: SearchOptions) -> None:
+        self.kinds = options.kinds
+        self.tags = frozenset(t.strip().lower() for t in options.tags) if options.tags is not None else None
+        self.since = F.as_utc(options.since) if options.since is not None else None
+        self.before = F.as_utc(options.before) if options.before is not None else None
+        self.scope = options.scope or None
+        self.include_deprecated = options.include_deprecated
+
+    def passes(self, info: _Entry) -> bool:
+        if info.status == "deprecated" and not self.include_deprecated:
+            return False
+        if self.kinds is not None and info.key[0] not in self.kinds:
+            return False
+        if self.tags is not None and not (info.tags & self.tags):
+            return False
+        if info.created is not None:
+            if self.since is not None and info.created < self.since:
+                return False
+            if self.before is not None and info.created >= self.before:
+                return False
+        if self.scope is not None and info.scopes is not None:
+            if not any(is_global(s) or scope_covers(s, self.scope) for s in info.scopes):
+                return False
+        return True
+
+    def prior(self, info: _Entry, now_ts: float, history: bool) -> float:
+        prior = info.origin_prior * P.recency_prior_ts(info.fresh_ts, now_ts)
+        if info.status == "superseded":
+            prior *= P.HISTORY_SUPERSEDED_PRIOR if history else P.SUPERSEDED_PRIOR
+        elif history:
+            prior *= P.HISTORY_CURRENT_PRIOR
+        if self.scope is not None and info.scopes is not None:
+            if any(not is_global(s) and scope_covers(s, self.scope) for s in info.scopes):
+                prior *= P.SCOPE_MATCH_PRIOR
+        return prior
+
+
+class SearchIndex(InvertedIndex):
+    """In-memory index over store entries (see the package docstring for the contract)."""
+
+    def _query(self, query: str) -> _Query:
+        """Weighted alternatives per query word, and the raw score of a perfect match."""
+        t = self.tuning
+        atoms: dict[str, None] = {}
+        compounds: dict[str, None] = {}
+        for term, compound in iter_tagged(query or ""):
+            (compounds if compound else atoms)[term] = None
+        groups: list[list[tuple[str, float]]] = []
+        max_raw = 0.0
+        for term in atoms:
+            idf = self._idf(term)
+            if t.generic_weight != 1.0 and is_generic(term):
+                idf *= t.generic_weight
+            # A word no entry uses keeps its (maximal) weight here: "nothing recorded about
+            # this" must lower relevance.
+            max_raw += idf * (t.k1 + 1.0)
+            alternatives = [(term, idf)]
+            if t.synonyms:
+                related = [
+                    (rel, t.synonym_weight * min(idf, self._idf(rel)))
+                    for rel in related_terms(term)
+                    if rel not in atoms and rel in self._postings
+                ]
+                # The few most specific stand-ins carry the evidence; more only cost time.
+                if len(related) > t.max_related:
+                    related = heapq.nlargest(t.max_related, related, key=itemgetter(1))
+                alternatives.extend(related)
+            groups.append(alternatives)
+        direct = [self._postings[a] for a in atoms if a in self._postings]
+        for term in compounds:
+            if term not in atoms and term in self._postings:
+                groups.append([(term, self._idf(term))])
+        return _Query(groups, max_raw, direct, len(atoms))
+
+    def _rank(
+        self,
+        order: dict[int, float],
+        relevance: dict[int, float],
+        q: _Query,
+        flt: _Filter,
+        now: float,
+        history: bool,
+        limit: int,
+    ) -> list[tuple[float, float, int]]:
+        """Top ``limit`` (score, relevance, slot) among candidates passing the filters.
+
+        ``order`` is the raw ordering score (relevance plus feedback terms), ``relevance`` the
+        raw relevance. Priors and filters are evaluated best-first on a shortlist that grows
+        until no unexamined candidate could still enter the top ``limit`` even with the largest
+        possible prior — so a query touching thousands of entries evaluates only a few dozen.
+        """
+        max_raw = q.max_raw
+        if limit <= 0 or not order or max_raw <= 0.0:
+            return []
+        t = self.tuning
+        k = limit * 3 + 16
+        while True:
+            exhausted = k >= len(order)
+            shortlist = (
+                sorted(order.items(), key=itemgetter(1), reverse=True)
+                if exhausted
+                else heapq.nlargest(k, order.items(), key=itemgetter(1))
+            )
+            scored: dict[int, tuple[float, float, int]] = {}
+            for slot, raw in shortlist:
+                info = self._entries[slot]
+                if info is None or not flt.passes(info):
+                    continue
+                scored[slot] = self._scored(slot, info, raw, relevance, q, flt, now, history)
+            if t.successor_credit > 0.0:
+                self._credit_successors(scored, order, relevance, q, flt, now, history)
+            best = heapq.nlargest(limit, scored.values())
+            if exhausted:
+                return best
+            ceiling = shortlist[-1][1] / max_raw * P.max_prior(history, flt.scope is not None)
+            if len(best) == limit and best[-1][0] >= ceiling:
+                return best
+            k *= 2
+
+    def _scored(
+        self,
+        slot: int,
+        info: _Entry,
+        raw: float,
+        relevance: dict[int, float],
+        q: _Query,
+        flt: _Filter,
+        now: float,
+        history: bool,
+    ) -> tuple[float, float, int]:
+        coherence = self._coherence(q, slot)
+        rel = normalise(relevance.get(slot, 0.0), q.max_raw) * coherence
+        return (raw / q.max_raw * flt.prior(info, now, history), rel, slot)
+
+    def _credit_successors(
+        self,
+        scored: dict[int, tuple[float, float, int]],
+        order: dict[int, float],
+        relevance: dict[int, float],
+        q: _Query,
+        flt: _Filter,
+        now: float,
+        history: bool,
+    ) -> None:
+        """A superseded entry that matches says its replacement answers today's version of
+        the question, often in other words: the successor gets at least ``successor_credit``
+        of the replaced entry's ordering score (its own relevance is unchanged)."""
+        credit = self.tuning.successor_credit
+        for slot, (score, _rel, _) in list(scored.items()):
+            info = self._entries[slot]
+            if info is None or info.status != "superseded":
+                continue
+            successor = info.doc.entry.get("superseded_by")
+            if not isinstance(successor, str):
+                continue
+            target = self._slots.get((info.key[0], successor.strip()))
+            target_info = self._entries[target] if target is not None else None
+            if target_info is None or target_info.status == "superseded" or not flt.passes(target_info):
+                continue
+            mine = scored.get(target) or self._scored(
+                target, target_info, order.get(target, 0.0), relevance, q, flt, now, history
+            )
+            unpenalised = order.get(slot, 0.0) / q.max_raw * flt.prior(target_info, now, False)
+            if unpenalised * credit > mine[0]:
+                mine = (unpenalised * credit, mine[1], target)
+            scored[target] = mine
+
+    def _coherence(self, q: _Query, slot: int) -> float:
+        """How many of the query's own words the entry contains, saturating at
+        ``coherence_k``: several asked-about words co-occurring in one entry is what separates
+        "recorded in other words" from a few incidental matches (abstain.py)."""
+        k = self.tuning.coherence_k
+        if k <= 0:
+            return 1.0
+        found = sum(1 for plist in q.direct if slot in plist)
+        return coherence(found, q.n_atoms, k)
+
+    def _feedback(self, acc: dict[int, float], groups: list[list[tuple[str, float]]]) -> dict[int, float]:
+        """Pseudo-relevance feedback: the distinctive terms of the first-pass top entries,
+        as extra (discounted) query terms. Affects the order only, never relevance."""
+        t = self.tuning
+        used = {term for alternatives in groups for term, _ in alternatives}
+        weights: dict[str, float] = {}
+        for slot, _ in heapq.nlargest(t.prf_docs, acc.items(), key=itemgetter(1)):
+            info = self._entries[slot]
+            if info is None:
+                continue
+            for term, counts in info.tf.items():
+                if term in used or not term.isalnum():
+                    continue
+                df = len(self._postings.get(term, ()))
+                if df < 2:
+                    continue
+                tfw = sum(c * w for c, w in zip(counts, t.group_weights))
+                weights[term] = weights.get(term, 0.0) + tfw * self._idf(term)
+        if not weights:
+            return acc
+        chosen = heapq.nlargest(t.prf_terms, weights.items(), key=itemgetter(1))
+        top_w = chosen[0][1]
+        extra = self._score_groups(
+            [[(term, t.prf_weight * self._idf(term) * w / top_w)] for term, w in chosen]
+        )
+        merged = dict(acc)
+        for slot, v in extra.items():
+            if slot in merged:
+                merged[slot] += v
+        return merged
+
+    def search(self, query: str, options: SearchOptions = SearchOptions()) -> SearchResult:
+        now = (F.as_utc(options.now) if options.now else datetime.now(timezone.utc)).timestamp()
+        limit = max(0, int(options.limit or 0))
+        history = P.asks_about_past(query)
+        flt = _Filter(options)
+        q = self._query(query)
+        if q.groups:
+            acc = self._score_groups(q.groups)
+            order = self._feedback(acc, q.groups) if self.tuning.prf and acc else acc
+            best = self._rank(order, acc, q, flt, now, history, limit)
+        else:
+            # No searchable word (only filters, or only stop words): list by priors.
+            best = heapq.nlargest(
+                limit,
+                (
+                    (flt.prior(info, now, history), 0.0, slot)
+                    for slot, info in enumerate(self._entries)
+                    if info is not None and flt.passes(info)
+                ),
+            )
+        hits = []
+        for score, rel, slot in best:
+            info = self._entries[slot]
+            assert info is not None
+            hits.append(
+                Hit(
+                    kind=info.key[0],
+                    entry=info.doc.entry,
+                    score=score,
+                    relevance=rel,
+                    history=history and info.status == "superseded",
+                )
+            )
+        top = max((h.relevance for h in hits), default=0.0)
+        return SearchResult(hits=hits, top_relevance=top)
+
+    # ----------------------------------------------------------------- duplicates
+
+    def _vector(self, tf: Mapping[str, list[int]]) -> dict[str, float]:
+        vec = {}
+        for term, counts in tf.items():
+            weighted = sum(c * w for c, w in zip(counts, self.tuning.group_weights))
+            if weighted > 0:
+                vec[term] = (1.0 + math.log(weighted)) * self._idf(term)
+        return vec
+
+    def similar(self, doc: Doc, limit: int = 5) -> list[Hit]:
+        """Stored entries most like ``doc`` by tf-idf cosine (0..1), best first; deprecated
+        entries and the entry with the same (kind, id) are left out."""
+        probe = _analyse(doc, ("", ""))
+        qvec = self._vector(probe.tf)
+        qnorm = math.sqrt(sum(v * v for v in qvec.values()))
+        if qnorm == 0.0 or limit <= 0:
+            return []
+        entry = doc.entry if isinstance(doc.entry, Mapping) else {}
+        own_key = (str(doc.kind), F.entry_id(entry) or "")
+        rough = self._score_groups([[(t, v / qnorm)] for t, v in qvec.items()])
+        shortlist = heapq.nlargest(max(50, limit * 10), rough.items(), key=lambda kv: kv[1])
+        out = []
+        for slot, _ in shortlist:
+            info = self._entries[slot]
+            if info is None or info.key == own_key or info.status == "deprecated":
+                continue
+            dvec = self._vector(info.tf)
+            dnorm = math.sqrt(sum(v * v for v in dvec.values()))
+            if dnorm == 0.0:
+                continue
+            cos = sum(v * dvec.get(t, 0.0) for t, v in qvec.items()) / (qnorm * dnorm)
+            out.append(Hit(kind=info.key[0], entry=info.doc.entry, score=cos, relevance=min(1.0, cos)))
+        out.sort(key=lambda h: h.score, reverse=True)
+        return out[:limit]

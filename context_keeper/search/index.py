@@ -1,0 +1,221 @@
+"""The inverted index: entries analysed into per-field term counts, postings kept in step.
+
+Postings map a term to ``{slot: saturated weighted tf}`` (BM25F), so a query costs time
+proportional to the posting lists it touches. Field-length normalisation uses the average
+field lengths at indexing time; when the averages drift far (the store grew or changed a
+lot), the postings are recomputed once, which keeps upserts cheap on average.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from context_keeper.search import fields as F
+from context_keeper.search import priors as P
+from context_keeper.search.contract import Doc
+from context_keeper.search.tokenize import iter_tagged
+from context_keeper.search.tuning import DEFAULT_TUNING, Tuning
+
+_DRIFT = 0.25  # recompute postings when an average field length moved by more than 25%
+
+
+@dataclass
+class _Entry:
+    doc: Doc
+    key: tuple[str, str]
+    tf: dict[str, list[int]]      # term -> count per field group
+    lens: tuple[int, ...]         # tokens per field group
+    tags: frozenset[str]
+    status: str
+    created: datetime | None
+    fresh_ts: float | None        # verified_at, else updated_at, else created_at (epoch s)
+    origin_prior: float
+    scopes: tuple[str, ...] | None = None   # constraints only
+
+
+def _analyse(doc: Doc, key: tuple[str, str]) -> _Entry:
+    entry = doc.entry if isinstance(doc.entry, Mapping) else {}
+    tf: dict[str, list[int]] = {}
+    lens = []
+    for gi, text in enumerate(F.group_texts(entry)):
+        n = 0
+        for term, _compound in iter_tagged(text):
+            counts = tf.get(term)
+            if counts is None:
+                counts = tf[term] = [0] * len(F.GROUPS)
+            counts[gi] += 1
+            n += 1
+        lens.append(n)
+    fresh = None
+    for name in ("verified_at", "updated_at", "created_at"):
+        fresh = F.parse_datetime(entry.get(name))
+        if fresh is not None:
+            break
+    scopes = None
+    if doc.kind == "constraint":
+        raw = F.str_list(entry.get("scope"))
+        scopes = tuple(raw) if raw else ("global",)
+    return _Entry(
+        doc=doc,
+        key=key,
+        tf=tf,
+        lens=tuple(lens),
+        tags=frozenset(t.strip().lower() for t in F.str_list(entry.get("tags"))),
+        status=F.lowered(entry.get("status"), "active") or "active",
+        created=F.parse_datetime(entry.get("created_at")),
+        fresh_ts=fresh.timestamp() if fresh is not None else None,
+        origin_prior=P.ORIGIN_PRIOR.get(F.lowered(entry.get("origin")), P.DEFAULT_ORIGIN_PRIOR),
+        scopes=scopes,
+    )
+
+
+class InvertedIndex:
+    """Maintenance half of ``SearchIndex``; not thread-safe (the service serialises access)."""
+
+    def __init__(self, tuning: Tuning | None = None) -> None:
+        self.tuning = tuning or DEFAULT_TUNING
+        self._slots: dict[tuple[str, str], int] = {}
+        self._entries: list[_Entry | None] = []
+        self._free: list[int] = []
+        self._postings: dict[str, dict[int, float]] = {}
+        self._len_sums = [0] * len(F.GROUPS)
+        self._avg_used = [0.0] * len(F.GROUPS)
+        self._anon = 0
+
+    # ----------------------------------------------------------------- maintenance
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def _key(self, doc: Doc) -> tuple[str, str]:
+        entry = doc.entry if isinstance(doc.entry, Mapping) else {}
+        eid = F.entry_id(entry)
+        if eid is None:
+            self._anon += 1
+            eid = f"<no-id-{self._anon}>"
+        return (str(doc.kind), eid)
+
+    def upsert(self, doc: Doc) -> None:
+        slot, info = self._insert(doc)
+        if not self._maybe_rebuild():
+            self._post(slot, info)
+
+    def _insert(self, doc: Doc) -> tuple[int, _Entry]:
+        """Register ``doc`` (replacing its key) without touching the postings."""
+        key = self._key(doc)
+        if key in self._slots:
+            self._drop(key)
+        info = _analyse(doc, key)
+        slot = self._free.pop() if self._free else len(self._entries)
+        if slot == len(self._entries):
+            self._entries.append(info)
+        else:
+            self._entries[slot] = info
+        self._slots[key] = slot
+        for gi, n in enumerate(info.lens):
+            self._len_sums[gi] += n
+        return slot, info
+
+    def remove(self, kind: str, entry_id: str) -> None:
+        key = (str(kind), str(entry_id))
+        if key in self._slots:
+            self._drop(key)
+
+    def replace_kind(self, kind: str, docs: Iterable[Doc]) -> None:
+        for key in [k for k in self._slots if k[0] == kind]:
+            self._drop(key)
+        added = [self._insert(Doc(kind, doc.entry) if doc.kind != kind else doc) for doc in docs]
+        if not self._maybe_rebuild():
+            for slot, info in added:
+                self._post(slot, info)
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        slot = self._slots.pop(key)
+        info = self._entries[slot]
+        assert info is not None
+        for term in info.tf:
+            plist = self._postings.get(term)
+            if plist is not None:
+                plist.pop(slot, None)
+                if not plist:
+                    del self._postings[term]
+        for gi, n in enumerate(info.lens):
+            self._len_sums[gi] -= n
+        self._entries[slot] = None
+        self._free.append(slot)
+
+    def _averages(self) -> list[float]:
+        n = max(1, len(self._slots))
+        return [max(1.0, s / n) for s in self._len_sums]
+
+    def _maybe_rebuild(self) -> bool:
+        current = self._averages()
+        drifted = any(
+            used <= 0.0 or abs(cur - used) > _DRIFT * used
+            for cur, used in zip(current, self._avg_used)
+        )
+        if not drifted:
+            return False
+        self._avg_used = current
+        self._postings = {}
+        for slot, info in enumerate(self._entries):
+            if info is not None:
+                self._post(slot, info)
+        return True
+
+    def _post(self, slot: int, info: _Entry) -> None:
+        t = self.tuning
+        k1 = t.k1
+        norms = [
+            w / (1.0 - b + b * (n / avg))
+            for w, b, n, avg in zip(t.group_weights, t.group_b, info.lens, self._avg_used)
+        ]
+        postings = self._postings
+        for term, counts in info.tf.items():
+            tfw = 0.0
+            for c, norm in zip(counts, norms):
+                if c:
+                    tfw += c * norm
+            sat = tfw * (k1 + 1.0) / (k1 + tfw)
+            plist = postings.get(term)
+            if plist is None:
+                postings[term] = {slot: sat}
+            else:
+                plist[slot] = sat
+
+    def _idf(self, term: str) -> float:
+        n = len(self._slots)
+        df = len(self._postings.get(term, ()))
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    # ----------------------------------------------------------------- querying
+
+    def _score_groups(self, groups: list[list[tuple[str, float]]]) -> dict[int, float]:
+        """Sum over query groups of the best alternative's contribution per entry: a related
+        term can stand in for the query word it came from, never add to it."""
+        acc: dict[int, float] = {}
+        get = acc.get
+        for alternatives in groups:
+            if len(alternatives) == 1:
+                term, w = alternatives[0]
+                plist = self._postings.get(term)
+                if plist:
+                    for slot, sat in plist.items():
+                        acc[slot] = get(slot, 0.0) + w * sat
+                continue
+            best: dict[int, float] = {}
+            bget = best.get
+            for term, w in alternatives:
+                plist = self._postings.get(term)
+                if not plist:
+                    continue
+                for slot, sat in plist.items():
+                    v = w * sat
+                    if v > bget(slot, 0.0):
+                        best[slot] = v
+            for slot, v in best.items():
+                acc[slot] = get(slot, 0.0) + v
+        return acc

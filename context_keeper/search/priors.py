@@ -1,0 +1,71 @@
+"""Priors: small multiplicative adjustments of the ordering score, never of relevance.
+
+They are deliberately gentle (a few percent) so they only reorder entries of similar
+relevance; a superseded entry is the exception (clearly demoted unless the query is about the
+past).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime
+
+ORIGIN_PRIOR = {"user": 1.0, "agent": 0.97, "import": 0.94}
+DEFAULT_ORIGIN_PRIOR = 0.97
+SUPERSEDED_PRIOR = 0.7           # ordinary question: current answers outrank replaced ones
+HISTORY_SUPERSEDED_PRIOR = 1.15  # question about the past: the replaced entry is the answer
+HISTORY_CURRENT_PRIOR = 0.95
+SCOPE_MATCH_PRIOR = 1.10
+RECENCY_FLOOR = 0.92             # an entry verified long ago keeps 92% of its score
+RECENCY_HALF_LIFE_DAYS = 180.0
+
+
+def max_prior(history: bool, scoped: bool) -> float:
+    """Upper bound of the prior product for a query (lets ranking stop early)."""
+    bound = max(ORIGIN_PRIOR.values())
+    if history:
+        bound *= max(1.0, HISTORY_SUPERSEDED_PRIOR)
+    if scoped:
+        bound *= SCOPE_MATCH_PRIOR
+    return bound
+
+# Cues that a question is about what used to be true.
+_HISTORY = re.compile(
+    r"\b(used to|previous(?:ly)?|originally|initially|at first|formerly|earlier|in the past|"
+    r"at some point|at one point|back then|back when|once upon|ever|"
+    r"old (?:approach|way|version|behaviou?r|design|setup|system|scheme)|the old|"
+    r"no longer|any ?more|stopped|stop (?:doing|using)|gave up|abandon(?:ed)?|"
+    r"replaced|superseded|switch(?:ed)? (?:away )?from|moved away|moved off|what happened to|"
+    r"why did we (?:stop|drop|change|switch|move|remove|abandon)|history of|"
+    r"was it always|did we (?:use|have|do) before)\b",
+    re.IGNORECASE,
+)
+# "before X" is about the past only in a past-tense question ("before the merge, how did…"),
+# not in "can I call the tax service before committing?".
+_BEFORE = re.compile(r"\bbefore\b", re.IGNORECASE)
+_PAST_TENSE = re.compile(r"\b(did|was|were|had|used)\b", re.IGNORECASE)
+
+
+def asks_about_past(query: str) -> bool:
+    text = query or ""
+    if _HISTORY.search(text):
+        return True
+    return bool(_BEFORE.search(text) and _PAST_TENSE.search(text))
+
+
+_DECAY_PER_SECOND = math.log(2) / (RECENCY_HALF_LIFE_DAYS * 86400.0)
+
+
+def recency_prior(when: datetime | None, now: datetime) -> float:
+    return recency_prior_ts(when.timestamp() if when is not None else None, now.timestamp())
+
+
+def recency_prior_ts(when: float | None, now: float) -> float:
+    """From 1.0 (verified now) down to ``RECENCY_FLOOR`` (long ago); undated entries midway."""
+    if when is None:
+        return (1.0 + RECENCY_FLOOR) / 2
+    age = now - when
+    if age <= 0.0:
+        return 1.0
+    return RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * math.exp(-_DECAY_PER_SECOND * age)

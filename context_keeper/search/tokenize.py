@@ -1,0 +1,118 @@
+"""Text → index terms, the same way for entries and queries.
+
+Lowercase; punctuation stripped (``"storage?"`` → ``storag``); identifiers and paths split
+(``getUserName``, ``snake_case``, ``kebab-case``, ``hooks/scope_guard.py``) while the whole
+identifier is kept as one more, unstemmed term so an exact mention still scores higher; parts
+stemmed with the Snowball English stemmer; stop words dropped so they never count as a match.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import snowballstemmer
+
+# A chunk is a run of word characters possibly joined by identifier/path punctuation.
+_CHUNK = re.compile(r"[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*|_+[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*", re.UNICODE)
+_SEPARATORS = re.compile(r"[_./\-:@+#]+")
+# camelCase / PascalCase / acronym boundaries: getUserName, HTTPServer, utf8Decode, v2Api.
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+_APOSTROPHE = re.compile(r"(?<=\w)['’](?:s\b)?")
+
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all also am an and any are aren as at be because been
+    being below between both but by can cannot could couldn did didn do does doesn doing don
+    dont down during each either else ever few for from further get gets getting got had hadn
+    has hasn have haven having he her here hers herself him himself his how i if in into is
+    isn it its itself just let lets me might more most must mustn my myself no nor not now of
+    off on once one only or other ought our ours ourselves out over own per same shall shan
+    she should shouldn so some such than that the their theirs them themselves then there
+    these they this those through thus to too under until up upon us very was wasn way we
+    were weren what whatever when where whether which while who whom whose why will with
+    within without won would wouldn yes yet you your yours yourself yourselves
+    anyone anything everything something someone somebody thing things stuff really actually
+    going gonna want wanted wants need needs needed know knew known tell told say said
+    """.split()
+)
+
+_stemmer = snowballstemmer.stemmer("english")
+_stem_cache: dict[str, str] = {}
+
+
+def stem(word: str) -> str:
+    """Snowball stem of a lowercase word, cached (the vocabulary of a store is small)."""
+    cached = _stem_cache.get(word)
+    if cached is None:
+        cached = word if word.isdigit() or len(word) <= 2 else _stemmer.stemWord(word)
+        if len(_stem_cache) < 200_000:
+            _stem_cache[word] = cached
+    return cached
+
+
+def _parts(chunk: str) -> Iterator[str]:
+    """Atomic lowercase words of an identifier/path chunk (original case still present)."""
+    for piece in _SEPARATORS.split(chunk):
+        if not piece:
+            continue
+        if not piece.isascii() or piece.islower() or piece.isupper() or piece.isdigit():
+            yield piece.lower()
+        else:
+            for sub in _CAMEL.findall(piece):
+                yield sub.lower()
+
+
+def iter_tagged(text: str) -> Iterator[tuple[str, bool]]:
+    """``(term, is_compound)`` pairs of ``text`` in order, with repeats. Compound terms are
+    whole identifiers/paths kept beside their parts: an exact mention is a bonus, and a
+    query's compound that no entry spells the same way must not count as unmatched."""
+    if not text:
+        return
+    text = _APOSTROPHE.sub("", text)
+    cache = _chunk_cache
+    for chunk in _CHUNK.findall(text):
+        out = cache.get(chunk)
+        if out is None:
+            out = _chunk_terms(chunk)
+            if len(cache) < 200_000:
+                cache[chunk] = out
+        yield from out
+
+
+_chunk_cache: dict[str, tuple[tuple[str, bool], ...]] = {}
+
+
+def _chunk_terms(chunk: str) -> tuple[tuple[str, bool], ...]:
+    chunk = chunk.strip("_")
+    if not chunk:
+        return ()
+    out: list[tuple[str, bool]] = []
+    parts = [p for p in _parts(chunk) if p]
+    if len(parts) > 1:
+        whole = chunk.lower()
+        out.append((whole, True))
+        # Each path segment as a whole too ("scope_guard.py" → "scope_guard"): an agent
+        # naming the module without its directory should still match exactly.
+        if "/" in whole:
+            for seg in whole.split("/"):
+                if seg and seg != whole and not seg.isdigit():
+                    out.append((seg, True))
+                    base = seg.rsplit(".", 1)[0]
+                    if base and base != seg and _SEPARATORS.search(base):
+                        out.append((base, True))
+    for part in parts:
+        if part in STOP_WORDS or (len(part) == 1 and not part.isdigit()):
+            continue
+        out.append((stem(part), False))
+    return tuple(out)
+
+
+def iter_terms(text: str) -> Iterator[str]:
+    """Index terms of ``text`` in order, with repeats (term frequency matters)."""
+    for term, _ in iter_tagged(text):
+        yield term
+
+
+def terms(text: str) -> list[str]:
+    return list(iter_terms(text))

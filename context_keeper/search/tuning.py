@@ -1,0 +1,35 @@
+"""Scoring knobs in one place, so the eval can ablate each technique (``evals/run_retrieval.py``).
+
+The defaults are the configuration calibrated on the dev split of ``evals/golden.jsonl``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Tuning:
+    k1: float = 1.2
+    # BM25F field groups (see fields.GROUPS): title, tags+retrieval_hints, main text, details.
+    group_weights: tuple[float, float, float, float] = (3.0, 2.0, 1.0, 0.6)
+    group_b: tuple[float, float, float, float] = (0.5, 0.3, 0.75, 0.75)
+    # Query weight of everyday English words (generic.py): they match, but count less.
+    generic_weight: float = 0.3
+    # Coherence: relevance is scaled by the share of the first ``coherence_k`` query words the
+    # entry itself contains (0 turns it off).
+    coherence_k: int = 4
+    # A matching superseded entry lends this share of its score to its (active) successor.
+    successor_credit: float = 0.8
+    # Related-term expansion: a related word stands in for a query word at this discount.
+    synonyms: bool = True
+    synonym_weight: float = 0.5
+    max_related: int = 5
+    # Pseudo-relevance feedback: reorder with terms of the first-pass top entries.
+    prf: bool = False
+    prf_docs: int = 3
+    prf_terms: int = 10
+    prf_weight: float = 0.3
+
+
+DEFAULT_TUNING = Tuning()

@@ -1,0 +1,351 @@
+"""Retrieval eval: one command, deterministic.
+
+    python evals/run_retrieval.py [--split dev|test|all] [--json OUT] [--write-baseline]
+                                  [--ablate synonyms,prf,...] [--cases]
+
+Loads every store (``examples/demo-project`` and ``evals/stores/*``), runs each case of
+``evals/golden.jsonl`` and prints, per split: hit@5, recall@5 and MRR on positives; the share
+of negatives flagged ``no_confident_match``; the share of positives wrongly flagged; history
+hit@5. Rows: the system as shipped (through ``context_keeper.service`` when available), the
+engine called directly, and two references (a shared-word count and textbook BM25) whose
+abstention threshold is fitted on dev (the best they can do).
+
+Golden line: ``{"id", "split": "dev"|"test", "store": "<store dir name>", "kind":
+"positive"|"negative"|"history", "query", "expected": [entry ids]}`` (``type`` is accepted for
+``kind``). The service row is the shipped path; to time or debug the engine alone, use
+``--engine-only`` (and ``--set knob=value`` to ablate a technique, see search/tuning.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "evals"))
+
+from baselines import BM25Scorer, NaiveScorer  # noqa: E402
+
+from context_keeper.search import DEFAULT_MIN_RELEVANCE, Doc, SearchIndex, SearchOptions  # noqa: E402
+from context_keeper.search.tuning import DEFAULT_TUNING, Tuning  # noqa: E402
+
+GOLDEN = ROOT / "evals" / "golden.jsonl"
+STORE_DIRS = [ROOT / "examples" / "demo-project", *sorted((ROOT / "evals" / "stores").glob("*"))]
+FILES = {"decision": "decisions.json", "pipeline": "pipelines.json", "constraint": "constraints.json"}
+K = 5
+# A fixed clock keeps recency priors, hence the figures, reproducible.
+EVAL_NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
+
+
+# ----------------------------------------------------------------------------- data
+
+
+@dataclass
+class Case:
+    id: str
+    split: str
+    store: str
+    type: str          # positive | negative | history
+    query: str
+    expected: list[str]
+
+
+@dataclass
+class Store:
+    name: str
+    path: Path
+    entries: list[tuple[str, dict[str, Any]]]
+
+
+def load_stores() -> dict[str, Store]:
+    stores = {}
+    for path in STORE_DIRS:
+        ctx = path / ".context"
+        if not ctx.is_dir():
+            continue
+        entries = []
+        for kind, fname in FILES.items():
+            f = ctx / fname
+            if f.exists():
+                data = json.loads(f.read_text(encoding="utf-8"))
+                entries.extend((kind, e) for e in data if isinstance(e, dict))
+        stores[path.name] = Store(path.name, path, entries)
+    return stores
+
+
+def _first(raw: Mapping[str, Any], *names: str, default: Any = None) -> Any:
+    for n in names:
+        if n in raw and raw[n] is not None:
+            return raw[n]
+    return default
+
+
+def load_cases(path: Path = GOLDEN) -> list[Case]:
+    cases = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("//"):
+            continue
+        raw = json.loads(line)
+        expected = _first(raw, "expected", "expected_ids", "relevant", "answers", "gold", default=[])
+        if isinstance(expected, str):
+            expected = [expected]
+        ctype = str(_first(raw, "type", "kind", "category", default="positive")).lower()
+        ctype = {"pos": "positive", "neg": "negative", "hist": "history", "no_answer": "negative"}.get(ctype, ctype)
+        cases.append(
+            Case(
+                id=str(_first(raw, "id", default=f"line-{n}")),
+                split=str(_first(raw, "split", default="dev")).lower(),
+                store=str(_first(raw, "store", "project", default="demo-project")),
+                type=ctype,
+                query=str(_first(raw, "query", "question", "q")),
+                expected=list(expected),
+            )
+        )
+    return cases
+
+
+# ----------------------------------------------------------------------------- systems
+
+
+@dataclass
+class Answer:
+    ids: list[str]
+    top_relevance: float
+    flagged: bool
+
+
+class System:
+    name = "?"
+
+    def answer(self, store: Store, query: str) -> Answer:
+        raise NotImplementedError
+
+
+class ServiceSystem(System):
+    """The shipped path: ``Service().get_context`` with the default configuration."""
+
+    name = "context-keeper (service.get_context)"
+
+    def __init__(self) -> None:
+        from context_keeper.service import Service
+
+        self.service = Service(clock=lambda: EVAL_NOW, env={}) if _accepts(Service, "clock") else Service()
+        self._tmp = tempfile.TemporaryDirectory()
+        self._copies: dict[str, str] = {}
+
+    def _project(self, store: Store) -> str:
+        # A copy, with config.json reduced to defaults, so a store's own settings (or a
+        # sidecar file the service writes) never leak into the figures.
+        if store.name not in self._copies:
+            dest = Path(self._tmp.name) / store.name / ".context"
+            dest.mkdir(parents=True)
+            for fname in FILES.values():
+                src = store.path / ".context" / fname
+                if src.exists():
+                    (dest / fname).write_bytes(src.read_bytes())
+            self._copies[store.name] = str(dest.parent)
+        return self._copies[store.name]
+
+    def answer(self, store: Store, query: str) -> Answer:
+        out = self.service.get_context(project_dir=self._project(store), query=query, include_related=False)
+        ids = [r["entry"]["id"] for r in out.get("results", []) if not r.get("related")]
+        return Answer(ids, float(out.get("top_relevance") or 0.0), bool(out.get("no_confident_match")))
+
+
+def _accepts(cls: type, name: str) -> bool:
+    import inspect
+
+    try:
+        return name in inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+class EngineSystem(System):
+    """``SearchIndex`` directly, with a chosen tuning and threshold."""
+
+    def __init__(self, tuning: Tuning = DEFAULT_TUNING, threshold: float = DEFAULT_MIN_RELEVANCE, name: str = "engine (SearchIndex)") -> None:
+        self.tuning, self.threshold, self.name = tuning, threshold, name
+        self._indexes: dict[str, SearchIndex] = {}
+
+    def answer(self, store: Store, query: str) -> Answer:
+        ix = self._indexes.get(store.name)
+        if ix is None:
+            ix = self._indexes[store.name] = SearchIndex(self.tuning)
+            for kind, e in store.entries:
+                ix.upsert(Doc(kind, e))
+        res = ix.search(query, SearchOptions(now=EVAL_NOW, limit=20))
+        return Answer([h.entry["id"] for h in res.hits], res.top_relevance, res.top_relevance < self.threshold)
+
+
+class ReferenceSystem(System):
+    """A baseline scorer; ``threshold`` is fitted on dev by ``fit_threshold``."""
+
+    def __init__(self, factory: Callable[[Sequence[tuple[str, Mapping[str, Any]]]], Any], name: str) -> None:
+        self.factory, self.name, self.threshold = factory, name, 0.0
+        self._scorers: dict[str, Any] = {}
+
+    def answer(self, store: Store, query: str) -> Answer:
+        sc = self._scorers.get(store.name)
+        if sc is None:
+            sc = self._scorers[store.name] = self.factory(store.entries)
+        ids, top = sc.search(query)
+        return Answer(ids, top, top < self.threshold)
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+@dataclass
+class Row:
+    system: str
+    split: str
+    n_pos: int = 0
+    n_neg: int = 0
+    n_hist: int = 0
+    hit5: float = 0.0
+    recall5: float = 0.0
+    mrr: float = 0.0
+    neg_flagged: float = 0.0
+    pos_flagged: float = 0.0
+    hist_hit5: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else 0.0
+
+
+def evaluate(system: System, cases: Iterable[Case], stores: Mapping[str, Store], split: str) -> tuple[Row, list[tuple[Case, Answer]]]:
+    runs = [(c, system.answer(stores[c.store], c.query)) for c in cases]
+    pos = [(c, a) for c, a in runs if c.type == "positive"]
+    neg = [(c, a) for c, a in runs if c.type == "negative"]
+    hist = [(c, a) for c, a in runs if c.type == "history"]
+    row = Row(system.name, split, len(pos), len(neg), len(hist))
+    hits, recalls, rrs = [], [], []
+    for c, a in pos:
+        top = a.ids[:K]
+        hits.append(float(any(i in top for i in c.expected)))
+        recalls.append(sum(i in top for i in c.expected) / max(1, len(c.expected)))
+        rank = next((r for r, i in enumerate(a.ids, 1) if i in c.expected), None)
+        rrs.append(1.0 / rank if rank else 0.0)
+        if not hits[-1] or a.flagged:
+            row.failures.append(f"{c.id} {'FLAGGED ' if a.flagged else ''}rank={rank} top={top[:3]} rel={a.top_relevance:.2f} :: {c.query}")
+    row.hit5, row.recall5, row.mrr = _mean(hits), _mean(recalls), _mean(rrs)
+    row.pos_flagged = _mean([float(a.flagged) for _, a in pos])
+    row.neg_flagged = _mean([float(a.flagged) for _, a in neg])
+    for c, a in neg:
+        if not a.flagged:
+            row.failures.append(f"{c.id} NEG-NOT-FLAGGED rel={a.top_relevance:.2f} top={a.ids[:2]} :: {c.query}")
+    hh = []
+    for c, a in hist:
+        hh.append(float(any(i in a.ids[:K] for i in c.expected)))
+        if not hh[-1]:
+            row.failures.append(f"{c.id} HISTORY-MISS top={a.ids[:3]} :: {c.query}")
+    row.hist_hit5 = _mean(hh)
+    return row, runs
+
+
+def fit_threshold(system: ReferenceSystem, dev: Sequence[Case], stores: Mapping[str, Store], max_pos_flagged: float = 0.05) -> None:
+    """The threshold flagging the most dev negatives while flagging ≤ 5% of dev positives."""
+    runs = [(c, system.answer(stores[c.store], c.query)) for c in dev if c.type in ("positive", "negative")]
+    pos = sorted(a.top_relevance for c, a in runs if c.type == "positive")
+    neg = [a.top_relevance for c, a in runs if c.type == "negative"]
+    allowed = int(max_pos_flagged * len(pos))
+    # Flag everything strictly below the (allowed+1)-th smallest positive relevance.
+    system.threshold = pos[allowed] if pos else 0.0
+    if not neg:
+        system.threshold = 0.0
+
+
+# ----------------------------------------------------------------------------- report
+
+
+COLUMNS = ("hit@5", "recall@5", "MRR", "neg flagged", "pos flagged", "history hit@5")
+
+
+def row_values(row: Row) -> tuple[float, ...]:
+    return (row.hit5, row.recall5, row.mrr, row.neg_flagged, row.pos_flagged, row.hist_hit5)
+
+
+def markdown(rows: Sequence[Row]) -> str:
+    head = "| system | split | n (pos/neg/hist) | " + " | ".join(COLUMNS) + " |"
+    sep = "|" + "---|" * (3 + len(COLUMNS))
+    lines = [head, sep]
+    for r in rows:
+        vals = " | ".join(f"{v:.3f}" for v in row_values(r))
+        lines.append(f"| {r.system} | {r.split} | {r.n_pos}/{r.n_neg}/{r.n_hist} | {vals} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="retrieval eval over evals/golden.jsonl")
+    parser.add_argument("--golden", type=Path, default=GOLDEN)
+    parser.add_argument("--split", default="all", choices=["dev", "test", "all"])
+    parser.add_argument("--engine-only", action="store_true", help="skip the service row")
+    parser.add_argument("--no-references", action="store_true", help="skip naive/BM25 rows")
+    parser.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="override a Tuning knob (engine row), e.g. --set synonyms=False")
+    parser.add_argument("--threshold", type=float, default=DEFAULT_MIN_RELEVANCE)
+    parser.add_argument("--cases", action="store_true", help="print failing cases")
+    parser.add_argument("--json", type=Path, help="write the figures as JSON")
+    parser.add_argument("--write-baseline", action="store_true", help="write evals/baseline.json")
+    args = parser.parse_args(argv)
+
+    stores = load_stores()
+    cases = [c for c in load_cases(args.golden) if c.store in stores]
+    splits = ["dev", "test"] if args.split == "all" else [args.split]
+    by_split = {s: [c for c in cases if c.split == s] for s in splits}
+
+    overrides = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        current = getattr(DEFAULT_TUNING, key)
+        overrides[key] = (value.lower() == "true") if isinstance(current, bool) else type(current)(json.loads(value)) if isinstance(current, tuple) else type(current)(value)
+    systems: list[System] = []
+    if not args.engine_only and not overrides:
+        try:
+            systems.append(ServiceSystem())
+        except ImportError:
+            pass
+    systems.append(EngineSystem(dataclasses.replace(DEFAULT_TUNING, **overrides), args.threshold))
+    if not args.no_references:
+        dev = [c for c in cases if c.split == "dev"]
+        for factory, name in ((NaiveScorer, NaiveScorer.name), (BM25Scorer, BM25Scorer.name)):
+            ref = ReferenceSystem(factory, name)
+            fit_threshold(ref, dev, stores)
+            systems.append(ref)
+
+    rows = []
+    for split in splits:
+        for system in systems:
+            row, _ = evaluate(system, by_split[split], stores, split)
+            rows.append(row)
+    print(f"stores: {', '.join(sorted(stores))}; cases: {len(cases)}; threshold {args.threshold}")
+    print(markdown(rows))
+    if args.cases:
+        for r in rows:
+            if r.system == systems[0].name:
+                print(f"\n## failures: {r.system} / {r.split}")
+                print("\n".join(r.failures) or "(none)")
+    figures = {f"{r.system}|{r.split}": dict(zip(COLUMNS, (round(v, 4) for v in row_values(r)))) for r in rows}
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    if args.write_baseline:
+        main_rows = [r for r in rows if r.system == systems[0].name]
+        baseline = {r.split: dict(zip(COLUMNS, (round(v, 4) for v in row_values(r)))) for r in main_rows}
+        baseline["system"] = systems[0].name
+        (ROOT / "evals" / "baseline.json").write_text(json.dumps(baseline, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
