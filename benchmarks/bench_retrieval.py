@@ -152,6 +152,14 @@ def bench_index(store: dict[str, list[dict]], queries: list[str]) -> None:
     opts = SearchOptions(limit=20)
     med, p95 = median_ms(lambda q: ix.search(q, opts), queries)
     print(f"SearchIndex: {len(ix)} entries, build {build:.2f} s, search median {med:.2f} ms, p95 {p95:.2f} ms")
+    # similar() runs on every record_* call (restatement detection): new entries of the same
+    # distribution as the store's, looked up without being inserted.
+    rng = random.Random(5)
+    sampler = Sampler(vocabulary(5000), rng)
+    probes = [Doc("decision", synthetic_entry(rng, "decision", 10**6 + i, sampler)) for i in range(120)]
+    it = iter(probes * 2)
+    med, p95 = median_ms(lambda _q: ix.similar(next(it), limit=5), [""] * 100)
+    print(f"SearchIndex.similar: median {med:.2f} ms, p95 {p95:.2f} ms")
 
 
 def bench_service(store: dict[str, list[dict]], queries: list[str]) -> None:

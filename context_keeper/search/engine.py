@@ -13,7 +13,7 @@ from operator import itemgetter
 from context_keeper.scope import is_global, scope_covers
 from context_keeper.search import fields as F
 from context_keeper.search import priors as P
-from context_keeper.search.abstain import DEFAULT_MIN_RELEVANCE, coherence, normalise
+from context_keeper.search.abstain import DEFAULT_MIN_RELEVANCE, coherence, confidence, normalise
 from context_keeper.search.contract import Doc, Hit, SearchOptions, SearchResult
 from context_keeper.search.index import InvertedIndex, _analyse, _Entry
 from context_keeper.search.generic import is_generic
@@ -29,6 +29,13 @@ class _Query:
     max_raw: float                          # raw score of a perfect match
     direct: list[dict[int, float]]          # postings of the query's own words found in the store
     n_atoms: int                            # query words (stop words and compounds aside)
+    related: list[tuple[dict[int, float], list[dict[int, float]]]]  # per word: own postings, stand-ins
+    absent: float                           # share of the topical query weight the store never uses
+
+
+_LEAD_RANKS = 1          # history questions: predecessors of the first few entries lead them
+_SIMILAR_TERMS = 12      # similar(): candidates from the probe's heaviest terms only
+_SIMILAR_SHORTLIST = 20  # ... and exact cosine for this many of them
 
 
 class _Filter:
@@ -84,10 +91,15 @@ class SearchIndex(InvertedIndex):
             (compounds if compound else atoms)[term] = None
         groups: list[list[tuple[str, float]]] = []
         max_raw = 0.0
+        topical = absent = 0.0
         for term in atoms:
             idf = self._idf(term)
-            if t.generic_weight != 1.0 and is_generic(term):
+            if is_generic(term):
                 idf *= t.generic_weight
+            else:
+                topical += idf
+                if term not in self._postings:
+                    absent += idf
             # A word no entry uses keeps its (maximal) weight here: "nothing recorded about
             # this" must lower relevance.
             max_raw += idf * (t.k1 + 1.0)
@@ -104,10 +116,16 @@ class SearchIndex(InvertedIndex):
                 alternatives.extend(related)
             groups.append(alternatives)
         direct = [self._postings[a] for a in atoms if a in self._postings]
+        related = []
+        if t.coherence_related > 0.0:
+            for term, alternatives in zip(atoms, groups):
+                stand_ins = [self._postings[rel] for rel, _ in alternatives if rel != term]
+                if stand_ins:
+                    related.append((self._postings.get(term, {}), stand_ins))
         for term in compounds:
             if term not in atoms and term in self._postings:
                 groups.append([(term, self._idf(term))])
-        return _Query(groups, max_raw, direct, len(atoms))
+        return _Query(groups, max_raw, direct, len(atoms), related, absent / topical if topical > 0.0 else 0.0)
 
     def _rank(
         self,
@@ -165,8 +183,9 @@ class SearchIndex(InvertedIndex):
         now: float,
         history: bool,
     ) -> tuple[float, float, int]:
-        coherence = self._coherence(q, slot)
-        rel = normalise(relevance.get(slot, 0.0), q.max_raw) * coherence
+        rel = self.base_relevance(q, slot, relevance.get(slot, 0.0))
+        if self.tuning.confidence:
+            rel = confidence(rel)
         return (raw / q.max_raw * flt.prior(info, now, history), rel, slot)
 
     def _credit_successors(
@@ -202,6 +221,59 @@ class SearchIndex(InvertedIndex):
                 mine = (unpenalised * credit, mine[1], target)
             scored[target] = mine
 
+    def base_relevance(self, q: _Query, slot: int, raw: float) -> float:
+        """Coverage × coherence (abstain.py), before the confidence mapping."""
+        return normalise(raw, q.max_raw) * self._coherence(q, slot)
+
+    def _follow_successors(self, best: list[tuple[float, float, int]]) -> list[tuple[float, float, int]]:
+        """A replaced entry ranked below its successor moves up to right behind it when it is
+        more relevant than every entry in between: the demotion of superseded entries has done
+        its job (today's answer comes first), and a question about the past that carries no
+        recognisable cue still finds the old answer near the top."""
+        out = list(best)
+        position = {slot: i for i, (_, _, slot) in enumerate(out)}
+        for i in range(len(out)):
+            score, rel, slot = out[i]
+            info = self._entries[slot]
+            if info is None or info.status != "superseded" or rel <= 0.0:
+                continue
+            successor = info.doc.entry.get("superseded_by")
+            target = self._slots.get((info.key[0], successor.strip())) if isinstance(successor, str) else None
+            j = position.get(target) if target is not None else None
+            if j is None or j >= i - 1:
+                continue
+            if all(out[k][1] < rel for k in range(j + 1, i)):
+                moved = (max(score, out[j + 1][0]), rel, slot)
+                out[j + 1 : i + 1] = [moved, *out[j + 1 : i]]
+                position = {s: n for n, (_, _, s) in enumerate(out)}
+        return out
+
+    def _lead_successors(
+        self, best: list[tuple[float, float, int]], flt: _Filter, limit: int
+    ) -> list[tuple[float, float, int]]:
+        """Question about the past ("how did deploys work before Argo CD?"): the entries a
+        well-ranked entry superseded are the likely answer, whatever words they use, so each
+        comes right before its successor (with its own relevance)."""
+        out: list[tuple[float, float, int]] = []
+        placed = set()
+        for rank, (score, rel, slot) in enumerate(best):
+            info = self._entries[slot]
+            if rank < _LEAD_RANKS and info is not None and info.status != "superseded":
+                for pred in sorted(self._predecessors.get(info.key, ())):
+                    if pred in placed:
+                        continue
+                    pinfo = self._entries[pred]
+                    if pinfo is None or not flt.passes(pinfo):
+                        continue
+                    own = next((item for item in best if item[2] == pred), None)
+                    prel = own[1] if own is not None else 0.0
+                    out.append((max(score, own[0] if own else 0.0), prel, pred))
+                    placed.add(pred)
+            if slot not in placed:
+                out.append((score, rel, slot))
+                placed.add(slot)
+        return out[:limit]
+
     def _coherence(self, q: _Query, slot: int) -> float:
         """How many of the query's own words the entry contains, saturating at
         ``coherence_k``: several asked-about words co-occurring in one entry is what separates
@@ -209,7 +281,12 @@ class SearchIndex(InvertedIndex):
         k = self.tuning.coherence_k
         if k <= 0:
             return 1.0
-        found = sum(1 for plist in q.direct if slot in plist)
+        found: float = sum(1 for plist in q.direct if slot in plist)
+        if q.related:
+            credit = self.tuning.coherence_related
+            found += credit * sum(
+                1 for own, plists in q.related if slot not in own and any(slot in p for p in plists)
+            )
         return coherence(found, q.n_atoms, k)
 
     def _feedback(self, acc: dict[int, float], groups: list[list[tuple[str, float]]]) -> dict[int, float]:
@@ -246,7 +323,7 @@ class SearchIndex(InvertedIndex):
     def search(self, query: str, options: SearchOptions = SearchOptions()) -> SearchResult:
         now = (F.as_utc(options.now) if options.now else datetime.now(timezone.utc)).timestamp()
         limit = max(0, int(options.limit or 0))
-        history = P.asks_about_past(query)
+        history = P.asks_about_past(query) if self.tuning.history_cues else False
         flt = _Filter(options)
         q = self._query(query)
         if q.groups:
@@ -263,6 +340,10 @@ class SearchIndex(InvertedIndex):
                     if info is not None and flt.passes(info)
                 ),
             )
+        if self.tuning.history_follows and not history:
+            best = self._follow_successors(best)
+        if self.tuning.history_leads and history:
+            best = self._lead_successors(best, flt, limit)
         hits = []
         for score, rel, slot in best:
             info = self._entries[slot]
@@ -291,7 +372,11 @@ class SearchIndex(InvertedIndex):
 
     def similar(self, doc: Doc, limit: int = 5) -> list[Hit]:
         """Stored entries most like ``doc`` by tf-idf cosine (0..1), best first; deprecated
-        entries and the entry with the same (kind, id) are left out."""
+        entries and the entry with the same (kind, id) are left out.
+
+        Candidates come from the posting lists of the probe's ``_SIMILAR_TERMS`` heaviest
+        terms only (a restatement shares its distinctive words; the frequent ones touch most
+        of the store and decide nothing); the cosine of the shortlist is then exact."""
         probe = _analyse(doc, ("", ""))
         qvec = self._vector(probe.tf)
         qnorm = math.sqrt(sum(v * v for v in qvec.values()))
@@ -299,8 +384,9 @@ class SearchIndex(InvertedIndex):
             return []
         entry = doc.entry if isinstance(doc.entry, Mapping) else {}
         own_key = (str(doc.kind), F.entry_id(entry) or "")
-        rough = self._score_groups([[(t, v / qnorm)] for t, v in qvec.items()])
-        shortlist = heapq.nlargest(max(50, limit * 10), rough.items(), key=lambda kv: kv[1])
+        heavy = heapq.nlargest(_SIMILAR_TERMS, qvec.items(), key=itemgetter(1))
+        rough = self._score_groups([[(t, v)] for t, v in heavy])
+        shortlist = heapq.nlargest(max(_SIMILAR_SHORTLIST, limit * 4), rough.items(), key=itemgetter(1))
         out = []
         for slot, _ in shortlist:
             info = self._entries[slot]

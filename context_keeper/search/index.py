@@ -81,6 +81,8 @@ class InvertedIndex:
         self._entries: list[_Entry | None] = []
         self._free: list[int] = []
         self._postings: dict[str, dict[int, float]] = {}
+        # (kind, id of a successor) -> slots of the entries it superseded
+        self._predecessors: dict[tuple[str, str], set[int]] = {}
         self._len_sums = [0] * len(F.GROUPS)
         self._avg_used = [0.0] * len(F.GROUPS)
         self._anon = 0
@@ -117,7 +119,17 @@ class InvertedIndex:
         self._slots[key] = slot
         for gi, n in enumerate(info.lens):
             self._len_sums[gi] += n
+        successor = self._successor_key(info)
+        if successor is not None:
+            self._predecessors.setdefault(successor, set()).add(slot)
         return slot, info
+
+    @staticmethod
+    def _successor_key(info: _Entry) -> tuple[str, str] | None:
+        successor = info.doc.entry.get("superseded_by") if isinstance(info.doc.entry, Mapping) else None
+        if info.status != "superseded" or not isinstance(successor, str) or not successor.strip():
+            return None
+        return (info.key[0], successor.strip())
 
     def remove(self, kind: str, entry_id: str) -> None:
         key = (str(kind), str(entry_id))
@@ -144,6 +156,13 @@ class InvertedIndex:
                     del self._postings[term]
         for gi, n in enumerate(info.lens):
             self._len_sums[gi] -= n
+        successor = self._successor_key(info)
+        if successor is not None:
+            slots = self._predecessors.get(successor)
+            if slots is not None:
+                slots.discard(slot)
+                if not slots:
+                    del self._predecessors[successor]
         self._entries[slot] = None
         self._free.append(slot)
 

@@ -34,16 +34,19 @@ def max_prior(history: bool, scoped: bool) -> float:
 _HISTORY = re.compile(
     r"\b(used to|previous(?:ly)?|originally|initially|at first|formerly|earlier|in the past|"
     r"at some point|at one point|back then|back when|once upon|ever|"
-    r"old (?:approach|way|version|behaviou?r|design|setup|system|scheme)|the old|"
+    r"old (?:approach|way|version|behaviou?r|design|setup|system|scheme)|"
     r"no longer|any ?more|stopped|stop (?:doing|using)|gave up|abandon(?:ed)?|"
     r"replaced|superseded|switch(?:ed)? (?:away )?from|moved away|moved off|what happened to|"
     r"why did we (?:stop|drop|change|switch|move|remove|abandon)|history of|"
     r"was it always|did we (?:use|have|do) before)\b",
     re.IGNORECASE,
 )
-# "before X" is about the past only in a past-tense question ("before the merge, how did…"),
+# "before X" / "start with" / "first version" are about the past only in a past-tense question ("before the merge, how did…"),
 # not in "can I call the tax service before committing?".
-_BEFORE = re.compile(r"\bbefore\b", re.IGNORECASE)
+_BEFORE = re.compile(
+    r"\b(before|start(?:ed)? (?:out )?(?:with|on|by)|began|begin with|first (?:version|release|design))\b",
+    re.IGNORECASE,
+)
 _PAST_TENSE = re.compile(r"\b(did|was|were|had|used)\b", re.IGNORECASE)
 
 

@@ -19,8 +19,18 @@ class Tuning:
     # Coherence: relevance is scaled by the share of the first ``coherence_k`` query words the
     # entry itself contains (0 turns it off).
     coherence_k: int = 4
+    # Share of a word credited to coherence when the entry has only a related term for it.
+    coherence_related: float = 0.0
+    # Map coverage × coherence through the fitted confidence model (abstain.confidence).
+    confidence: bool = True
     # A matching superseded entry lends this share of its score to its (active) successor.
     successor_credit: float = 0.8
+    # ... and then ranks right behind that successor (history questions without a cue).
+    history_follows: bool = True
+    # A question about the past: what an entry near the top superseded comes right before it.
+    history_leads: bool = True
+    # Recognise questions about the past (priors.asks_about_past); off = robustness check.
+    history_cues: bool = True
     # Related-term expansion: a related word stands in for a query word at this discount.
     synonyms: bool = True
     synonym_weight: float = 0.5

@@ -1,0 +1,220 @@
+"""Calibrate the abstention model on the dev split, with leave-one-store-out cross-validation.
+
+    python evals/calibrate.py [--set knob=value ...] [--features log_rel,absent] [--max-pos-flagged 0.03]
+
+For every dev case (positives, history and negatives of ``evals/golden.jsonl``) the engine is
+run with the confidence mapping off, and the top hit's features are collected:
+
+- ``log_rel``: ln of coverage × coherence (abstain.py) of the most relevant hit;
+- ``absent``: share of the question's topical (non-everyday) IDF weight made of words the
+  store never uses — an in-domain question nobody answered often hinges on one or two such
+  words ("GraphQL", "Switzerland").
+
+Cross-validation: for each store, a logistic model (class-balanced, L2) is fitted on the other
+stores' dev cases and its threshold set so that at most ``--max-pos-flagged`` of their
+positives are flagged; the held-out store's cases are then scored. The pooled held-out figures
+("CV") estimate how the configuration generalises to unseen stores; the figures of the model
+fitted on all dev stores ("in-sample") are printed beside them. The final coefficients are
+fitted on all dev stores; with the single feature ``log_rel`` (what CV chose, see
+``evals/README.md``) the output is the exponent ``CONF_GAMMA`` that maps the fitted threshold to
+``DEFAULT_MIN_RELEVANCE`` = 0.5: paste it into ``context_keeper/search/abstain.py``.
+
+The test split is never read here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "evals"))
+
+import run_retrieval as rr  # noqa: E402
+
+from context_keeper.search import Doc, SearchIndex, SearchOptions  # noqa: E402
+from context_keeper.search.tuning import DEFAULT_TUNING  # noqa: E402
+
+TARGET = 0.5  # the confidence the fitted threshold is mapped to (DEFAULT_MIN_RELEVANCE)
+FLOOR = 0.005
+
+
+def collect(tuning, stores, cases) -> list[dict]:
+    tuning = dataclasses.replace(tuning, confidence=False)
+    indexes: dict[str, SearchIndex] = {}
+    rows = []
+    for c in cases:
+        ix = indexes.get(c.store)
+        if ix is None:
+            ix = indexes[c.store] = SearchIndex(tuning)
+            for kind, e in stores[c.store].entries:
+                ix.upsert(Doc(kind, e))
+        res = ix.search(c.query, SearchOptions(now=rr.EVAL_NOW, limit=20))
+        q = ix._query(c.query)
+        rows.append(
+            {
+                "id": c.id,
+                "store": c.store,
+                "type": c.type,
+                "query": c.query,
+                "rel": res.top_relevance,
+                "log_rel": math.log(max(res.top_relevance, FLOOR)),
+                "absent": q.absent,
+            }
+        )
+    return rows
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def fit(X: Sequence[Sequence[float]], y: Sequence[int], l2: float = 1.0) -> tuple[float, list[float]]:
+    """Class-balanced L2 logistic regression by Newton steps (standardised features)."""
+    d = len(X[0])
+    mu = [sum(x[j] for x in X) / len(X) for j in range(d)]
+    sd = [max(1e-6, math.sqrt(sum((x[j] - mu[j]) ** 2 for x in X) / len(X))) for j in range(d)]
+    Z = [[(x[j] - mu[j]) / sd[j] for j in range(d)] for x in X]
+    npos = sum(y)
+    cw = {1: len(y) / (2 * npos), 0: len(y) / (2 * (len(y) - npos))}
+    w = [0.0] * (d + 1)
+    for _ in range(100):
+        g = [0.0] * (d + 1)
+        H = [[0.0] * (d + 1) for _ in range(d + 1)]
+        for z, t in zip(Z, y):
+            v = [1.0, *z]
+            p = _sigmoid(sum(a * b for a, b in zip(w, v)))
+            c = cw[t]
+            for i in range(d + 1):
+                g[i] += c * (p - t) * v[i]
+                for j in range(d + 1):
+                    H[i][j] += c * p * (1 - p) * v[i] * v[j]
+        for i in range(1, d + 1):
+            g[i] += l2 * w[i]
+            H[i][i] += l2
+        step = _solve(H, g)
+        w = [a - b for a, b in zip(w, step)]
+        if max(abs(s) for s in step) < 1e-9:
+            break
+    coef = [w[j + 1] / sd[j] for j in range(d)]
+    bias = w[0] - sum(w[j + 1] * mu[j] / sd[j] for j in range(d))
+    return bias, coef
+
+
+def _solve(A: list[list[float]], b: list[float]) -> list[float]:
+    n = len(b)
+    M = [row[:] + [b[i]] for i, row in enumerate(A)]
+    for i in range(n):
+        piv = max(range(i, n), key=lambda r: abs(M[r][i]))
+        M[i], M[piv] = M[piv], M[i]
+        for r in range(n):
+            if r != i and M[i][i] != 0.0:
+                f = M[r][i] / M[i][i]
+                for c in range(i, n + 1):
+                    M[r][c] -= f * M[i][c]
+    return [M[i][n] / M[i][i] if M[i][i] else 0.0 for i in range(n)]
+
+
+def score(bias: float, coef: Sequence[float], row: dict, features: Sequence[str]) -> float:
+    return bias + sum(c * row[f] for c, f in zip(coef, features))
+
+
+def threshold(scores_pos: Sequence[float], max_pos_flagged: float) -> float:
+    """A threshold flagging at most ``max_pos_flagged`` of these positives, halfway between the
+    last positive it flags and the first it keeps (not flush against a positive's score)."""
+    s = sorted(scores_pos)
+    if not s:
+        return 0.0
+    k = int(max_pos_flagged * len(s))
+    return (s[k] + s[k - 1]) / 2 if k > 0 else s[0] - 0.25
+
+
+def model(rows: Sequence[dict], features: Sequence[str], max_pos_flagged: float) -> tuple[float, list[float], float]:
+    train = [r for r in rows]
+    X = [[r[f] for f in features] for r in train]
+    y = [int(r["type"] != "negative") for r in train]
+    if list(features) == ["log_rel"]:
+        bias, coef = 0.0, [1.0]  # one feature: only the threshold is fitted
+    else:
+        bias, coef = fit(X, y)
+    th = threshold([score(bias, coef, r, features) for r in train if r["type"] == "positive"], max_pos_flagged)
+    return bias, coef, th
+
+
+def figures(rows: Sequence[dict], flagged: Sequence[bool]) -> dict[str, float]:
+    def share(kind: str) -> float:
+        xs = [f for r, f in zip(rows, flagged) if r["type"] == kind]
+        return sum(xs) / len(xs) if xs else 0.0
+
+    return {"neg flagged": share("negative"), "pos flagged": share("positive"), "history flagged": share("history")}
+
+
+def auc(rows: Sequence[dict], scores: Sequence[float]) -> float:
+    pos = [s for r, s in zip(rows, scores) if r["type"] != "negative"]
+    neg = [s for r, s in zip(rows, scores) if r["type"] == "negative"]
+    if not pos or not neg:
+        return 0.0
+    return sum((p > n) + 0.5 * (p == n) for p in pos for n in neg) / (len(pos) * len(neg))
+
+
+def cross_validate(rows: Sequence[dict], features: Sequence[str], max_pos_flagged: float) -> dict[str, float]:
+    stores = sorted({r["store"] for r in rows})
+    held, flags, scores = [], [], []
+    for s in stores:
+        bias, coef, th = model([r for r in rows if r["store"] != s], features, max_pos_flagged)
+        for r in rows:
+            if r["store"] == s:
+                z = score(bias, coef, r, features)
+                held.append(r)
+                flags.append(z < th)
+                scores.append(z - th)
+    out = figures(held, flags)
+    out["AUC"] = auc(held, scores)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE")
+    parser.add_argument("--features", default="log_rel")
+    parser.add_argument("--max-pos-flagged", type=float, default=0.03)
+    parser.add_argument("--json", type=Path, help="write the collected dev features")
+    args = parser.parse_args(argv)
+    overrides = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        current = getattr(DEFAULT_TUNING, key)
+        overrides[key] = (value.lower() == "true") if isinstance(current, bool) else type(current)(value)
+    tuning = dataclasses.replace(DEFAULT_TUNING, **overrides)
+    stores = rr.load_stores()
+    cases = [c for c in rr.load_cases() if c.store in stores and c.split == "dev"]
+    rows = collect(tuning, stores, cases)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    features = args.features.split(",")
+    n = {k: sum(r["type"] == k for r in rows) for k in ("positive", "negative", "history")}
+    print(f"dev stores: {', '.join(sorted({r['store'] for r in rows}))}; cases {n}; features {features}")
+    cv = cross_validate(rows, features, args.max_pos_flagged)
+    bias, coef, th = model(rows, features, args.max_pos_flagged)
+    ins = figures(rows, [score(bias, coef, r, features) < th for r in rows])
+    ins["AUC"] = auc(rows, [score(bias, coef, r, features) for r in rows])
+    for name, fig in (("CV (leave one store out)", cv), ("in-sample (all dev)", ins)):
+        print(f"{name:26s} " + "  ".join(f"{k} {v:.3f}" for k, v in fig.items()))
+    if features == ["log_rel"]:
+        # confidence = relevance ** gamma puts the fitted threshold at TARGET.
+        print(f"threshold: relevance {math.exp(th):.4f}; CONF_GAMMA = {math.log(TARGET) / th:.4f}")
+    else:
+        # Shift the intercept so the fitted threshold sits at confidence TARGET.
+        shifted = bias - th + math.log(TARGET / (1 - TARGET))
+        print("coefficients: bias %.4f, %s" % (shifted, ", ".join(f"{f} {c:.4f}" for f, c in zip(features, coef))))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
