@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -330,6 +331,23 @@ def _slim_schemas(mcp: MCPServer) -> None:
             strip(registered.output_schema)
 
 
+WARM_UP_DELAY_S = 0.5
+
+
+def _warm_up(svc: Service) -> None:
+    """Parse the store and build the search index before the first query needs them (a few
+    seconds on a 10,000-entry store). Started after a short delay so it does not compete with
+    the client's handshake for the interpreter."""
+    try:
+        svc.index(svc.store())
+    except ContextKeeperError:
+        pass  # no project yet, or a corrupt file: the first tool call reports it properly
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    build_server().run()
+    svc = Service()
+    timer = threading.Timer(WARM_UP_DELAY_S, _warm_up, args=(svc,))
+    timer.daemon = True
+    timer.start()
+    build_server(svc).run()
