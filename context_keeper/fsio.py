@@ -1,4 +1,14 @@
-"""Crash-safe file writes: temp file in the same directory, fsync, atomic replace."""
+"""Crash-safe file writes: temp file in the same directory, fsync, atomic replace.
+
+A reader (another process, an editor, ``git``) sees the old file or the new one, never a mix;
+after ``atomic_write_*`` returns, the new content and the directory entry pointing at it have been
+handed to the disk with ``fsync``. What the disk does with a flushed write is beyond our reach
+(see docs/reliability.md).
+
+Temp files are named ``.<name>.<random>.tmp``; one left behind means a writer died before the
+rename, and its content was never acknowledged to anyone (``context-keeper doctor --fix`` removes
+old ones).
+"""
 
 from __future__ import annotations
 
@@ -7,46 +17,65 @@ import os
 import tempfile
 from pathlib import Path
 
+TEMP_SUFFIX = ".tmp"
 
-def atomic_write_text(path: Path, text: str, *, keep_previous: Path | None = None) -> os.stat_result:
-    """Replace ``path`` with ``text`` so a reader sees the old or the new file, never half.
 
-    ``keep_previous``: hard-link the file being replaced there first (no copy; the old inode
-    lives on as the backup). Returns the new file's stat.
+def _umask() -> int:
+    try:  # Linux reports it without changing it
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    # Elsewhere it can only be read by setting it: once, at import, before any thread writes.
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask() if os.name == "posix" else 0
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, fsync: bool = True) -> os.stat_result:
+    """Replace ``path`` with ``data`` atomically. Returns the new file's stat.
+
+    The file keeps the permission bits of the file it replaces (a new file gets the usual
+    ``0o666 & ~umask``), not the private 0600 of a fresh temp file. ``fsync=False`` is for
+    files whose loss on power failure is harmless (derived caches).
     """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = text.encode("utf-8")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
-        if keep_previous is not None and path.exists():
-            _link_backup(path, keep_previous)
+            if fsync:
+                os.fsync(handle.fileno())
+        if os.name == "posix":
+            try:
+                mode = path.stat().st_mode & 0o7777
+            except FileNotFoundError:
+                mode = 0o666 & ~_UMASK
+            os.chmod(tmp_name, mode)
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
-    _fsync_dir(path.parent)
+    if fsync:
+        fsync_dir(path.parent)
     return path.stat()
 
 
-def _link_backup(path: Path, backup: Path) -> None:
-    backup.parent.mkdir(parents=True, exist_ok=True)
-    staging = backup.with_name(backup.name + ".new")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(staging)
-    try:
-        os.link(path, staging)
-    except OSError:
-        # Filesystems without hard links: fall back to a copy.
-        staging.write_bytes(path.read_bytes())
-    os.replace(staging, backup)
+def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> os.stat_result:
+    """``atomic_write_bytes`` of ``text`` encoded as UTF-8 (always UTF-8, whatever the locale)."""
+    return atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a rename inside ``directory`` durable (POSIX; a no-op elsewhere)."""
     if os.name != "posix":
         return
     fd = os.open(directory, os.O_RDONLY)

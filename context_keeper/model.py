@@ -26,7 +26,8 @@ MAX_SHORT_TEXT = 500
 MAX_LIST = 100
 MAX_STEPS = 100
 
-ID_RE = re.compile(r"^(?P<prefix>[a-z]+)-(?P<num>\d{1,9})(?:-(?P<suffix>[0-9a-zA-Z]{1,16}))?$")
+# ASCII digits only: "dec-00\u0661" (an Arabic-Indic one) is not an id.
+ID_RE = re.compile(r"^(?P<prefix>[a-z]+)-(?P<num>[0-9]{1,9})(?:-(?P<suffix>[0-9a-zA-Z]{1,16}))?$")
 
 
 @dataclass(frozen=True)
@@ -310,6 +311,27 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
     if kind is DECISION and not entry.get("why_chosen") and isinstance(raw.get("rationale"), str):
         entry["why_chosen"] = raw["rationale"]
     return entry, problems
+
+
+def check_encodable(values: Any, path: str = "") -> None:
+    """Refuse text that cannot be stored as UTF-8 (lone surrogates, which JSON escapes allow)."""
+    if isinstance(values, str):
+        try:
+            values.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            name = path.split(".")[0].split("[")[0] or "text"
+            raise InvalidInput(
+                f"{path or 'text'}: character {exc.start + 1} is a lone UTF-16 surrogate, which is not "
+                "valid Unicode text; send the text as proper UTF-8",
+                field=name,
+            ) from None
+    elif isinstance(values, Mapping):
+        for key, item in values.items():
+            check_encodable(key, path or "field name")
+            check_encodable(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(values, (list, tuple)):
+        for i, item in enumerate(values):
+            check_encodable(item, f"{path}[{i}]")
 
 
 def entry_title(kind: Kind, entry: Mapping[str, Any]) -> str:

@@ -2,33 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from context_keeper.model import DECISION, Kind, entry_title, id_sort_key
 
-# Stored text must not be able to close the framing around it and pose as the caller.
-_FRAME_BREAKERS = ("</project-memory", "<project-memory", "</system", "<system", "```")
+# Stored text must not be able to close the framing around it and pose as the caller: any tag
+# spelling of the frame or of a system turn (whatever the case or spacing) loses its "<", and
+# code fences lose their backticks.
+_FRAME_TAG = re.compile(r"<(?=\s*/?\s*(?:project-memory|system)\b)", re.IGNORECASE)
 
 
 def neutralize(text: Any) -> str:
     """Collapse whitespace and defuse markup that could break out of an injection frame."""
     out = " ".join(str(text or "").split())
-    for marker in _FRAME_BREAKERS:
-        if marker in out.lower():
-            out = _replace_ci(out, marker, marker.replace("<", "‹").replace("`", "'"))
-    return out
-
-
-def _replace_ci(text: str, needle: str, replacement: str) -> str:
-    lower = text.lower()
-    out, start = [], 0
-    while (i := lower.find(needle, start)) != -1:
-        out.append(text[start:i])
-        out.append(replacement)
-        start = i + len(needle)
-    out.append(text[start:])
-    return "".join(out)
+    return _FRAME_TAG.sub("‹", out).replace("```", "'" * 3)
 
 
 def clip(text: Any, limit: int) -> str:

@@ -1,9 +1,12 @@
 """Refuse to store text that looks like a credential.
 
 Memory is committed to git and injected into model context, so a leaked key would spread.
-The patterns favour precision: well-known key formats, explicit ``password=`` style
-assignments, bearer tokens, and long random-looking tokens (entropy check that skips hex ids
-such as git SHAs and UUIDs).
+The patterns favour precision, because a false alarm blocks an agent from recording ordinary
+engineering text: well-known key formats, private key blocks, credentials in URLs and HTTP
+auth headers, ``password=`` style assignments whose value looks like a literal (not a
+placeholder, an environment lookup or a plain word in prose), and long random-looking tokens
+(an entropy check that skips hex ids such as git SHAs and UUIDs, paths and digests).
+``tests/test_secrets.py`` pins both sides with tables.
 """
 
 from __future__ import annotations
@@ -16,26 +19,40 @@ from typing import Any
 
 from context_keeper.errors import InvalidInput
 
+_KEYWORD = (
+    r"(?<![A-Za-z])(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|"
+    r"access[_-]?token|auth[_-]?token|private[_-]?key|client[_-]?secret|token)(?![A-Za-z])"
+)
+# Values that only point at where a secret lives: $VAR, ${VAR}, <token>, ***, os.environ[...], ...
+_PLACEHOLDER = re.compile(
+    r"^(?:\$|<|\{\{|\*{3}|x{3,}|\.\.\.|%\(|none$|null$|nil$|true$|false$|env\b|os\.|process\.env|"
+    r"getenv|settings\.|config\.|secrets\.|vault:|changeme$|redacted$|example$)",
+    re.IGNORECASE,
+)
+_ASSIGNMENT = re.compile(_KEYWORD + r"[\"']?\s*(?P<op>:=|=>|=|:)\s*(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;]+)",
+                         re.IGNORECASE)
+
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("a private key", re.compile(r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----")),
-    ("an AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+    ("an AWS access key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b")),
     ("a GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})\b")),
-    ("a Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
-    ("an API secret key", re.compile(r"\b(?:sk|rk)[-_](?:live|test|proj)?[-_]?[A-Za-z0-9]{20,}")),
+    ("a GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
+    ("an npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    ("a Slack token", re.compile(r"\bxox[abprse]-[A-Za-z0-9-]{10,}")),
+    ("an API secret key", re.compile(r"\b(?:sk|rk)[-_](?:live|test|proj|ant-api\d\d|ant)?[-_]?[A-Za-z0-9_-]{20,}")),
     ("a Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     ("a JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("a bearer token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{20,}", re.IGNORECASE)),
-    (
-        "a password or secret assignment",
-        re.compile(
-            r"\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)"
-            r"\s*[:=]\s*[\"']?(?![\"']?\s*(?:<|\$\{|\$[A-Z_]|\*{3}|x{3}|\.\.\.|none\b|null\b|env\b|os\.environ))[^\s\"']{6,}",
-            re.IGNORECASE,
-        ),
-    ),
+    ("a bearer token", re.compile(r"\bBearer\s+(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{20,}", re.IGNORECASE)),
+    ("a basic-auth header",
+     re.compile(r"\bBasic\s+(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/])")),
+    ("a URL with an embedded password",
+     re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?![$<{*]|x{3})[^\s/@]{3,}@", re.IGNORECASE)),
 )
-_TOKEN = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
+
+_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_=-]{32,}")
 _HEXISH = re.compile(r"^[0-9a-fA-F-]+$")
+_DIGEST_PREFIX = re.compile(r"^(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?)[-:]", re.IGNORECASE)
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
 def _entropy(text: str) -> float:
@@ -44,10 +61,31 @@ def _entropy(text: str) -> float:
 
 
 def _looks_random(token: str) -> bool:
-    if _HEXISH.match(token) or "/" in token.strip("/") and token.count("/") > 2:
+    core = token.strip("=")
+    if _HEXISH.match(core) or core.count("/") > 2:
         return False
-    classes = sum(bool(re.search(p, token)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]"))
-    return classes == 3 and _entropy(token) > 4.3
+    words = _WORD.findall(core)
+    if words and sum(map(len, words)) / len(words) >= 4:
+        return False  # an identifier made of words (getUserNameV2, AbstractFactoryBean): not random
+    classes = sum(bool(re.search(p, core)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]"))
+    return classes == 3 and _entropy(core) > 4.0
+
+
+def _literal_value(op: str, value: str) -> bool:
+    """Does the right-hand side of ``password=...`` look like an actual credential?"""
+    quoted = value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2
+    inner = value[1:-1] if quoted else value
+    if len(inner) < 6 or _PLACEHOLDER.match(inner) or not inner.strip():
+        return False
+    if quoted:
+        return True
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*)?|[A-Za-z_]\w*\(.*", inner):
+        return False  # settings.DB_PASSWORD, get_password(): code, not a literal
+    if op == ":" and re.fullmatch(r"[A-Za-z]+[.,]?", inner):
+        return False  # "Password: required" is prose
+    if re.fullmatch(r"[A-Z][A-Z0-9_]+", inner) and "_" in inner:
+        return False  # the name of an environment variable
+    return True
 
 
 def find_secret(text: str) -> str | None:
@@ -55,7 +93,13 @@ def find_secret(text: str) -> str | None:
     for label, pattern in _PATTERNS:
         if pattern.search(text):
             return label
-    for token in _TOKEN.findall(text):
+    for match in _ASSIGNMENT.finditer(text):
+        if _literal_value(match["op"], match["value"]):
+            return "a password or secret assignment"
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if _DIGEST_PREFIX.match(token) or _DIGEST_PREFIX.match(text[max(0, match.start() - 7) : match.start()]):
+            continue  # a content digest (sha512-..., sha256:...) is public by design
         if _looks_random(token):
             return "a high-entropy token"
     return None

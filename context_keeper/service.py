@@ -269,9 +269,10 @@ class Service:
             ftxn.put(current["id"], raw)
             entry = ftxn.get(current["id"])
         self._index_after_write(store, kind, before, [entry])
+        answer = {"success": True, "id": entry["id"], "updated_fields": sorted(cleaned), "entry": entry}
         if kind is DECISION:
-            self._auto_export(store)
-        return {"success": True, "id": entry["id"], "updated_fields": sorted(cleaned), "entry": entry}
+            self._auto_export(store, answer)
+        return answer
 
     def deprecate_entry(
         self,
@@ -327,7 +328,7 @@ class Service:
                 answer["survivor"] = ftxn.get(successor)
         self._index_after_write(store, kind, before, changed)
         if kind is DECISION:
-            self._auto_export(store)
+            self._auto_export(store, answer)
         return answer
 
     # ------------------------------------------------------------ markdown

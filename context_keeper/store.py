@@ -1,18 +1,24 @@
 """The ``.context/`` store: cached reads, locked read-modify-write, atomic files.
 
 Each store file is a JSON array of entry objects. Reads are served from memory and checked
-against the file's (mtime_ns, size, inode) on every call, so a hand edit or another process's
-write is picked up without re-parsing unchanged files. Writes happen inside ``transaction()``,
+against the file's (mtime, ctime, size, inode) on every call, so a hand edit or another
+process's write is picked up without re-parsing unchanged files. Writes happen inside ``transaction()``,
 which holds a cross-process ``filelock`` on ``.context/.lock`` and works on the file as it is on
-disk at that moment.
+disk at that moment (confirmed by content, not only by the stamp).
 
 The raw items of a file are kept alongside the normalised entries: a rewrite reproduces every
-item it did not change exactly as it was — malformed ones and unknown fields included.
+item it did not change as the same JSON value, unknown fields included, and a malformed item
+byte for byte as it was written. Every successful write also leaves a copy of the new file in
+``.context/.last-good/`` for ``context-keeper doctor --fix`` to restore after a bad hand edit.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+import logging
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,15 +30,21 @@ from filelock import FileLock, Timeout
 
 from context_keeper import model
 from context_keeper.config import read_config_file
-from context_keeper.errors import CorruptStoreFile, NotFound, StoreError
-from context_keeper.fsio import atomic_write_text
+from context_keeper.errors import CorruptStoreFile, InvalidInput, NotFound, StoreError
+from context_keeper.fsio import atomic_write_bytes, atomic_write_text
 from context_keeper.model import KINDS, Kind
 from context_keeper.project import CONTEXT_DIR
+
+log = logging.getLogger("context_keeper")
 
 LOCK_TIMEOUT_S = 30.0
 BACKUP_DIR = ".last-good"
 
-Stamp = tuple[int, int, int]
+Stamp = tuple[int, int, int, int]
+_WS = re.compile(r"[ \t\n\r]*")
+_BOM = "\ufeff"
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _stamp(path: Path) -> Stamp | None:
@@ -40,12 +52,22 @@ def _stamp(path: Path) -> Stamp | None:
         st = path.stat()
     except FileNotFoundError:
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _chunk(item: Any) -> str:
     """One array item exactly as ``json.dumps(items, indent=2)`` would lay it out."""
-    return "  " + json.dumps(item, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+    text = json.dumps(item, indent=2, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (legal in JSON text, not in UTF-8): keep it as an escape.
+        text = json.dumps(item, indent=2, ensure_ascii=True)
+    return "  " + text.replace("\n", "\n  ")
 
 
 @dataclass(frozen=True)
@@ -57,53 +79,214 @@ class FileState:
     stamp: Stamp | None
     raw: tuple[Any, ...] = ()
     chunks: tuple[str | None, ...] = ()
-    entries: tuple[dict, ...] = ()
+    entries_by_id: dict[str, dict] = field(default_factory=dict)  # file order
     positions: dict[str, int] = field(default_factory=dict)  # id -> index in raw
-    problems: tuple[str, ...] = ()
+    item_problems: dict[int, tuple[str, ...]] = field(default_factory=dict)  # raw index -> problems
+    max_number: int = 0  # highest numeric id part among all items, malformed ones included
     error: CorruptStoreFile | None = None
+    digest: bytes | None = None  # of the bytes on disk, to confirm the cache under the lock
+    scrub: bool = False  # the file has \uD800-style escapes: entries need checking for them
 
     @property
-    def entries_by_id(self) -> dict[str, dict]:
-        cached = self.__dict__.get("_by_id")
+    def entries(self) -> tuple[dict, ...]:
+        cached = self.__dict__.get("_entries")
         if cached is None:
-            cached = {e["id"]: e for e in self.entries}
-            object.__setattr__(self, "_by_id", cached)
+            cached = tuple(self.entries_by_id.values())
+            object.__setattr__(self, "_entries", cached)
         return cached
 
+    @property
+    def problems(self) -> tuple[str, ...]:
+        return tuple(p for index in sorted(self.item_problems) for p in self.item_problems[index])
 
-def _build_state(kind: Kind, path: Path, stamp: Stamp | None, raw: list, chunks: list) -> FileState:
-    entries: list[dict] = []
-    positions: dict[str, int] = {}
-    problems: list[str] = []
+
+def _scrub(value: Any) -> tuple[Any, bool]:
+    """``value`` with lone surrogates replaced by U+FFFD (they cannot be sent as UTF-8)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return _LONE_SURROGATE.sub("\ufffd", value), True
+        return value, False
+    if isinstance(value, dict):
+        out, hit = {}, False
+        for key, item in value.items():
+            key, k_hit = _scrub(key)
+            out[key], v_hit = _scrub(item)
+            hit = hit or k_hit or v_hit
+        return (out, True) if hit else (value, False)
+    if isinstance(value, list):
+        pairs = [_scrub(item) for item in value]
+        if any(hit for _, hit in pairs):
+            return [item for item, _ in pairs], True
+        return value, False
+    return value, False
+
+
+def _id_number(kind: Kind, item: Any) -> int:
+    parsed = model.parse_id(item.get("id")) if isinstance(item, dict) else None
+    return parsed[1] if parsed and parsed[0] == kind.prefix else 0
+
+
+class _Builder:
+    """Normalises items one at a time, so a write re-reads only the items it touched."""
+
+    def __init__(self, kind: Kind, path: Path, base: FileState | None = None) -> None:
+        self.kind, self.path = kind, path
+        self.raw = list(base.raw) if base else []
+        self.chunks = list(base.chunks) if base else []
+        self.entries = dict(base.entries_by_id) if base else {}
+        self.positions = dict(base.positions) if base else {}
+        self.problems = dict(base.item_problems) if base else {}
+        self.max_number = base.max_number if base else 0
+        self.scrub = base.scrub if base else False
+
+    def _admit(self, index: int, item: Any) -> None:
+        entry, problems = model.read_entry(self.kind, item)
+        if self.scrub and entry is not None:
+            entry, replaced = _scrub(entry)
+            if replaced:
+                problems = [*problems, f"{entry['id']}: text with a lone surrogate (invalid \\u escape), shown as \ufffd"]
+        self.max_number = max(self.max_number, _id_number(self.kind, item))
+        if entry is not None and self.positions.get(entry["id"], index) != index:
+            problems = [*problems, f"duplicate id {entry['id']} (first one kept)"]
+            entry = None
+        if problems:
+            self.problems[index] = tuple(f"{self.path.name} item {index + 1}: {p}" for p in problems)
+        else:
+            self.problems.pop(index, None)
+        if entry is not None:
+            self.positions[entry["id"]] = index
+            self.entries[entry["id"]] = entry
+
+    def append(self, item: Any, chunk: str | None = None) -> None:
+        self.raw.append(item)
+        self.chunks.append(chunk)
+        self._admit(len(self.raw) - 1, item)
+
+    def put(self, entry_id: str, item: dict) -> None:
+        index = self.positions[entry_id]
+        if item.get("id") != entry_id:
+            raise ValueError("put() cannot change an entry's id")
+        self.raw[index] = item
+        self.chunks[index] = None
+        self._admit(index, item)
+
+    def state(self, stamp: Stamp | None, digest: bytes | None = None) -> FileState:
+        return FileState(self.kind, self.path, stamp, tuple(self.raw), tuple(self.chunks), dict(self.entries),
+                         dict(self.positions), dict(self.problems), self.max_number, digest=digest, scrub=self.scrub)
+
+
+def _build_state(
+    kind: Kind,
+    path: Path,
+    stamp: Stamp | None,
+    raw: list,
+    chunks: list | None = None,
+    digest: bytes | None = None,
+    scrub: bool = False,
+    canonical: bool = False,
+) -> FileState:
+    builder = _Builder(kind, path)
+    builder.scrub = scrub
     for index, item in enumerate(raw):
-        entry, item_problems = model.read_entry(kind, item)
-        problems.extend(f"{path.name} item {index + 1}: {p}" for p in item_problems)
-        if entry is None:
-            continue
-        if entry["id"] in positions:
-            problems.append(f"{path.name} item {index + 1}: duplicate id {entry['id']} (first one kept)")
-            continue
-        positions[entry["id"]] = index
-        entries.append(entry)
-    return FileState(kind, path, stamp, tuple(raw), tuple(chunks), tuple(entries), positions, tuple(problems))
+        builder.append(item, chunks[index] if chunks else None)
+    # Well-formed items are laid out the one canonical way on the next write (stable diffs) —
+    # already true of a file this tool wrote (``canonical``), so its text is reused as is; an
+    # item with a problem keeps its source text exactly, for the person fixing it by hand.
+    if not canonical:
+        for index in range(len(builder.chunks)):
+            if index not in builder.problems:
+                builder.chunks[index] = None
+    return builder.state(stamp, digest)
 
 
-def _parse_file(kind: Kind, path: Path, stamp: Stamp) -> FileState:
+def _split_array(text: str) -> tuple[list, list[str]] | None:
+    """The items of a JSON array and each item's source text (its indentation included).
+
+    None when ``text`` is not one well-formed array.
+    """
+    decoder = json.JSONDecoder()
+    pos = _WS.match(text).end()
+    if text[pos : pos + 1] != "[":
+        return None
+    pos += 1
+    items: list = []
+    chunks: list[str] = []
+    after = _WS.match(text, pos).end()
+    if text[after : after + 1] == "]":
+        pos = after + 1
+    else:
+        while True:
+            start = pos
+            pos = _WS.match(text, pos).end()
+            try:
+                item, end = decoder.raw_decode(text, pos)
+            except json.JSONDecodeError:
+                return None
+            chunk = text[start:end]
+            for newline in ("\r\n", "\n"):
+                if chunk.startswith(newline):
+                    chunk = chunk[len(newline) :]
+                    break
+            items.append(item)
+            chunks.append(chunk)
+            pos = _WS.match(text, end).end()
+            mark = text[pos : pos + 1]
+            pos += 1
+            if mark == "]":
+                break
+            if mark != ",":
+                return None
+    if _WS.match(text, pos).end() != len(text):
+        return None
+    return items, chunks
+
+
+def _parse_file(
+    kind: Kind, path: Path, stamp: Stamp, data: bytes | None = None, own_digest: bytes | None = None
+) -> FileState:
+    """Parse one store file. ``own_digest``: digest of the last file this tool wrote there."""
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return FileState(kind, path, None)
+    digest = _digest(data)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        err = CorruptStoreFile(str(path), 1, exc.start + 1, "not valid UTF-8")
-        return FileState(kind, path, stamp, error=err)
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        err = CorruptStoreFile(str(path), line, column, "not valid UTF-8")
+        return FileState(kind, path, stamp, error=err, digest=digest)
+    if text.startswith(_BOM):  # editors on Windows add one; JSON forbids it, people don't see it
+        text = text[1:]
     if not text.strip():
-        return FileState(kind, path, stamp)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return FileState(kind, path, stamp, error=CorruptStoreFile(str(path), exc.lineno, exc.colno, exc.msg))
-    if not isinstance(data, list):
-        err = CorruptStoreFile(str(path), 1, 1, f"expected a JSON array of entries, found a {type(data).__name__}")
-        return FileState(kind, path, stamp, error=err)
-    return _build_state(kind, path, stamp, data, [None] * len(data))
+        # Never what this tool writes ("[]" is): a truncation. Writing over it would also replace
+        # the last good copy, so it is refused like any other unparsable file.
+        detail = "the file is empty (expected a JSON array; write [] for an empty store)"
+        return FileState(kind, path, stamp, error=CorruptStoreFile(str(path), 1, 1, detail), digest=digest)
+    split = _split_array(text)
+    if split is None:
+        try:
+            data_value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            err = CorruptStoreFile(str(path), exc.lineno, exc.colno, exc.msg)
+            return FileState(kind, path, stamp, error=err, digest=digest)
+        if isinstance(data_value, list):
+            return _build_state(kind, path, stamp, data_value, None, digest, bool(_SURROGATE_ESCAPE.search(text)))
+        found = type(data_value).__name__
+        err = CorruptStoreFile(str(path), 1, 1, f"expected a JSON array of entries, found a {found}")
+        return FileState(kind, path, stamp, error=err, digest=digest)
+    items, chunks = split
+    return _build_state(kind, path, stamp, items, chunks, digest, bool(_SURROGATE_ESCAPE.search(text)),
+                        canonical=digest == own_digest)
+
+
+def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
+    """Parse store-file content that is not (or not yet) the live file, e.g. a backup."""
+    return _parse_file(kind, path, None, data)
 
 
 class FileTxn:
@@ -113,62 +296,66 @@ class FileTxn:
         if state.error is not None:
             raise state.error
         self.kind = state.kind
-        self._state = state
-        self._raw = list(state.raw)
-        self._chunks = list(state.chunks)
+        self._path = state.path
+        self._builder = _Builder(state.kind, state.path, state)
         self._dirty = False
 
     @property
     def entries(self) -> tuple[dict, ...]:
-        return self._state.entries if not self._dirty else self._current().entries
+        return tuple(self._builder.entries.values())
 
     def get(self, entry_id: str) -> dict | None:
-        return (self._current() if self._dirty else self._state).entries_by_id.get(entry_id)
+        return self._builder.entries.get(entry_id)
 
     def require(self, entry_id: str) -> dict:
         entry = self.get(entry_id)
         if entry is None:
-            raise NotFound(f"no {self.kind.name} with id {entry_id!r} in {self._state.path.name}")
+            raise NotFound(f"no {self.kind.name} with id {entry_id!r} in {self._path.name}")
         return entry
 
     def raw_item(self, entry_id: str) -> dict:
-        state = self._current() if self._dirty else self._state
-        return dict(self._raw[state.positions[entry_id]])
+        """A copy of the stored item, to change and hand back through ``put``."""
+        return dict(self._builder.raw[self._builder.positions[entry_id]])
 
-    def all_ids(self) -> list[Any]:
-        """Every id-like value in the file, malformed items included (for id allocation)."""
-        return [item.get("id") for item in self._raw if isinstance(item, dict)]
+    def next_id(self) -> str:
+        """Max numeric part among all ids of the kind (malformed items included) + 1."""
+        return model.format_id(self.kind, self._builder.max_number + 1)
 
     def append(self, item: dict) -> None:
-        self._raw.append(item)
-        self._chunks.append(None)
-        self._changed()
+        self._builder.append(item)
+        self._dirty = True
 
     def put(self, entry_id: str, item: dict) -> None:
         """Replace the stored item of ``entry_id`` (which must exist)."""
-        state = self._current() if self._dirty else self._state
-        pos = state.positions[entry_id]
-        self._raw[pos] = item
-        self._chunks[pos] = None
-        self._changed()
-
-    def _changed(self) -> None:
+        self._builder.put(entry_id, item)
         self._dirty = True
-        self._cached_current = None
 
-    def _current(self) -> FileState:
-        if getattr(self, "_cached_current", None) is None:
-            self._cached_current = _build_state(self.kind, self._state.path, None, self._raw, self._chunks)
-        return self._cached_current
+    def items(self) -> list[tuple[Any, str | None]]:
+        """Every stored item with its kept source text (None: rendered canonically), in order."""
+        return list(zip(self._builder.raw, self._builder.chunks))
+
+    def replace_items(self, items: list[tuple[Any, str | None]]) -> None:
+        """Rewrite the whole item list (for repairs such as dropping an exact duplicate)."""
+        builder = _Builder(self.kind, self._path)
+        builder.scrub = self._builder.scrub
+        for item, chunk in items:
+            builder.append(item, chunk)
+        self._builder = builder
+        self._dirty = True
 
     @property
     def dirty(self) -> bool:
         return self._dirty
 
-    def render(self) -> tuple[str, list[str]]:
-        chunks = [c if c is not None else _chunk(item) for c, item in zip(self._chunks, self._raw)]
-        text = "[\n" + ",\n".join(chunks) + "\n]\n" if chunks else "[]\n"
-        return text, chunks
+    def render(self) -> str:
+        chunks = self._builder.chunks
+        for index, chunk in enumerate(chunks):
+            if chunk is None:
+                chunks[index] = _chunk(self._builder.raw[index])
+        return "[\n" + ",\n".join(chunks) + "\n]\n" if chunks else "[]\n"
+
+    def committed_state(self, stamp: Stamp, digest: bytes | None = None) -> FileState:
+        return self._builder.state(stamp, digest)
 
 
 class Store:
@@ -196,7 +383,10 @@ class Store:
             cached = self._files.get(kind.name)
             if cached is not None and cached.stamp == stamp:
                 return cached
-            state = FileState(kind, path, None) if stamp is None else _parse_file(kind, path, stamp)
+            if stamp is None:
+                state = FileState(kind, path, None)
+            else:
+                state = _parse_file(kind, path, stamp, None, self._backup_digest(kind))
             self._files[kind.name] = state
             self.generation += 1
             return state
@@ -233,8 +423,8 @@ class Store:
     # ------------------------------------------------------------ writes
 
     @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
-        """Hold the store lock; changes made through ``txn.file(kind)`` are written on success."""
+    def locked(self) -> Iterator[None]:
+        """Hold the cross-process store lock (and this instance's thread lock)."""
         with self._mutex:
             self.dir.mkdir(parents=True, exist_ok=True)
             try:
@@ -245,32 +435,98 @@ class Store:
                     f"{LOCK_TIMEOUT_S:.0f}s; try again, or check for a stuck context-keeper process"
                 ) from exc
             try:
-                txn = Transaction(self)
-                yield txn
-                txn.commit()
+                yield
             finally:
                 self._lock.release()
 
-    def _commit_file(self, ftxn: FileTxn) -> None:
-        text, chunks = ftxn.render()
-        path = self.path(ftxn.kind)
-        st = atomic_write_text(path, text, keep_previous=self.dir / BACKUP_DIR / path.name)
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        self._files[ftxn.kind.name] = _build_state(ftxn.kind, path, stamp, ftxn._raw, chunks)
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """Hold the store lock; changes made through ``txn.file(kind)`` are written on success."""
+        with self.locked():
+            txn = Transaction(self)
+            yield txn
+            txn.commit()
+
+    def _locked_state(self, kind: Kind) -> FileState:
+        """The file as it is on disk, confirmed by content (call with the lock held).
+
+        The cheap stamp check could be fooled by a same-size rewrite within one timestamp tick
+        on a recycled inode; under the lock the bytes are compared, so a write never works on a
+        stale copy (which would drop another process's entry).
+        """
+        path = self.path(kind)
+        stamp = _stamp(path)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            data = None
+        cached = self._files.get(kind.name)
+        if data is None:
+            state = FileState(kind, path, None)
+        elif cached is not None and cached.digest is not None and cached.digest == _digest(data):
+            if cached.stamp == stamp:
+                return cached
+            state = dataclasses.replace(cached, stamp=stamp)
+        else:
+            state = _parse_file(kind, path, stamp, data, self._backup_digest(kind))
+        self._files[kind.name] = state
         self.generation += 1
+        return state
+
+    def _commit_file(self, ftxn: FileTxn) -> None:
+        data = ftxn.render().encode("utf-8")
+        path = self.path(ftxn.kind)
+        st = atomic_write_bytes(path, data)
+        stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+        self._files[ftxn.kind.name] = ftxn.committed_state(stamp, _digest(data))
+        self.generation += 1
+        # The last good copy is what we just wrote: a hand edit that breaks the file can be undone
+        # without losing this write. A separate file (not a hard link), so an editor that
+        # rewrites the live file in place cannot damage it. Not fsynced: the live file is the
+        # durable copy; this one guards against bad edits, not power loss.
+        try:
+            atomic_write_bytes(self.backup_path(ftxn.kind), data, fsync=False)
+        except OSError as exc:  # the write itself is done; a missing backup must not fail it
+            log.warning("could not refresh %s: %s", self.backup_path(ftxn.kind), exc)
+
+    def _backup_digest(self, kind: Kind) -> bytes | None:
+        try:
+            return _digest(self.backup_path(kind).read_bytes())
+        except OSError:
+            return None
+
+    def backup_path(self, kind: Kind) -> Path:
+        """Where the last version of ``kind``'s file written by context-keeper is kept."""
+        return self.dir / BACKUP_DIR / kind.filename
+
+    def _sidecar_path(self, name: str) -> Path:
+        parts = str(name).replace("\\", "/").split("/")
+        if (
+            not name
+            or "\x00" in name
+            or name.startswith("/")
+            or any(part in ("", ".", "..") for part in parts)
+            or ":" in parts[0]
+        ):
+            raise InvalidInput(f"{name!r} is not a file name inside .context/", field="name")
+        return self.dir.joinpath(*parts)
 
     def write_sidecar(self, name: str, data: Any) -> Path:
-        """Write a derived JSON file (snapshot, report, state) atomically inside ``.context/``."""
-        path = self.dir / name
+        """Write a derived JSON file (snapshot, report, state) atomically inside ``.context/``.
+
+        ``name`` is relative to ``.context/`` (``"sessions/abc.json"`` is fine; ``..`` is not).
+        Sidecars are whole-file replacements, so they need no store lock; two writers of the
+        same sidecar leave one complete version (the last).
+        """
+        path = self._sidecar_path(name)
         atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return path
 
     def read_sidecar(self, name: str) -> Any:
-        path = self.dir / name
+        """A sidecar's JSON, or None when it is missing or unreadable."""
+        path = self._sidecar_path(name)
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
+            return json.loads(path.read_text(encoding="utf-8-sig"))
         except (OSError, ValueError):
             return None
 
@@ -282,7 +538,7 @@ class Transaction:
 
     def file(self, kind: Kind) -> FileTxn:
         if kind.name not in self._files:
-            self._files[kind.name] = FileTxn(self._store.state(kind))
+            self._files[kind.name] = FileTxn(self._store._locked_state(kind))
         return self._files[kind.name]
 
     def commit(self) -> None:

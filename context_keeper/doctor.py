@@ -1,0 +1,459 @@
+"""``context-keeper doctor [--fix]``: find what is wrong with a project's store, repair what is safe.
+
+Checks: ``.context`` (or a store file) being a symlink that leads out of the project; store
+files that do not parse (file, line, column); malformed entries; duplicate ids; dangling
+``related_to`` / ``superseded_by`` / ``supersedes`` links; constraint scopes that match no file
+or directory; an unreadable ``config.json``; missing or unusable last-good copies; temp files
+left by a writer that died.
+
+``--fix`` changes only what can be changed without losing anything, under the store lock:
+
+- a corrupt store file is restored from ``.context/.last-good/`` — after the broken file has
+  been saved aside as ``<name>.broken-<UTC timestamp>`` (fsynced), and only when the last-good
+  copy parses;
+- an item that repeats another item exactly (same id, same content) is dropped; an item that
+  reuses an id with different content gets the next free id and keeps the old one as
+  ``previous_id``;
+- a missing or unusable last-good copy is replaced with a copy of the current (good) file;
+- temp files older than ten minutes are removed (no live writer keeps one that long).
+
+Malformed entries, dangling links and unmatched scopes need a person: they are reported with
+what to do. Exit codes: 0 healthy · 1 warnings (the store works; something deserves a look) ·
+5 errors (a store file is unusable or ``.context`` is unsafe) · 4 no project. With ``--fix``
+the code describes the store after the repairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from context_keeper import model
+from context_keeper.errors import ContextKeeperError, NoProject
+from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, fsync_dir
+from context_keeper.model import KINDS, Kind
+from context_keeper.project import CONTEXT_DIR, resolve_project
+from context_keeper.scope import is_global, scope_covers
+from context_keeper.store import BACKUP_DIR, Store, parse_bytes
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+EXIT_OK, EXIT_WARNINGS, EXIT_NO_PROJECT, EXIT_ERRORS = 0, 1, 4, 5
+STALE_TEMP_S = 600
+MAX_SCAN_PATHS = 200_000
+_SKIP_DIRS = frozenset({".git", ".hg", ".svn", CONTEXT_DIR, "node_modules", "__pycache__", ".venv", "venv",
+                        ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".gradle", ".idea"})
+
+
+@dataclass
+class Finding:
+    severity: str  # error | warning | info
+    code: str  # corrupt_file, malformed_entry, duplicate_id, dangling_link, unmatched_scope, ...
+    message: str
+    file: str | None = None
+    fix: str | None = None  # what --fix would do; None when a person has to act
+    fixed: bool = False
+
+
+@dataclass
+class Report:
+    project: str
+    findings: list[Finding]
+
+    @property
+    def exit_code(self) -> int:
+        open_findings = [f for f in self.findings if not f.fixed]
+        if any(f.severity == ERROR for f in open_findings):
+            return EXIT_ERRORS
+        if any(f.severity == WARNING for f in open_findings):
+            return EXIT_WARNINGS
+        return EXIT_OK
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"project": self.project, "exit_code": self.exit_code,
+                "findings": [asdict(f) for f in self.findings]}
+
+
+# ---------------------------------------------------------------- checks
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _check_context_dir(root: Path) -> list[Finding]:
+    context = root / CONTEXT_DIR
+    findings = []
+    if context.is_symlink():
+        target = context.resolve()
+        if not _inside(target, root):
+            findings.append(Finding(
+                ERROR, "context_symlink",
+                f"{CONTEXT_DIR} is a symlink to {target}, outside the project: every write would land "
+                f"there. Replace it with a real directory (move the files into {context}).",
+            ))
+    for kind in KINDS.values():
+        path = context / kind.filename
+        if path.is_symlink():
+            target = path.resolve()
+            where = "outside the project" if not _inside(target, root) else "elsewhere in the project"
+            findings.append(Finding(
+                WARNING, "file_symlink",
+                f"{kind.filename} is a symlink to {target} ({where}); a write replaces the link with a "
+                "regular file, so edits stop reaching the target. Replace the link with the file.",
+                file=kind.filename,
+            ))
+    return findings
+
+
+def _check_file(store: Store, kind: Kind) -> list[Finding]:
+    state = store.state(kind)
+    name = kind.filename
+    if state.error is not None:
+        err = state.error
+        usable = _usable_backup(store, kind) is not None
+        return [Finding(
+            ERROR, "corrupt_file",
+            f"{name} does not parse: {err.detail} at line {err.line}, column {err.column}. Reads skip it "
+            "and writes to it are refused until it is fixed.",
+            file=name,
+            fix="save the broken file aside and restore the last good copy" if usable else None,
+        )]
+    findings = []
+    duplicates = _duplicates(store, kind)
+    for index, problems in sorted(state.item_problems.items()):
+        for problem in problems:
+            if "duplicate id" in problem:
+                exact = duplicates.get(index)
+                findings.append(Finding(
+                    WARNING, "duplicate_id",
+                    f"{problem}; the later item is hidden from every tool",
+                    file=name,
+                    fix=("drop it: it repeats the first one exactly" if exact else
+                         "give it the next free id (the old one is kept as previous_id)"),
+                ))
+            else:
+                findings.append(Finding(
+                    WARNING, "malformed_entry",
+                    f"{problem}. Fix the item by hand; until then it is kept as written but "
+                    "skipped or shown with defaults.",
+                    file=name,
+                ))
+    if state.stamp is not None:
+        backup = store.backup_path(kind)
+        if not backup.exists():
+            findings.append(Finding(INFO, "missing_backup", f"{name} has no last-good copy yet", file=name,
+                                    fix="copy the current file to .context/.last-good/"))
+        elif _usable_backup(store, kind) is None:
+            findings.append(Finding(WARNING, "bad_backup", f"the last-good copy of {name} does not parse",
+                                    file=name, fix="replace it with a copy of the current file"))
+    return findings
+
+
+def _duplicates(store: Store, kind: Kind) -> dict[int, bool]:
+    """raw index of each later duplicate -> whether it equals the first item with that id."""
+    state = store.state(kind)
+    first: dict[str, Any] = {}
+    out: dict[int, bool] = {}
+    for index, item in enumerate(state.raw):
+        if not isinstance(item, dict) or model.parse_id(item.get("id")) is None:
+            continue
+        key = item["id"].strip()
+        if key in first:
+            out[index] = item == first[key]
+        else:
+            first[key] = item
+    return out
+
+
+def _usable_backup(store: Store, kind: Kind) -> bytes | None:
+    path = store.backup_path(kind)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    state = parse_bytes(kind, path, data)
+    return data if state.error is None else None
+
+
+def _check_links(store: Store) -> list[Finding]:
+    known: set[str] = set()
+    states = [store.state(kind) for kind in KINDS.values()]
+    for state in states:
+        known.update(state.entries_by_id)
+        # ids of items skipped as malformed still exist for a reader of the file
+        known.update(i["id"].strip() for i in state.raw if isinstance(i, dict) and isinstance(i.get("id"), str))
+    findings = []
+    for state in states:
+        for entry in state.entries:
+            links = [("related_to", t) for t in entry.get("related_to") or []]
+            if entry.get("superseded_by"):
+                links.append(("superseded_by", entry["superseded_by"]))
+            supersedes = entry.get("supersedes")
+            if isinstance(supersedes, list):
+                links += [("supersedes", t) for t in supersedes if isinstance(t, str)]
+            for field_name, target in links:
+                if target.strip() not in known:
+                    findings.append(Finding(
+                        WARNING, "dangling_link",
+                        f"{entry['id']}.{field_name} names {target}, which no entry has; correct the id "
+                        f"or remove it (update_entry)",
+                        file=state.path.name,
+                    ))
+    return findings
+
+
+def _project_paths(root: Path) -> Iterator[str]:
+    """Project-relative paths of files and directories (VCS, dependency and cache dirs skipped)."""
+    count = 0
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        rel = os.path.relpath(directory, root).replace(os.sep, "/")
+        prefix = "" if rel == "." else rel + "/"
+        for name in (*dirnames, *filenames):
+            count += 1
+            if count > MAX_SCAN_PATHS:
+                return
+            yield prefix + name
+
+
+def _check_scopes(store: Store) -> list[Finding]:
+    state = store.state(KINDS["constraint"])
+    scoped = [e for e in state.entries if e.get("status", "active") == "active" and not is_global(e.get("scope"))]
+    if not scoped:
+        return []
+    pending = {e["id"]: e["scope"] for e in scoped}
+    for path in _project_paths(store.root):
+        for entry_id in [i for i, scope in pending.items() if scope_covers(scope, path, str(store.root))]:
+            del pending[entry_id]
+        if not pending:
+            break
+    return [
+        Finding(WARNING, "unmatched_scope",
+                f"{entry_id} has scope {scope!r}, which matches no file or directory in the project; "
+                "it never applies to an edit. Correct the scope (update_entry) or deprecate the constraint.",
+                file=state.path.name)
+        for entry_id, scope in sorted(pending.items(), key=lambda kv: model.id_sort_key(kv[0]))
+    ]
+
+
+def _check_leftovers(store: Store) -> list[Finding]:
+    findings = []
+    now = time.time()
+    for directory in (store.dir, store.dir / BACKUP_DIR):
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob(f".*{TEMP_SUFFIX}")):
+            try:
+                age = now - path.stat().st_mtime
+            except FileNotFoundError:
+                continue
+            if age > STALE_TEMP_S:
+                findings.append(Finding(
+                    INFO, "stale_temp",
+                    f"{path.relative_to(store.dir)} was left by a writer that stopped before finishing "
+                    "(its content was never acknowledged)",
+                    file=str(path.relative_to(store.dir)), fix="remove it"))
+    for path in sorted(store.dir.glob("*.broken-*")):
+        findings.append(Finding(INFO, "broken_copy",
+                                f"{path.name} is a broken file saved aside by an earlier repair; "
+                                "delete it once nothing in it is needed", file=path.name))
+    return findings
+
+
+def diagnose(root: Path) -> Report:
+    root = Path(root).resolve()
+    if not (root / CONTEXT_DIR).is_dir():
+        raise NoProject(f"{root} has no {CONTEXT_DIR}/ directory; run `context-keeper init` there first")
+    store = Store(root)
+    findings = _check_context_dir(root)
+    for kind in KINDS.values():
+        findings += _check_file(store, kind)
+    findings += [Finding(WARNING, "config", f"{w}; fix config.json by hand", file="config.json")
+                 for w in store.config()[1]]
+    findings += _check_links(store)
+    findings += _check_scopes(store)
+    findings += _check_leftovers(store)
+    return Report(str(root), findings)
+
+
+# ---------------------------------------------------------------- repairs
+
+
+def _aside_path(path: Path, now: datetime) -> Path:
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    candidate = path.with_name(f"{path.name}.broken-{stamp}")
+    n = 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.broken-{stamp}-{n}")
+    return candidate
+
+
+def _restore(store: Store, kind: Kind, now: datetime) -> str | None:
+    """Save the broken file aside, then put the last good copy in its place. Lock held."""
+    path = store.path(kind)
+    broken = path.read_bytes()
+    if parse_bytes(kind, path, broken).error is None:
+        return None  # fixed by someone else meanwhile
+    good = _usable_backup(store, kind)
+    if good is None:
+        return None
+    aside = _aside_path(path, now)
+    atomic_write_bytes(aside, broken)
+    atomic_write_bytes(path, good)
+    fsync_dir(path.parent)
+    return f"saved the broken {kind.filename} as {aside.name} and restored the last good copy"
+
+
+def _fix_duplicates(store: Store, kind: Kind) -> list[str]:
+    done: list[str] = []
+    with store.transaction() as txn:
+        ftxn = txn.file(kind)
+        items = ftxn.items()
+        first: dict[str, Any] = {}
+        kept: list[tuple[Any, str | None]] = []
+        renumber: list[int] = []
+        for item, chunk in items:
+            entry_id = item.get("id") if isinstance(item, dict) else None
+            key = entry_id.strip() if isinstance(entry_id, str) and model.parse_id(entry_id) else None
+            if key is not None and key in first:
+                if item == first[key]:
+                    done.append(f"{kind.filename}: dropped an exact repeat of {key}")
+                    continue
+                renumber.append(len(kept))
+            elif key is not None:
+                first[key] = item
+            kept.append((item, chunk))
+        ftxn.replace_items(kept)
+        for index in renumber:
+            item = dict(kept[index][0])
+            new_id = ftxn.next_id()
+            done.append(f"{kind.filename}: the second {item['id']} is now {new_id} (previous_id keeps the old id)")
+            item["previous_id"], item["id"] = item["id"], new_id
+            kept[index] = (item, None)
+            ftxn.replace_items(kept)
+    return done
+
+
+def repair(report: Report, *, now: datetime | None = None) -> Report:
+    """Apply every safe fix the report lists; marks findings as fixed and adds what was done."""
+    now = now or datetime.now(timezone.utc)
+    store = Store(Path(report.project))
+    actions: list[Finding] = []
+    by_code: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        if finding.fix:
+            by_code.setdefault(finding.code, []).append(finding)
+    for finding in by_code.get("corrupt_file", []):
+        kind = model.BY_PLURAL[finding.file.removesuffix(".json")]
+        with store.locked():
+            done = _restore(store, kind, now)
+        if done:
+            finding.fixed = True
+            actions.append(Finding(INFO, "fixed", done, file=finding.file))
+    for name in sorted({f.file for f in by_code.get("duplicate_id", [])}):
+        kind = model.BY_PLURAL[name.removesuffix(".json")]
+        for done in _fix_duplicates(store, kind):
+            actions.append(Finding(INFO, "fixed", done, file=name))
+        for finding in by_code["duplicate_id"]:
+            if finding.file == name:
+                finding.fixed = True
+    for finding in by_code.get("missing_backup", []) + by_code.get("bad_backup", []):
+        kind = model.BY_PLURAL[finding.file.removesuffix(".json")]
+        with store.locked():
+            state = store._locked_state(kind)
+            if state.error is None and state.stamp is not None:
+                atomic_write_bytes(store.backup_path(kind), store.path(kind).read_bytes())
+                finding.fixed = True
+                actions.append(Finding(INFO, "fixed", f"saved a last-good copy of {finding.file}", file=finding.file))
+    for finding in by_code.get("stale_temp", []):
+        with store.locked():
+            try:
+                (store.dir / finding.file).unlink()
+            except FileNotFoundError:
+                pass
+        finding.fixed = True
+        actions.append(Finding(INFO, "fixed", f"removed {finding.file}", file=finding.file))
+    return Report(report.project, report.findings + actions)
+
+
+# ---------------------------------------------------------------- CLI
+
+
+_LABEL = {ERROR: "ERROR", WARNING: "WARNING", INFO: "note"}
+
+
+def _render(report: Report, fix: bool) -> str:
+    lines = [f"context-keeper doctor: {report.project}"]
+    for f in report.findings:
+        if f.code == "fixed":
+            lines.append(f"  FIXED    {f.message}")
+            continue
+        mark = " (fixed)" if f.fixed else ""
+        hint = f" [--fix: {f.fix}]" if f.fix and not fix and not f.fixed else ""
+        lines.append(f"  {_LABEL[f.severity]:<8} {f.message}{mark}{hint}")
+    open_ = [f for f in report.findings if not f.fixed and f.code != "fixed"]
+    errors = sum(f.severity == ERROR for f in open_)
+    warnings = sum(f.severity == WARNING for f in open_)
+    fixable = sum(bool(f.fix) for f in open_ if f.severity != INFO)
+    if not errors and not warnings:
+        lines.append("Healthy: every store file parses and every entry is usable.")
+    else:
+        summary = f"{errors} error(s), {warnings} warning(s)."
+        if fixable and not fix:
+            summary += f" `context-keeper doctor --fix` can repair {fixable} of them safely."
+        lines.append(summary)
+    return "\n".join(lines)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    try:
+        root = resolve_project(args.project)
+    except NoProject as exc:
+        print(f"context-keeper doctor: {exc}", file=sys.stderr)
+        return EXIT_NO_PROJECT
+    try:
+        report = diagnose(root)
+        if args.fix:
+            report = repair(report)
+    except NoProject as exc:
+        print(f"context-keeper doctor: {exc}", file=sys.stderr)
+        return EXIT_NO_PROJECT
+    except ContextKeeperError as exc:
+        print(f"context-keeper doctor: {exc}", file=sys.stderr)
+        return exc.exit_code
+    if args.json:
+        _emit(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        _emit(_render(report, args.fix))
+    return report.exit_code
+
+
+def _emit(text: str) -> None:
+    """Print even on a console that cannot show every character (paths and entries are Unicode)."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        text = text.encode(encoding, "backslashreplace").decode(encoding, "replace")
+    sys.stdout.write(text + "\n")
+
+
+def register_cli(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "doctor",
+        help="check the store for corrupt files, malformed entries, broken links; --fix repairs what is safe",
+        description=__doc__.split("\n\n")[0],
+    )
+    p.add_argument("--fix", action="store_true", help="repair what can be repaired without losing anything")
+    p.add_argument("--project", help="project root (default: resolved from the current directory)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_doctor)

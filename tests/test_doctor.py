@@ -1,0 +1,220 @@
+"""``context-keeper doctor``: what it reports, what ``--fix`` repairs, and that nothing is lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from context_keeper import doctor
+from context_keeper.cli import main as cli_main
+from context_keeper.service import Service
+from tests.conftest import REPO
+
+STORES = REPO / "tests" / "fixtures" / "stores"
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    target = tmp_path / name
+    shutil.copytree(STORES / name, target)
+    return target
+
+
+def _run(capsys, *args: str) -> tuple[int, str]:
+    code = cli_main(["doctor", *args])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def _codes(report: doctor.Report) -> list[str]:
+    return [f.code for f in report.findings if not f.fixed and f.code != "fixed"]
+
+
+def _give_last_good(project: Path) -> bytes:
+    """A last-good decisions.json as a successful write would have left it."""
+    good = [{"id": "dec-001", "summary": "Postgres is the system of record", "tags": ["storage"]},
+            {"id": "dec-002", "summary": "Wave picking replaces order picking", "tags": ["waves"]}]
+    data = (json.dumps(good, indent=2) + "\n").encode()
+    (project / ".context" / ".last-good").mkdir(exist_ok=True)
+    (project / ".context" / ".last-good" / "decisions.json").write_bytes(data)
+    return data
+
+
+def test_the_bundled_example_is_healthy(project, capsys):
+    code, out = _run(capsys, "--project", str(project))
+    assert code == 0, out
+    assert "Healthy" in out
+
+
+def test_a_corrupt_file_is_an_error_with_its_position(tmp_path, capsys):
+    project = _copy(tmp_path, "corrupt")
+    code, out = _run(capsys, "--project", str(project))
+    assert code == doctor.EXIT_ERRORS
+    assert "decisions.json does not parse" in out and "line 14, column 1" in out
+
+
+def test_fix_saves_the_broken_file_aside_before_restoring_the_last_good_copy(tmp_path, capsys):
+    project = _copy(tmp_path, "corrupt")
+    live = project / ".context" / "decisions.json"
+    broken = live.read_bytes()
+    good = _give_last_good(project)
+    code, out = _run(capsys, "--project", str(project), "--fix")
+    assert code == 0, out
+    assert live.read_bytes() == good
+    aside = list((project / ".context").glob("decisions.json.broken-*"))
+    assert len(aside) == 1 and aside[0].read_bytes() == broken
+    assert "FIXED" in out and aside[0].name in out
+    # the store is writable again, and a later doctor run points at the saved copy
+    Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}).record("decision", {
+        "summary": "Zone batches for stock take",
+        "problem": "A full stop for stock take cost a day of shipping every year at every site.",
+        "why_chosen": "Counting one zone at a time keeps the other zones shipping while the count runs."})
+    report = doctor.diagnose(project)
+    assert "broken_copy" in [f.code for f in report.findings]
+    assert report.exit_code == 0
+
+
+def test_fix_never_restores_over_a_broken_file_without_a_usable_copy(tmp_path, capsys):
+    project = _copy(tmp_path, "corrupt")
+    live = project / ".context" / "decisions.json"
+    broken = live.read_bytes()
+    (project / ".context" / ".last-good").mkdir()
+    (project / ".context" / ".last-good" / "decisions.json").write_text("[{", encoding="utf-8")
+    code, out = _run(capsys, "--project", str(project), "--fix")
+    assert code == doctor.EXIT_ERRORS
+    assert live.read_bytes() == broken
+    assert not list((project / ".context").glob("*.broken-*"))
+
+
+def test_two_repairs_in_the_same_second_keep_both_broken_files(tmp_path):
+    project = _copy(tmp_path, "corrupt")
+    live = project / ".context" / "decisions.json"
+    _give_last_good(project)
+    now = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
+    first_broken = live.read_bytes()
+    doctor.repair(doctor.diagnose(project), now=now)
+    live.write_bytes(b"[ second breakage")
+    doctor.repair(doctor.diagnose(project), now=now)
+    saved = sorted(p.read_bytes() for p in (project / ".context").glob("decisions.json.broken-*"))
+    assert saved == sorted([first_broken, b"[ second breakage"])
+
+
+def test_malformed_entries_are_warnings_that_need_a_person(tmp_path, capsys):
+    project = _copy(tmp_path, "malformed")
+    before = (project / ".context" / "pipelines.json").read_bytes()
+    report = doctor.diagnose(project)
+    assert report.exit_code == doctor.EXIT_WARNINGS
+    messages = "\n".join(f.message for f in report.findings)
+    assert "pipelines.json item 1: pipe-001: steps should be a list" in messages
+    assert "pipelines.json item 4: item is a str" in messages
+    assert all(f.fix is None for f in report.findings if f.code == "malformed_entry")
+    code, _ = _run(capsys, "--project", str(project), "--fix")
+    assert code == doctor.EXIT_WARNINGS
+    after = (project / ".context" / "pipelines.json").read_bytes()
+    # only the conflicting duplicate pipe-002 was renumbered; every item is still there
+    assert len(json.loads(after)) == len(json.loads(before))
+    assert b'"previous_id": "pipe-002"' in after
+
+
+def test_links_scopes_and_duplicates_are_reported(tmp_path):
+    project = _copy(tmp_path, "tangled")
+    report = doctor.diagnose(project)
+    messages = [f.message for f in report.findings]
+    assert any("dec-001.related_to names dec-404" in m for m in messages)
+    assert any("dec-002.superseded_by names dec-077" in m for m in messages)
+    assert any("con-002.related_to names pipe-009" in m for m in messages)
+    assert any("con-002 has scope 'vendor/printers/**/*.c', which matches no file" in m for m in messages)
+    assert not any("con-001 has scope" in m for m in messages)
+    dupes = [f for f in report.findings if f.code == "duplicate_id"]
+    assert len(dupes) == 2
+    assert report.exit_code == doctor.EXIT_WARNINGS
+
+
+def test_fix_drops_an_exact_duplicate_and_renumbers_a_conflicting_one(tmp_path):
+    project = _copy(tmp_path, "tangled")
+    path = project / ".context" / "decisions.json"
+    before = json.loads(path.read_text(encoding="utf-8"))
+    doctor.repair(doctor.diagnose(project))
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert [e["id"] for e in after] == ["dec-001", "dec-002", "dec-003", "dec-004"]
+    renumbered = after[3]
+    assert renumbered["previous_id"] == "dec-002"
+    assert {k: v for k, v in renumbered.items() if k not in ("id", "previous_id")} == \
+        {k: v for k, v in before[4].items() if k != "id"}
+    assert after[2] == before[2] == before[3]
+    report = doctor.diagnose(project)
+    assert "duplicate_id" not in _codes(report)
+    assert {f.code for f in report.findings if f.severity == "warning"} == {"dangling_link", "unmatched_scope"}
+
+
+def test_a_context_symlink_leading_out_of_the_project_is_an_error(tmp_path, capsys):
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(STORES / "tangled" / ".context", outside)
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".context").symlink_to(outside, target_is_directory=True)
+    code, out = _run(capsys, "--project", str(project))
+    assert code == doctor.EXIT_ERRORS
+    assert "symlink" in out and str(outside) in out
+
+
+def test_a_store_file_symlink_is_reported(project):
+    target = project / "decisions-real.json"
+    live = project / ".context" / "decisions.json"
+    live.rename(target)
+    live.symlink_to(target)
+    report = doctor.diagnose(project)
+    assert "file_symlink" in _codes(report)
+
+
+def test_no_project_exits_4(tmp_path, capsys):
+    code, out = _run(capsys, "--project", str(tmp_path))
+    assert code == doctor.EXIT_NO_PROJECT
+    assert ".context" in out
+
+
+def test_old_temp_files_are_removed_by_fix_and_fresh_ones_left_alone(project):
+    context = project / ".context"
+    old = context / ".decisions.json.abc123.tmp"
+    fresh = context / ".decisions.json.def456.tmp"
+    old.write_text("[partial", encoding="utf-8")
+    fresh.write_text("[partial", encoding="utf-8")
+    an_hour_ago = time.time() - 3600
+    os.utime(old, (an_hour_ago, an_hour_ago))
+    report = doctor.diagnose(project)
+    assert [f.file for f in report.findings if f.code == "stale_temp"] == [old.name]
+    doctor.repair(report)
+    assert not old.exists() and fresh.exists()
+
+
+def test_fix_seeds_a_missing_last_good_copy(project):
+    backup = project / ".context" / ".last-good" / "decisions.json"
+    assert not backup.exists()
+    doctor.repair(doctor.diagnose(project))
+    assert backup.read_bytes() == (project / ".context" / "decisions.json").read_bytes()
+
+
+def test_json_output_and_the_console_script(tmp_path):
+    project = _copy(tmp_path, "corrupt")
+    proc = subprocess.run([sys.executable, "-m", "context_keeper", "doctor", "--json", "--project", str(project)],
+                          capture_output=True, text=True, encoding="utf-8", timeout=60, cwd=str(REPO))
+    assert proc.returncode == doctor.EXIT_ERRORS, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["exit_code"] == doctor.EXIT_ERRORS
+    corrupt = [f for f in report["findings"] if f["code"] == "corrupt_file"]
+    assert corrupt and corrupt[0]["file"] == "decisions.json" and "line 14, column 1" in corrupt[0]["message"]
+
+
+def test_doctor_never_writes_without_fix(tmp_path):
+    for name in ("corrupt", "malformed", "tangled"):
+        project = _copy(tmp_path, name)
+        before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+        doctor.diagnose(project)
+        after = {p: p.read_bytes() for p in project.rglob("*") if p.is_file() and p.name != ".lock"}
+        assert after == {p: b for p, b in before.items() if p.name != ".lock"}
+        assert not (project / ".context" / ".last-good").exists()
