@@ -156,12 +156,23 @@ def _extra_commands():
     return registrars
 
 
+def _tolerant_console() -> None:
+    """Entries hold any Unicode; a console that cannot show a character gets an escape, not a
+    crash. (The stdio server path is untouched: the SDK owns those streams.)"""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         return cmd_serve(args)
+    if args.func is not cmd_serve:
+        _tolerant_console()
     try:
         return int(args.func(args) or 0)
     except ContextKeeperError as exc:

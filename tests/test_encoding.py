@@ -110,8 +110,6 @@ def test_doctor_output_survives_a_console_that_cannot_show_the_text(tmp_path):
     assert b"proj\\xe9" in proc.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="cli.py writes entries with the console encoding and crashes "
-                                       "(UnicodeEncodeError) on a non-UTF-8 console; see docs/reliability.md")
 def test_cli_get_survives_a_console_that_cannot_show_the_text(project):
     Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}).record(
         "decision", {k: SAMPLES[k] for k in ("summary", "problem", "why_chosen")})
