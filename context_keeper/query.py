@@ -9,7 +9,7 @@ from context_keeper import model
 from context_keeper.budget import entry_tokens
 from context_keeper.errors import InvalidInput
 from context_keeper.model import KINDS
-from context_keeper.retrieval import kinds_filter, parse_date
+from context_keeper.retrieval import check_bounds, kinds_filter, parse_date
 from context_keeper.scope import normalize_path, scope_covers
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ def query_entries(
     limit: int = 50,
     token_budget: int | None = None,
 ) -> dict[str, Any]:
+    check_bounds(query=text, tags=list(tags_any or []) + list(tags_all or []), types=types, scope=scope)
     store = service.store(project_dir)
     kinds = kinds_filter(list(types or []) + ([kind] if kind else []))
     for name, value, choices in (("status", status, model.STATUSES), ("origin", origin, model.ORIGINS),

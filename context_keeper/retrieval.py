@@ -28,6 +28,22 @@ MAX_HITS = 50
 SEMANTIC_CANDIDATES = 200
 
 
+MAX_QUERY_CHARS = 4000
+
+
+def check_bounds(*, query: str | None = None, tags: Sequence[str] | None = None,
+                 types: Sequence[str] | None = None, scope: str | None = None) -> None:
+    """Read-tool arguments are bounded like write arguments (the schema stays small)."""
+    if query and len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput(f"query is {len(query)} characters; keep it under {MAX_QUERY_CHARS} "
+                           "(describe the task, don't paste files)", field="query")
+    for name, values in (("tags", tags), ("types", types)):
+        if values and len(values) > model.MAX_LIST:
+            raise InvalidInput(f"{name} has {len(values)} items; the maximum is {model.MAX_LIST}", field=name)
+    if scope and len(scope) > model.MAX_SHORT_TEXT:
+        raise InvalidInput(f"scope is {len(scope)} characters; give one file or directory path", field="scope")
+
+
 def parse_date(value: str | None, field: str) -> datetime | None:
     if value in (None, ""):
         return None
@@ -61,6 +77,7 @@ def get_context(
     min_relevance: float | None = None,
     include_deprecated: bool = False,
 ) -> dict[str, Any]:
+    check_bounds(query=query, tags=tags, types=types, scope=scope)
     store = service.store(project_dir)
     if id:
         return _by_id(store, id)

@@ -322,3 +322,11 @@ async def test_errors_are_is_error_results_not_protocol_errors(service, mode):
     async with connect(service, mode) as client:
         is_error, text = await call(client, "record_decision", {"summary": 5})
     assert is_error and "summary" in text
+
+
+async def test_read_tools_bound_their_arguments(service, mode):
+    async with connect(service, mode) as client:
+        long_query = await err(client, "get_context", {"query": "carrier " * 1000})
+        many_tags = await err(client, "query_entries", {"tags_any": [f"t{i}" for i in range(500)]})
+    assert "under 4000" in long_query
+    assert "maximum is 100" in many_tags
