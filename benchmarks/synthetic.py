@@ -4,20 +4,29 @@ from __future__ import annotations
 
 import json
 import random
+import re
+from collections import Counter
 from pathlib import Path
 
-WORDS = (
-    "cache queue worker retry timeout schema migration index token auth session sync conflict "
-    "upload batch stream consumer printer label carrier rate shipment order wave picker packer "
-    "buffer config deploy rollback canary metrics alert latency throughput postgres redis lock "
-    "transaction idempotent webhook invoice tenant currency rounding tile render plugin release "
-    "journal device offline replica backup restore audit permission role feature flag parser "
-    "encoding unicode timezone cutoff schedule cron memory leak profile benchmark fixture test"
-).split()
+def _vocabulary() -> list[str]:
+    """Words of the bundled example and eval stores, most frequent first: synthetic text then
+    has a realistic vocabulary size and a Zipf-like frequency curve (posting-list lengths
+    matter for retrieval timings)."""
+    counts: Counter[str] = Counter()
+    repo = Path(__file__).resolve().parent.parent
+    for path in [*repo.glob("examples/*/.context/*.json"), *repo.glob("evals/stores/*/.context/*.json")]:
+        if path.name == "config.json":
+            continue
+        counts.update(re.findall(r"[a-z][a-z0-9_-]{1,}", path.read_text(encoding="utf-8").lower()))
+    return [w for w, _ in counts.most_common()]
+
+
+WORDS = _vocabulary()
+_WEIGHTS = [1.0 / (rank + 1) for rank in range(len(WORDS))]
 
 
 def _sentence(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+    return " ".join(rng.choices(WORDS, weights=_WEIGHTS, k=n)).capitalize() + "."
 
 
 def make_store(root: Path, decisions: int, constraints: int, pipelines: int, seed: int = 7) -> Path:
@@ -31,17 +40,17 @@ def make_store(root: Path, decisions: int, constraints: int, pipelines: int, see
              "why_chosen": _sentence(rng, 30), "what_we_tried": _sentence(rng, 10), "tradeoffs": _sentence(rng, 10),
              "alternatives": [{"option": _sentence(rng, 4), "reason_rejected": _sentence(rng, 8)}],
              "constraints_created": [], "related_to": [f"dec-{rng.randint(1, max(1, i - 1)):03d}"] if i > 1 else [],
-             "tags": rng.sample(WORDS, 2), "superseded_by": None, **common}
+             "tags": rng.sample(WORDS[:300], 2), "superseded_by": None, **common}
             for i in range(1, decisions + 1)]
     cons = [{"id": f"con-{i:03d}", "rule": _sentence(rng, 10), "reason": _sentence(rng, 20),
              "triggering_incident": _sentence(rng, 10), "enforced_by": "review",
              "scope": rng.choice(["global", "src/", "src/app/", "migrations/*.sql", "hooks/"]),
-             "hardness": rng.choice(["absolute", "advisory"]), "related_to": [], "tags": rng.sample(WORDS, 2), **common}
+             "hardness": rng.choice(["absolute", "advisory"]), "related_to": [], "tags": rng.sample(WORDS[:300], 2), **common}
             for i in range(1, constraints + 1)]
     pipes = [{"id": f"pipe-{i:03d}", "name": _sentence(rng, 4), "purpose": _sentence(rng, 15),
               "when_to_invoke": _sentence(rng, 6),
               "steps": [{"order": s, "action": _sentence(rng, 6)} for s in range(1, 5)],
-              "constraints": [], "related_to": [], "tags": rng.sample(WORDS, 2), **common}
+              "constraints": [], "related_to": [], "tags": rng.sample(WORDS[:300], 2), **common}
              for i in range(1, pipelines + 1)]
     for name, items in (("decisions", decs), ("constraints", cons), ("pipelines", pipes)):
         (context / f"{name}.json").write_text(json.dumps(items, indent=2), encoding="utf-8")

@@ -167,6 +167,8 @@ def _tolerant_console() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        return cmd_serve(argparse.Namespace())  # the clients' path: no parser, no extra imports
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

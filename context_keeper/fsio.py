@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 TEMP_SUFFIX = ".tmp"
@@ -37,8 +38,9 @@ def _umask() -> int:
 _UMASK = _umask() if os.name == "posix" else 0
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, fsync: bool = True) -> os.stat_result:
-    """Replace ``path`` with ``data`` atomically. Returns the new file's stat.
+def atomic_write_bytes(path: Path, data: bytes | Sequence[bytes], *, fsync: bool = True) -> os.stat_result:
+    """Replace ``path`` with ``data`` (bytes, or parts written in order) atomically. Returns the
+    new file's stat.
 
     The file keeps the permission bits of the file it replaces (a new file gets the usual
     ``0o666 & ~umask``), not the private 0600 of a fresh temp file. ``fsync=False`` is for
@@ -49,7 +51,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, fsync: bool = True) -> os.sta
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, (bytes, bytearray, memoryview)):
+                handle.write(data)
+            else:
+                handle.writelines(data)
             handle.flush()
             if fsync:
                 os.fsync(handle.fileno())

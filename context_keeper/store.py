@@ -15,18 +15,17 @@ byte for byte as it was written. Every successful write also leaves a copy of th
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
 import re
 import threading
+import uuid
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from filelock import FileLock, Timeout
 
 from context_keeper import model
 from context_keeper.config import read_config_file
@@ -39,6 +38,9 @@ log = logging.getLogger("context_keeper")
 
 LOCK_TIMEOUT_S = 30.0
 BACKUP_DIR = ".last-good"
+COMMIT_TOKEN = ".commit-token"
+_CLOSE = b"\n]\n"
+_MAX_PARTS = 64
 
 Stamp = tuple[int, int, int, int]
 _WS = re.compile(r"[ \t\n\r]*")
@@ -55,8 +57,15 @@ def _stamp(path: Path) -> Stamp | None:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
-def _digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+def _digest(data: bytes | tuple[bytes, ...]) -> bytes:
+    """Change detection, not security: CRC-32 plus length is ~5x cheaper than a cryptographic
+    hash on a multi-megabyte store file, and this runs on every write."""
+    parts = (data,) if isinstance(data, bytes) else data
+    crc, size = 0, 0
+    for part in parts:
+        crc = zlib.crc32(part, crc)
+        size += len(part)
+    return crc.to_bytes(4, "big") + size.to_bytes(8, "big")
 
 
 def _chunk(item: Any) -> str:
@@ -86,6 +95,7 @@ class FileState:
     error: CorruptStoreFile | None = None
     digest: bytes | None = None  # of the bytes on disk, to confirm the cache under the lock
     scrub: bool = False  # the file has \uD800-style escapes: entries need checking for them
+    data: tuple[bytes, ...] | None = None  # the bytes this process last wrote (in parts), for cheap appends
 
     @property
     def entries(self) -> tuple[dict, ...]:
@@ -172,9 +182,10 @@ class _Builder:
         self.chunks[index] = None
         self._admit(index, item)
 
-    def state(self, stamp: Stamp | None, digest: bytes | None = None) -> FileState:
+    def state(self, stamp: Stamp | None, digest: bytes | None = None, data: tuple[bytes, ...] | None = None) -> FileState:
         return FileState(self.kind, self.path, stamp, tuple(self.raw), tuple(self.chunks), dict(self.entries),
-                         dict(self.positions), dict(self.problems), self.max_number, digest=digest, scrub=self.scrub)
+                         dict(self.positions), dict(self.problems), self.max_number, digest=digest, scrub=self.scrub,
+                         data=data)
 
 
 def _build_state(
@@ -299,6 +310,8 @@ class FileTxn:
         self._path = state.path
         self._builder = _Builder(state.kind, state.path, state)
         self._dirty = False
+        self._base = state
+        self._only_appended = True  # lets render() extend the bytes last written instead of joining
 
     @property
     def entries(self) -> tuple[dict, ...]:
@@ -329,6 +342,7 @@ class FileTxn:
         """Replace the stored item of ``entry_id`` (which must exist)."""
         self._builder.put(entry_id, item)
         self._dirty = True
+        self._only_appended = False
 
     def items(self) -> list[tuple[Any, str | None]]:
         """Every stored item with its kept source text (None: rendered canonically), in order."""
@@ -342,20 +356,33 @@ class FileTxn:
             builder.append(item, chunk)
         self._builder = builder
         self._dirty = True
+        self._only_appended = False
 
     @property
     def dirty(self) -> bool:
         return self._dirty
 
-    def render(self) -> str:
+    def render(self) -> tuple[bytes, ...]:
+        """The file's new bytes, in parts whose join is ``json.dumps(items, indent=2)`` plus a
+        newline; the last part is always the closing ``\\n]\\n`` (or the whole ``[]\\n``)."""
         chunks = self._builder.chunks
+        base = self._base
+        first_new = len(base.raw)
         for index, chunk in enumerate(chunks):
             if chunk is None:
                 chunks[index] = _chunk(self._builder.raw[index])
-        return "[\n" + ",\n".join(chunks) + "\n]\n" if chunks else "[]\n"
+        if self._only_appended and base.data and first_new and base.data[-1] == _CLOSE:
+            # A record only appends: reuse the parts already on disk instead of re-joining and
+            # re-encoding the whole file (the hot path on large stores).
+            tail = (",\n" + ",\n".join(chunks[first_new:])).encode("utf-8")
+            body = base.data[:-1] if len(base.data) < _MAX_PARTS else (b"".join(base.data[:-1]),)
+            return (*body, tail, _CLOSE)
+        if not chunks:
+            return (b"[]\n",)
+        return (("[\n" + ",\n".join(chunks)).encode("utf-8"), _CLOSE)
 
-    def committed_state(self, stamp: Stamp, digest: bytes | None = None) -> FileState:
-        return self._builder.state(stamp, digest)
+    def committed_state(self, stamp: Stamp, digest: bytes | None = None, data: tuple[bytes, ...] | None = None) -> FileState:
+        return self._builder.state(stamp, digest, data)
 
 
 class Store:
@@ -365,9 +392,10 @@ class Store:
         self.root = Path(root)
         self.dir = self.root / CONTEXT_DIR
         self._files: dict[str, FileState] = {}
+        self._own_token: str | None = None
         self._config: tuple[Stamp | None, dict, list[str]] | None = None
         self._mutex = threading.RLock()
-        self._lock = FileLock(str(self.dir / ".lock"), timeout=LOCK_TIMEOUT_S)
+        self._lock: Any = None  # a filelock.FileLock, made on the first write (keeps read-only start-up light)
         self.generation = 0  # bumps on every change seen, for derived caches
 
     def path(self, kind: Kind) -> Path:
@@ -425,8 +453,12 @@ class Store:
     @contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the cross-process store lock (and this instance's thread lock)."""
+        from filelock import FileLock, Timeout
+
         with self._mutex:
             self.dir.mkdir(parents=True, exist_ok=True)
+            if self._lock is None:
+                self._lock = FileLock(str(self.dir / ".lock"), timeout=LOCK_TIMEOUT_S)
             try:
                 self._lock.acquire()
             except Timeout as exc:
@@ -456,11 +488,13 @@ class Store:
         """
         path = self.path(kind)
         stamp = _stamp(path)
+        cached = self._files.get(kind.name)
+        if cached is not None and cached.stamp == stamp and self._no_commits_since_ours():
+            return cached  # nobody committed since our own last write: no need to read it back
         try:
             data = path.read_bytes()
         except FileNotFoundError:
             data = None
-        cached = self._files.get(kind.name)
         if data is None:
             state = FileState(kind, path, None)
         elif cached is not None and cached.digest is not None and cached.digest == _digest(data):
@@ -473,13 +507,34 @@ class Store:
         self.generation += 1
         return state
 
+    def _no_commits_since_ours(self) -> bool:
+        """True when the commit token is still the one our last commit wrote (lock held).
+
+        Every commit, by any process, writes a fresh random token; so an unchanged token plus an
+        unchanged stamp means the cached state is what is on disk, without hashing the file.
+        """
+        if self._own_token is None:
+            return False
+        try:
+            return (self.dir / COMMIT_TOKEN).read_text(encoding="ascii") == self._own_token
+        except (OSError, UnicodeDecodeError):
+            return False
+
     def _commit_file(self, ftxn: FileTxn) -> None:
-        data = ftxn.render().encode("utf-8")
+        data = ftxn.render()
         path = self.path(ftxn.kind)
+        self._own_token = None  # until the new token is down, trust nothing cached
         st = atomic_write_bytes(path, data)
         stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-        self._files[ftxn.kind.name] = ftxn.committed_state(stamp, _digest(data))
+        self._files[ftxn.kind.name] = ftxn.committed_state(stamp, _digest(data), data)
         self.generation += 1
+        token = uuid.uuid4().hex
+        try:
+            # Not fsynced: after a crash a stale token only costs one full content check.
+            atomic_write_bytes(self.dir / COMMIT_TOKEN, token.encode("ascii"), fsync=False)
+            self._own_token = token
+        except OSError as exc:
+            log.warning("could not write %s: %s", self.dir / COMMIT_TOKEN, exc)
         # The last good copy is what we just wrote: a hand edit that breaks the file can be undone
         # without losing this write. A separate file (not a hard link), so an editor that
         # rewrites the live file in place cannot damage it. Not fsynced: the live file is the

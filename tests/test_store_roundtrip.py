@@ -85,3 +85,12 @@ def test_written_file_is_byte_identical_to_a_plain_json_dump(svc, legacy):
     path = legacy / ".context" / "decisions.json"
     data = read_json(path)
     assert path.read_text(encoding="utf-8") == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_appends_keep_the_file_byte_identical_to_a_plain_json_dump(svc, legacy):
+    for i in range(3):  # the first write lays the file out, later ones extend those bytes
+        svc.record("constraint", {"rule": f"Rule number {i} about tiles", "reason": "A reason long enough to pass the minimum length check."})
+    path = legacy / ".context" / "constraints.json"
+    data = read_json(path)
+    assert [c["id"] for c in data] == ["con-001", "con-002", "con-003", "con-004"]
+    assert path.read_text(encoding="utf-8") == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
