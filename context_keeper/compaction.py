@@ -1,0 +1,199 @@
+"""Compaction loss check: snapshot the active entries before a compaction, compare after.
+
+Files in ``.context/`` (shapes as in COMPAT.md; extra keys are additions):
+
+- ``compaction_snapshot.json`` ``{"timestamp", "trigger", "entries": {decisions, pipelines,
+  constraints}, "counts"}`` — the non-deprecated entries when PreCompact fired.
+- ``compaction_pending_state.json`` ``{"snapshot_timestamp"}`` — present from the snapshot
+  until the first comparison, so the Stop hook costs one ``exists`` call the rest of the time.
+- ``compaction_report.json`` ``{"timestamp", "snapshot_timestamp", "status": "clean" |
+  "discrepancies_found", "missing_entries": [{type, id, summary, entry}], "modified_entries":
+  [{type, id, summary, changes: {field: {before, after}}}], "missing_count", "modified_count",
+  "checked_count"}`` — read by ``Service.get_compaction_report`` and the next SessionStart.
+
+What counts as loss: an entry of the snapshot that is gone from the store, or whose fields
+differ while its ``updated_at`` is not newer than the snapshot. Every change made through the
+tools (update, deprecate, supersede, merge) stamps ``updated_at``, so deliberate edits after
+the snapshot are never reported; hand edits, reverted files and clobbered stores are.
+"""
+
+from __future__ import annotations
+
+import os
+
+SNAPSHOT_FILE = "compaction_snapshot.json"
+REPORT_FILE = "compaction_report.json"
+PENDING_FILE = "compaction_pending_state.json"
+IGNORED_FIELDS = frozenset({"verified_at", "verified_sha"})  # re-verification is not a loss
+MAX_NOTE_ITEMS = 12
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from datetime import datetime
+    from typing import Any
+
+
+def _context(root: str) -> str:
+    return os.path.join(str(root), ".context")
+
+
+def pending(root: str) -> bool:
+    return os.path.exists(os.path.join(_context(root), PENDING_FILE))
+
+
+def _store(root: str):
+    from pathlib import Path
+
+    from context_keeper.store import Store
+
+    return Store(Path(root))
+
+
+def _now(now: datetime | None) -> datetime:
+    from datetime import datetime, timezone
+
+    return now or datetime.now(timezone.utc)
+
+
+def take_snapshot(root: str, *, trigger: str | None = None, now: datetime | None = None) -> dict[str, Any]:
+    """Write the snapshot of the active (non-deprecated) entries and mark a check as pending."""
+    from context_keeper.model import KINDS, now_iso
+
+    store = _store(root)
+    timestamp = now_iso(_now(now))
+    entries: dict[str, list] = {}
+    for kind in KINDS.values():
+        state = store.state(kind)
+        if state.error is not None:
+            raise state.error  # a snapshot of a store we cannot read would report false losses
+        entries[kind.plural] = [dict(e) for e in state.entries if e.get("status", "active") != "deprecated"]
+    snapshot = {
+        "timestamp": timestamp,
+        "trigger": trigger,
+        "entries": entries,
+        "counts": {plural: len(items) for plural, items in entries.items()},
+    }
+    store.write_sidecar(SNAPSHOT_FILE, snapshot)
+    store.write_sidecar(PENDING_FILE, {"snapshot_timestamp": timestamp})
+    return snapshot
+
+
+def compare(snapshot: Mapping[str, Any], current: Mapping[str, Sequence[Mapping[str, Any]]],
+            *, now: datetime | None = None) -> dict[str, Any]:
+    """The report for ``snapshot`` against ``current`` ({plural: entries}). Pure."""
+    from context_keeper.model import BY_PLURAL, entry_title, id_sort_key, now_iso, parse_time
+
+    taken = parse_time(snapshot.get("timestamp"))
+    missing: list[dict] = []
+    modified: list[dict] = []
+    checked = 0
+    for plural, before_items in (snapshot.get("entries") or {}).items():
+        kind = BY_PLURAL.get(plural)
+        if kind is None or not isinstance(before_items, list):
+            continue
+        now_by_id = {e.get("id"): e for e in current.get(plural, ())}
+        for before in before_items:
+            if not isinstance(before, dict) or not before.get("id"):
+                continue
+            checked += 1
+            entry_id = before["id"]
+            after = now_by_id.get(entry_id)
+            if after is None:
+                missing.append({"type": kind.name, "id": entry_id, "summary": entry_title(kind, before), "entry": before})
+                continue
+            changed_at = parse_time(after.get("updated_at"))
+            if taken is not None and changed_at is not None and changed_at > taken:
+                continue  # changed through the tools after the snapshot: deliberate
+            changes = {
+                key: {"before": before.get(key), "after": after.get(key)}
+                for key in sorted(set(before) | set(after))
+                if key not in IGNORED_FIELDS and before.get(key) != after.get(key)
+            }
+            if changes:
+                modified.append({"type": kind.name, "id": entry_id, "summary": entry_title(kind, after), "changes": changes})
+    missing.sort(key=lambda m: id_sort_key(m["id"]))
+    modified.sort(key=lambda m: id_sort_key(m["id"]))
+    return {
+        "timestamp": now_iso(_now(now)),
+        "snapshot_timestamp": snapshot.get("timestamp"),
+        "status": "discrepancies_found" if missing or modified else "clean",
+        "missing_entries": missing,
+        "modified_entries": modified,
+        "missing_count": len(missing),
+        "modified_count": len(modified),
+        "checked_count": checked,
+    }
+
+
+def check_pending(root: str, *, now: datetime | None = None) -> dict[str, Any] | None:
+    """Compare the store with the pending snapshot, write the report, clear the pending mark."""
+    from context_keeper.model import KINDS
+
+    store = _store(root)
+    marker = os.path.join(_context(root), PENDING_FILE)
+    snapshot = store.read_sidecar(SNAPSHOT_FILE)
+    if not isinstance(snapshot, dict):
+        _remove(marker)
+        return None
+    current: dict[str, tuple] = {}
+    for kind in KINDS.values():
+        state = store.state(kind)
+        if state.error is not None:
+            raise state.error  # leave the check pending: an unreadable file is not a lost entry
+        current[kind.plural] = state.entries
+    report = compare(snapshot, current, now=now)
+    store.write_sidecar(REPORT_FILE, report)
+    _remove(marker)
+    return report
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def session_note(root: str) -> str | None:
+    """The compaction check as factual text for the post-compaction SessionStart."""
+    from context_keeper.hooks import leanjson
+
+    try:
+        with open(os.path.join(_context(root), REPORT_FILE), "rb") as handle:
+            report = leanjson.loads(handle.read())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(report, dict):
+        return None
+    return describe(report)
+
+
+def describe(report: Mapping[str, Any]) -> str | None:
+    from context_keeper.render import clip
+
+    when = report.get("snapshot_timestamp") or "the last compaction"
+    missing = [m for m in report.get("missing_entries") or [] if isinstance(m, dict)]
+    modified = [m for m in report.get("modified_entries") or [] if isinstance(m, dict)]
+    if report.get("status") == "clean" or not (missing or modified):
+        checked = report.get("checked_count")
+        count = f"all {checked} active entries" if isinstance(checked, int) else "all active entries"
+        return f"Compaction check: {count} recorded before the compaction (snapshot {when}) are unchanged in the store."
+    lines = [
+        f"Compaction check: the store differs from the snapshot taken before the compaction ({when}) "
+        f"in ways the tools did not record — {len(missing)} entr{'y' if len(missing) == 1 else 'ies'} missing, "
+        f"{len(modified)} changed:"
+    ]
+    items = [("missing", m) for m in missing] + [("changed", m) for m in modified]
+    for what, item in items[:MAX_NOTE_ITEMS]:
+        entry = item.get("entry") if isinstance(item.get("entry"), dict) else {}
+        entry_id = clip(item.get("id") or entry.get("id") or "?", 40)
+        summary = clip(item.get("summary") or entry.get("summary") or entry.get("rule") or entry.get("name") or "", 160)
+        detail = ""
+        if what == "changed" and isinstance(item.get("changes"), dict):
+            detail = " (fields: " + ", ".join(clip(k, 30) for k in list(item["changes"])[:6]) + ")"
+        lines.append(f"- {entry_id} {what}{detail}: {summary}")
+    if len(items) > MAX_NOTE_ITEMS:
+        lines.append(f"- … and {len(items) - MAX_NOTE_ITEMS} more")
+    lines.append("get_compaction_report has the before/after values; the snapshot is in .context/compaction_snapshot.json.")
+    return "\n".join(lines)

@@ -1,0 +1,134 @@
+"""PreToolUse / PostToolUse on Edit|Write|MultiEdit|NotebookEdit: the rules for this file.
+
+Injects, once per session, the active constraints whose ``scope`` covers the file and the
+active decisions tied to its area (a ``scope``/path-like tag covering it, or a tag naming one
+of its directories, e.g. ``labels`` for ``src/packwise/labels/printer.py``). Global
+constraints are left to the session-start summary.
+
+Fast path: the scope index from the hook cache, a literal-prefix pre-filter, the session's
+seen-set. Candidates are confirmed with ``context_keeper.scope.scope_covers`` — the matcher
+``get_context`` uses — except plain (glob-free) scopes, whose test is the whole-component
+prefix comparison ``scope_covers`` performs (``literal_covers``; kept equal by a property test)
+and which avoids importing ``re``/``pathlib`` on an edit.
+"""
+
+from __future__ import annotations
+
+import os
+
+from context_keeper.hookio import frame
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from context_keeper.hookio import HookContext
+
+MAX_CONSTRAINTS = 15
+MAX_TAGGED_DECISIONS = 5
+
+
+def target_path(tool_input: object) -> str:
+    if not isinstance(tool_input, dict):
+        return ""
+    for key in ("file_path", "notebook_path", "path"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def relative_path(path: str, root: str, cwd: str | None) -> str | None:
+    """``path`` relative to ``root`` in POSIX form, or None when it lies outside the project."""
+    if not os.path.isabs(path):
+        path = os.path.join(cwd or root, path)
+    candidates = [os.path.normpath(path)]
+    real = os.path.realpath(path)
+    if real not in candidates:
+        candidates.append(real)
+    for candidate in candidates:
+        if candidate == root:
+            return ""
+        prefix = root.rstrip(os.sep) + os.sep
+        if candidate.startswith(prefix):
+            rel = candidate[len(prefix):].replace(os.sep, "/")
+            return "/".join(p for p in rel.split("/") if p not in ("", "."))
+    return None
+
+
+def literal_covers(scope: str, rel: str) -> bool:
+    """``scope_covers`` for a normalised scope without glob characters."""
+    return rel == scope or rel.startswith(scope + "/")
+
+
+def handle(ctx: HookContext) -> str | None:
+    path = target_path(ctx.payload.get("tool_input"))
+    if not path or not ctx.locate():
+        return None
+    rel = relative_path(path, ctx.root, ctx.cwd)
+    if not rel or rel == ".context" or rel.startswith(".context/"):
+        return None
+    data = ctx.cache or {}
+
+    candidates: dict[str, tuple[str, list]] = {}  # id -> (kind, [(scope, is_glob)])
+    for entry_id, scope, prefix, is_glob, kind in data.get("scoped", ()):
+        if rel.startswith(prefix):
+            candidates.setdefault(entry_id, (kind, []))[1].append((scope, is_glob))
+    directories = rel.lower().split("/")[:-1]
+    tagged: list[str] = []
+    tags = data.get("tags") or {}
+    for component in directories:
+        for entry_id in tags.get(component, ()):
+            if entry_id not in candidates and entry_id not in tagged:
+                tagged.append(entry_id)
+    if not candidates and not tagged:
+        return None
+
+    state = ctx.state()
+    fresh = set(state.unseen([*candidates, *tagged]))
+    if not fresh:
+        return None
+    constraints, decisions = [], []
+    for entry_id, (kind, scopes) in candidates.items():
+        if entry_id in fresh and _covered(scopes, rel, ctx.root):
+            (constraints if kind == "constraint" else decisions).append(entry_id)
+    tagged = sorted((i for i in tagged if i in fresh), key=_id_number, reverse=True)
+    decisions += tagged[: max(0, MAX_TAGGED_DECISIONS - len(decisions))]
+    constraints = sorted(constraints, key=_id_number)[:MAX_CONSTRAINTS]
+    shown = constraints + decisions
+    if not shown:
+        return None
+
+    from context_keeper.hooks import cache
+
+    text = cache.lines(ctx.root, shown)
+    lines = [f"Recorded project memory for {_clean(rel)} (from .context/; each entry is shown once per session):"]
+    if constraints:
+        lines.append("Constraints whose scope covers this file:")
+        lines += [text[i] for i in constraints if i in text]
+    if decisions:
+        lines.append("Decisions recorded for this area:")
+        lines += [text[i] for i in decisions if i in text]
+    state.mark(shown)
+    return frame("\n".join(lines))
+
+
+def _covered(scopes: list, rel: str, root: str) -> bool:
+    for scope, is_glob in scopes:
+        if not is_glob:
+            if literal_covers(scope, rel):
+                return True
+            continue
+        from context_keeper.scope import scope_covers  # stdlib-only module: no site needed
+
+        if scope_covers(scope, rel, root):
+            return True
+    return False
+
+
+def _id_number(entry_id: str) -> int:
+    parts = entry_id.split("-")
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+
+def _clean(text: str) -> str:
+    """A path is caller data too: keep it from closing the frame."""
+    return text.replace("<", "‹").replace("`", "'")[:300]

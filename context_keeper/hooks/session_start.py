@@ -1,0 +1,48 @@
+"""SessionStart: the project summary, the compaction check after a compaction, one quality note.
+
+``source`` is startup | resume | clear | compact. After ``compact`` and ``clear`` the agent has
+lost what earlier hooks showed it, so this session's de-duplication memory is reset; after
+``compact`` the store is compared with the pre-compaction snapshot (if that has not happened
+yet) and any discrepancy is reported.
+"""
+
+from __future__ import annotations
+
+from context_keeper.hookio import frame
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from context_keeper.hookio import HookContext
+
+
+def handle(ctx: HookContext) -> str | None:
+    if not ctx.locate():
+        return None
+    source = ctx.text("source")
+    state = ctx.state()
+    if source in ("compact", "clear"):
+        state.reset()
+    if source in ("startup", ""):
+        from context_keeper.hooks.state import prune
+
+        prune(ctx.context_dir)
+    data = ctx.cache or {}
+    has_entries = any((data.get("counts") or {}).values())
+    parts = [data.get("summary") or ""] if has_entries else []
+    if source == "compact":
+        from context_keeper import compaction
+
+        if compaction.pending(ctx.root):
+            from context_keeper.hooks.cache import heavy
+
+            heavy()
+            compaction.check_pending(ctx.root)
+        note = compaction.session_note(ctx.root)
+        if note:
+            parts.append(note)
+    for warning in data.get("warnings", []):
+        parts.append(f"Store health: {warning}")
+    if data.get("quality_hint"):
+        parts.append(data["quality_hint"])
+    body = "\n\n".join(p for p in parts if p)
+    return frame(body) if body else None  # an empty store with nothing to report: silence

@@ -1,0 +1,91 @@
+"""Per-session memory of what the hooks already told the agent, one file per session.
+
+``.context/sessions/<session_id>.seen`` holds one key per line (an entry id, ``commit:<sha>``).
+Lines are appended with a single ``O_APPEND`` write, so parallel hooks of the same session (the
+agent editing several files at once) and concurrent sessions never lose each other's lines; the
+worst race is one entry shown twice. Files untouched for ``STALE_AFTER_S`` are pruned at
+session start. Standard library only: this sits on every hook's fast path.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+SESSIONS_DIR = "sessions"
+SUFFIX = ".seen"
+STALE_AFTER_S = 7 * 24 * 3600
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+
+def session_key(session_id: object) -> str:
+    """A file-name-safe form of the client's session id (``unknown`` when there is none)."""
+    text = str(session_id or "").strip()
+    safe = "".join(c if c in _SAFE else "_" for c in text)[:120].strip(".")
+    return safe or "unknown"
+
+
+class SessionState:
+    def __init__(self, context_dir: str, session_id: object) -> None:
+        self.dir = os.path.join(context_dir, SESSIONS_DIR)
+        self.path = os.path.join(self.dir, session_key(session_id) + SUFFIX)
+        self._seen: set[str] | None = None
+
+    def seen(self) -> set[str]:
+        if self._seen is None:
+            try:
+                with open(self.path, encoding="utf-8") as handle:
+                    self._seen = {line.strip() for line in handle if line.strip()}
+            except FileNotFoundError:
+                self._seen = set()
+        return self._seen
+
+    def unseen(self, keys: Iterable[str]) -> list[str]:
+        seen = self.seen()
+        return [k for k in keys if k not in seen]
+
+    def mark(self, keys: Iterable[str]) -> None:
+        keys = [k for k in keys if k and "\n" not in k]
+        if not keys:
+            return
+        os.makedirs(self.dir, exist_ok=True)
+        data = "".join(k + "\n" for k in keys).encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        self.seen().update(keys)
+
+    def reset(self) -> None:
+        """Forget everything (the conversation was compacted or cleared)."""
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        self._seen = set()
+
+
+def prune(context_dir: str, *, now: float | None = None, max_age_s: float = STALE_AFTER_S) -> int:
+    """Delete session files untouched for ``max_age_s``; returns how many were removed."""
+    directory = os.path.join(context_dir, SESSIONS_DIR)
+    cutoff = (time.time() if now is None else now) - max_age_s
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return 0
+    for entry in entries:
+        if not entry.name.endswith(SUFFIX):
+            continue
+        try:
+            if entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+                removed += 1
+        except FileNotFoundError:
+            continue
+    return removed

@@ -1,0 +1,470 @@
+"""``context-keeper install`` / ``uninstall``: wire the hooks and register the server in a client.
+
+Claude Code (the default client) gets both: the hook wiring merged into
+``<project>/.claude/settings.json`` (or ``~/.claude/settings.json`` with ``--user``) and the
+server in ``<project>/.mcp.json``. Cursor, VS Code, Windsurf, Gemini CLI and Codex CLI get the
+server registration, printed by default and merged into their config file with ``--write``.
+
+Every write is a merge: other servers, other hooks and unknown keys stay as they were; an entry
+is "ours" only when its command runs context-keeper (see ``is_our_command``). Re-running is a
+no-op, an older wiring of ours (the ``python .../hooks/<name>.py`` style of context-keeper
+0.x) is replaced rather than duplicated, a timestamped backup is kept beside each file written,
+``--dry-run`` prints a unified diff and writes nothing, and ``uninstall`` removes only our
+entries. A config file that does not parse is refused, never overwritten.
+
+Hook command styles (``--command-style``):
+
+- ``console``  ``context-keeper-hook <event>`` — portable; needs the console script on PATH.
+- ``launcher`` ``"<python>" -S "<checkout>/hooks/<name>.py"`` — from a source checkout; ``-S``
+  skips ``site`` start-up (an editable install's import finder alone costs ~15 ms per hook).
+- ``module``   ``"<python>" -m context_keeper.hookio <event>`` — works from any install.
+- ``auto`` (default): ``launcher`` when running from a checkout, else ``console`` when the
+  script is on PATH, else ``module``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from context_keeper.errors import InvalidInput, StoreError
+from context_keeper.hookio import EVENTS
+
+SERVER_NAME = "context-keeper"
+PACKAGE_PARENT = Path(__file__).resolve().parent.parent
+LEGACY_LAUNCHERS = ("constraint_reinject.py",)  # 0.x hook names that may still be wired
+EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
+
+# (client event, matcher or None, our event, timeout seconds)
+CLAUDE_HOOKS: tuple[tuple[str, str | None, str, int], ...] = (
+    ("SessionStart", None, "session-start", 30),
+    ("UserPromptSubmit", None, "user-prompt-submit", 20),
+    ("PreToolUse", EDIT_TOOLS, "scope-guard", 10),
+    ("PostToolUse", EDIT_TOOLS, "scope-guard", 10),
+    ("PostToolUse", "Bash", "commit-capture-reminder", 10),
+    ("SubagentStart", None, "subagent-start", 10),
+    ("PreCompact", None, "pre-compact", 60),
+    ("Stop", None, "post-compact", 30),
+)
+CLIENTS = ("claude", "cursor", "vscode", "windsurf", "gemini", "codex")
+
+
+# ------------------------------------------------------------------ commands
+
+
+def checkout_launcher(event: str) -> Path | None:
+    """The ``hooks/<name>.py`` launcher when the package runs from a source checkout."""
+    path = PACKAGE_PARENT / "hooks" / EVENTS[event].launcher
+    return path if path.is_file() else None
+
+
+def resolve_style(style: str) -> str:
+    if style != "auto":
+        return style
+    if checkout_launcher("session-start") is not None:
+        return "launcher"
+    if shutil.which("context-keeper-hook"):
+        return "console"
+    return "module"
+
+
+def hook_command(event: str, style: str, project: Path | None = None, python: str | None = None) -> str:
+    python = python or sys.executable
+    if style == "console":
+        return f"context-keeper-hook {event}"
+    if style == "launcher":
+        launcher = checkout_launcher(event)
+        if launcher is None:
+            raise InvalidInput("--command-style launcher needs a source checkout with hooks/*.py; "
+                               "use console or module", field="command_style")
+        if project is not None and launcher.parent.parent == project.resolve():
+            where = f"$CLAUDE_PROJECT_DIR/hooks/{launcher.name}"
+        else:
+            where = str(launcher)
+        return f'"{python}" -S "{where}"'
+    if style == "module":
+        return f'"{python}" -m context_keeper.hookio {event}'
+    raise InvalidInput(f"unknown command style {style!r}: use auto, console, launcher or module", field="command_style")
+
+
+def server_spec(style: str, python: str | None = None) -> dict[str, Any]:
+    if style == "console" or (style != "module" and shutil.which("context-keeper")):
+        return {"command": "context-keeper", "args": ["serve"]}
+    return {"command": python or sys.executable, "args": ["-m", "context_keeper", "serve"]}
+
+
+_OUR_NAMES = tuple(e.launcher for e in EVENTS.values()) + LEGACY_LAUNCHERS
+_OUR_MARKERS = ("context_keeper", "context-keeper", "Context Keeper")
+
+
+def is_our_command(command: Any, project: Path | None = None) -> bool:
+    """Does a hook command run context-keeper (this version or the 0.x launchers)?"""
+    if not isinstance(command, str):
+        return False
+    if "context-keeper-hook" in command or "context_keeper.hookio" in command:
+        return True
+    for token in command.replace("'", '"').split('"') + command.split():
+        token = token.strip().strip('"')
+        norm = token.replace("\\", "/")
+        name = norm.rsplit("/", 1)[-1]
+        if name not in _OUR_NAMES or "hooks/" not in norm:
+            continue
+        for var in ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "%CLAUDE_PROJECT_DIR%"):
+            if var in norm and project is not None:
+                norm = norm.replace(var, str(project))
+        path = Path(norm)
+        try:
+            if path.is_file():
+                head = path.read_text(encoding="utf-8", errors="replace")[:4000]
+                return any(marker in head for marker in _OUR_MARKERS)
+        except OSError:
+            pass
+        return any(marker in norm for marker in _OUR_MARKERS)
+    return False
+
+
+# ------------------------------------------------------------------ merging
+
+
+def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, str | None, str, int]],
+                       project: Path | None = None) -> dict[str, Any]:
+    """``settings`` with exactly ``desired`` as our hook entries; everything else untouched.
+
+    ``desired`` items are (client event, matcher, command, timeout); an empty list uninstalls.
+    """
+    settings = json.loads(json.dumps(settings))  # deep copy, JSON types only
+    hooks = settings.get("hooks")
+    if hooks is None:
+        hooks = {}
+    if not isinstance(hooks, dict):
+        raise InvalidInput('"hooks" in the settings file is not an object; fix it by hand first', field="hooks")
+    wanted = {(event, matcher or "", command): timeout for event, matcher, command, timeout in desired}
+    satisfied: set[tuple[str, str, str]] = set()
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        new_groups = []
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list):
+                new_groups.append(group)
+                continue
+            kept = []
+            for hook in inner:
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if not is_our_command(command, project):
+                    kept.append(hook)
+                    continue
+                key = (event, group.get("matcher") or "", command)
+                if key in wanted and key not in satisfied:
+                    satisfied.add(key)
+                    kept.append(hook)
+            if kept or not inner:
+                new_groups.append({**group, "hooks": kept})
+        if new_groups or not groups:
+            hooks[event] = new_groups
+        else:
+            del hooks[event]
+    for event, matcher, command, timeout in desired:
+        key = (event, matcher or "", command)
+        if key in satisfied:
+            continue
+        satisfied.add(key)
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        hooks.setdefault(event, []).append(group)
+    if hooks:
+        settings["hooks"] = hooks
+    else:
+        settings.pop("hooks", None)
+    return settings
+
+
+def merge_server(config: dict[str, Any], key: str, spec: dict[str, Any] | None) -> dict[str, Any]:
+    """Add (``spec``) or remove (``None``) our server under ``config[key]``."""
+    config = json.loads(json.dumps(config))
+    servers = config.get(key)
+    if servers is None:
+        servers = {}
+    if not isinstance(servers, dict):
+        raise InvalidInput(f'"{key}" in the config file is not an object; fix it by hand first', field=key)
+    if spec is None:
+        servers.pop(SERVER_NAME, None)
+    else:
+        existing = servers.get(SERVER_NAME)
+        servers[SERVER_NAME] = {**existing, **spec} if isinstance(existing, dict) else spec  # keep user-added keys
+    if servers:
+        config[key] = servers
+    else:
+        config.pop(key, None)
+    return config
+
+
+def _toml_str(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+
+def codex_block(spec: dict[str, Any]) -> str:
+    lines = [f"[mcp_servers.{SERVER_NAME}]", f"command = {_toml_str(spec['command'])}",
+             "args = [" + ", ".join(_toml_str(a) for a in spec.get("args", [])) + "]"]
+    if spec.get("env"):
+        lines.append("env = { " + ", ".join(f"{k} = {_toml_str(v)}" for k, v in spec["env"].items()) + " }")
+    return "\n".join(lines) + "\n"
+
+
+def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
+    """``config.toml`` text with our ``[mcp_servers.context-keeper]`` table set or removed."""
+    header = f"[mcp_servers.{SERVER_NAME}]"
+    sub = f"[mcp_servers.{SERVER_NAME}."
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    skipping = False
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            skipping = stripped.replace(" ", "") in (header,) or stripped.replace(" ", "").startswith(sub)
+        if not skipping:
+            out.append(line)
+    body = "".join(out).rstrip("\n")
+    if spec is not None:
+        body = (body + "\n\n" if body else "") + codex_block(spec).rstrip("\n")
+    return body + "\n" if body else ""
+
+
+# ------------------------------------------------------------------ files
+
+
+@dataclass
+class Change:
+    path: Path
+    before: str | None
+    after: str | None  # None: delete the file
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def diff(self) -> str:
+        return "".join(difflib.unified_diff(
+            (self.before or "").splitlines(keepends=True), (self.after or "").splitlines(keepends=True),
+            fromfile=f"{self.path} (current)" if self.before is not None else "/dev/null",
+            tofile=f"{self.path} (new)",
+        ))
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _load_json(path: Path, text: str | None) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"{path} does not parse ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+                         "nothing was written. Fix it by hand, or use --print and paste the entry.") from exc
+    if not isinstance(data, dict):
+        raise StoreError(f"{path} is not a JSON object; nothing was written")
+    return data
+
+
+def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> Change:
+    before = _read(path)
+    data = _load_json(path, before)
+    after_data = edit(data)
+    if before is not None and after_data == data:
+        return Change(path, before, before)
+    after = json.dumps(after_data, indent=2, ensure_ascii=False) + "\n"
+    if before is None and not after_data:
+        after = None
+    return Change(path, before, after)
+
+
+def apply(change: Change, *, now: float | None = None) -> Path | None:
+    """Write one change with a timestamped backup of the previous file; returns the backup."""
+    if not change.changed:
+        return None
+    backup = None
+    if change.before is not None:
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(now))
+        backup = change.path.with_name(f"{change.path.name}.bak-{stamp}")
+        n = 1
+        while backup.exists():
+            backup = change.path.with_name(f"{change.path.name}.bak-{stamp}-{n}")
+            n += 1
+        shutil.copy2(change.path, backup)
+    if change.after is None:
+        change.path.unlink(missing_ok=True)
+        return backup
+    from context_keeper.fsio import atomic_write_text
+
+    atomic_write_text(change.path, change.after)
+    return backup
+
+
+# ------------------------------------------------------------------ plans per client
+
+
+@dataclass
+class Target:
+    client: str
+    path: Path
+    kind: str  # "claude-hooks" | "json-servers" | "codex"
+    key: str = "mcpServers"
+    note: str = ""
+
+
+def client_targets(client: str, project: Path, home: Path, user: bool) -> list[Target]:
+    if client == "claude":
+        settings = (home if user else project) / ".claude" / "settings.json"
+        targets = [Target(client, settings, "claude-hooks")]
+        if not user:
+            targets.append(Target(client, project / ".mcp.json", "json-servers",
+                                  note="Claude Code asks once to approve project servers from .mcp.json."))
+        return targets
+    if client == "cursor":
+        return [Target(client, (home if user else project) / ".cursor" / "mcp.json", "json-servers")]
+    if client == "vscode":
+        return [Target(client, project / ".vscode" / "mcp.json", "json-servers", key="servers")]
+    if client == "windsurf":
+        return [Target(client, home / ".codeium" / "windsurf" / "mcp_config.json", "json-servers")]
+    if client == "gemini":
+        return [Target(client, (home if user else project) / ".gemini" / "settings.json", "json-servers")]
+    if client == "codex":
+        return [Target(client, home / ".codex" / "config.toml", "codex")]
+    raise InvalidInput(f"unknown client {client!r}: use one of {', '.join(CLIENTS)}", field="client")
+
+
+def client_server_spec(client: str, style: str, project: Path, user: bool) -> dict[str, Any]:
+    spec = server_spec(style)
+    if client == "vscode":
+        return {"type": "stdio", **spec, "env": {"CONTEXT_KEEPER_PROJECT": "${workspaceFolder}"}}
+    if client == "cursor" and not user:
+        return {**spec, "env": {"CONTEXT_KEEPER_PROJECT": "${workspaceFolder}"}}
+    if client == "claude":
+        return {"type": "stdio", **spec}
+    return spec  # user-level configs: the server resolves the project from its working directory
+
+
+def plan(client: str, project: Path, home: Path, *, user: bool = False, style: str = "auto",
+         remove: bool = False) -> list[Change]:
+    style = resolve_style(style)
+    changes = []
+    for target in client_targets(client, project, home, user):
+        if target.kind == "claude-hooks":
+            desired = [] if remove else [
+                (event, matcher, hook_command(ours, style, None if user else project), timeout)
+                for event, matcher, ours, timeout in CLAUDE_HOOKS
+            ]
+            changes.append(_json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project)))
+        elif target.kind == "json-servers":
+            spec = None if remove else client_server_spec(client, style, project, user)
+            changes.append(_json_change(target.path, lambda d, s=spec, k=target.key: merge_server(d, k, s)))
+        else:
+            before = _read(target.path)
+            after = merge_codex(before or "", None if remove else client_server_spec(client, style, project, user))
+            changes.append(Change(target.path, before, after if (after or before is not None) else None))
+    return changes
+
+
+def snippet(client: str, project: Path, home: Path, *, user: bool, style: str) -> str:
+    """The ready-to-paste config for ``client`` (what ``--print`` shows)."""
+    style = resolve_style(style)
+    parts = []
+    for target in client_targets(client, project, home, user):
+        if target.kind == "claude-hooks":
+            desired = [(e, m, hook_command(o, style, None if user else project), t) for e, m, o, t in CLAUDE_HOOKS]
+            body = json.dumps(merge_claude_hooks({}, desired, project), indent=2)
+        elif target.kind == "json-servers":
+            body = json.dumps({target.key: {SERVER_NAME: client_server_spec(client, style, project, user)}}, indent=2)
+        else:
+            body = codex_block(client_server_spec(client, style, project, user)).rstrip()
+        parts.append(f"# {target.path}\n{body}")
+    return "\n\n".join(parts) + "\n"
+
+
+# ------------------------------------------------------------------ CLI
+
+
+def _project(args: argparse.Namespace) -> Path:
+    if args.project:
+        root = Path(args.project).expanduser().resolve()
+    else:
+        from context_keeper.project import resolve_project
+        from context_keeper.errors import NoProject
+
+        try:
+            root = resolve_project(None)
+        except NoProject:
+            root = Path.cwd().resolve()
+    if not root.is_dir():
+        raise InvalidInput(f"{root} is not a directory", field="project")
+    return root
+
+
+def _run(args: argparse.Namespace, remove: bool) -> int:
+    project = _project(args)
+    home = Path(args.home).expanduser() if getattr(args, "home", None) else Path.home()
+    clients = CLIENTS if args.client == "all" else (args.client,)
+    write = remove or args.client == "claude" or args.write
+    for client in clients:
+        if getattr(args, "print", False) or (not write and not args.dry_run):
+            if not remove:
+                sys.stdout.write(snippet(client, project, home, user=args.user, style=args.command_style))
+                if not getattr(args, "print", False):
+                    sys.stdout.write("(pass --write to merge this into the file above)\n")
+            continue
+        for change in plan(client, project, home, user=args.user, style=args.command_style, remove=remove):
+            if not change.changed:
+                print(f"{change.path}: {'nothing of ours to remove' if remove else 'already up to date'}")
+                continue
+            if args.dry_run:
+                sys.stdout.write(change.diff() or f"{change.path}: would be removed\n")
+                continue
+            change.path.parent.mkdir(parents=True, exist_ok=True)
+            backup = apply(change)
+            verb = "removed context-keeper from" if remove else "updated"
+            print(f"{verb} {change.path}" + (f" (backup: {backup.name})" if backup else ""))
+    if not remove and args.client == "claude" and args.user and not args.dry_run:
+        spec = server_spec(resolve_style(args.command_style))
+        print("Register the server for all projects with:\n  claude mcp add -s user "
+              f"{SERVER_NAME} -- {' '.join([spec['command'], *spec['args']])}")
+    return 0
+
+
+def _add_common(parser: argparse.ArgumentParser, remove: bool) -> None:
+    parser.add_argument("--client", choices=[*CLIENTS, "all"], default="claude",
+                        help="which client to configure (default: claude)")
+    parser.add_argument("--user", action="store_true",
+                        help="user-level config (~/.claude/settings.json, ~/.cursor/...) instead of the project's")
+    parser.add_argument("--project", help="project root (default: resolved like the server does, else the cwd)")
+    parser.add_argument("--dry-run", action="store_true", help="show a unified diff; write nothing")
+    parser.add_argument("--home", help=argparse.SUPPRESS)
+    parser.add_argument("--command-style", default="auto", choices=["auto", "console", "launcher", "module"],
+                        help="how hook/server commands are written (see docs/hooks.md)")
+    if not remove:
+        parser.add_argument("--write", action="store_true",
+                            help="for clients other than claude: merge into the config file instead of printing")
+        parser.add_argument("--print", action="store_true", help="print the config to paste; write nothing")
+
+
+def register_cli(subparsers: Any) -> None:
+    p = subparsers.add_parser("install", help="wire the hooks and register the server in a client's config")
+    _add_common(p, remove=False)
+    p.set_defaults(func=lambda args: _run(args, remove=False))
+    p = subparsers.add_parser("uninstall", help="remove context-keeper's hooks and server entry from a client's config")
+    _add_common(p, remove=True)
+    p.set_defaults(func=lambda args: _run(args, remove=True))

@@ -1,0 +1,98 @@
+"""Per-session de-duplication: once per session, sessions independent, reset after compaction."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from context_keeper.hooks.state import SessionState, prune, session_key
+from tests.hook_helpers import LAUNCHERS, hook_env, injected, payload, run_hook
+
+
+def _edit(project: Path, session: str) -> dict:
+    return payload("pre_tool_use_edit", project, session_id=session)
+
+
+def test_an_entry_is_injected_once_per_session(project: Path):
+    env = hook_env(project)
+    assert "con-003" in injected(run_hook("scope_guard", _edit(project, "s-1"), env=env))
+    assert injected(run_hook("scope_guard", _edit(project, "s-1"), env=env)) is None
+    post = payload("post_tool_use_edit", project, session_id="s-1")
+    assert injected(run_hook("scope_guard", post, env=env)) is None
+
+
+def test_only_entries_not_yet_shown_are_injected(project: Path):
+    env = hook_env(project)
+    injected(run_hook("scope_guard", _edit(project, "s-1"), env=env))
+    carriers = _edit(project, "s-1")
+    carriers["tool_input"]["file_path"] = str(project / "src/packwise/carriers/client.py")
+    text = injected(run_hook("scope_guard", carriers, env=env))
+    assert "con-004" in text and "con-005" in text and "con-003" not in text
+
+
+def test_two_concurrent_sessions_each_get_their_own_injection(project: Path):
+    env = hook_env(project)
+    body = {s: json.dumps(_edit(project, s)).encode() for s in ("sess-a", "sess-b")}
+
+    def spawn(session: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-S", str(LAUNCHERS / "scope_guard.py")], input=body[session],
+                              capture_output=True, env=env, timeout=60)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        first = list(pool.map(spawn, ["sess-a", "sess-b"]))
+    assert all("con-003" in injected(p) for p in first)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        second = list(pool.map(spawn, ["sess-a", "sess-b", "sess-a", "sess-b"]))
+    assert all(injected(p) is None for p in second)
+    files = sorted(p.name for p in (project / ".context" / "sessions").iterdir())
+    assert files == ["sess-a.seen", "sess-b.seen"]
+
+
+def test_compaction_resets_the_session_so_rules_come_back(project: Path):
+    env = hook_env(project)
+    injected(run_hook("scope_guard", _edit(project, "s-1"), env=env))
+    run_hook("session_start", payload("session_start_compact", project, session_id="s-1"), env=env)
+    assert "con-003" in injected(run_hook("scope_guard", _edit(project, "s-1"), env=env))
+
+
+def test_a_resumed_session_keeps_its_memory(project: Path):
+    env = hook_env(project)
+    injected(run_hook("scope_guard", _edit(project, "s-1"), env=env))
+    run_hook("session_start", payload("session_start_startup", project, session_id="s-1", source="resume"), env=env)
+    assert injected(run_hook("scope_guard", _edit(project, "s-1"), env=env)) is None
+
+
+def test_user_prompt_recall_is_not_repeated_in_a_session(project: Path):
+    env = hook_env(project)
+    prompt = payload("user_prompt_submit", project, session_id="s-9")
+    assert injected(run_hook("user_prompt_submit", prompt, env=env))
+    assert injected(run_hook("user_prompt_submit", prompt, env=env)) is None
+
+
+def test_commit_reminder_once_per_commit(project: Path):
+    env = hook_env(project)
+    commit = payload("post_tool_use_bash_commit", project)
+    assert injected(run_hook("commit_capture_reminder", commit, env=env))
+    assert injected(run_hook("commit_capture_reminder", commit, env=env)) is None
+
+
+def test_session_ids_become_safe_file_names():
+    assert session_key("../../etc/passwd") == "_.._etc_passwd"
+    assert session_key(None) == "unknown"
+    assert session_key("9f1c2d3e-0000-4000-8000-000000000001") == "9f1c2d3e-0000-4000-8000-000000000001"
+
+
+def test_stale_session_files_are_pruned(tmp_path: Path):
+    context = tmp_path / ".context"
+    old, new = SessionState(str(context), "old"), SessionState(str(context), "new")
+    old.mark(["dec-001"])
+    new.mark(["dec-002"])
+    import os
+
+    os.utime(old.path, (1_000_000, 1_000_000))
+    assert prune(str(context), now=1_000_000 + 6 * 24 * 3600) == 0  # under a week old: kept
+    assert prune(str(context), now=os.stat(new.path).st_mtime + 3600) == 1
+    assert not Path(old.path).exists() and Path(new.path).exists()

@@ -1,0 +1,203 @@
+"""install / uninstall: idempotent merges that never drop other entries, with backups and diffs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from context_keeper import install
+from context_keeper.errors import StoreError
+from tests.hook_helpers import hook_env
+
+OTHER_SETTINGS = {
+    "permissions": {"allow": ["Bash(npm test)"]},
+    "env": {"FOO": "1"},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 3}]}],
+        "SessionStart": [{"matcher": "", "hooks": [
+            {"type": "command", "command": "echo hello"},
+            {"type": "command", "command": "python /opt/context-keeper/hooks/session_start.py"},  # 0.x wiring
+        ]}],
+        "PostToolUse": [{"matcher": "", "hooks": [
+            {"type": "command", "command": "python /opt/context-keeper/hooks/constraint_reinject.py"}]}],
+    },
+}
+OTHER_MCP = {"mcpServers": {"github": {"type": "stdio", "command": "gh-mcp", "args": [], "env": {"T": "x"}}}}
+
+
+def _cli(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "context_keeper", *args, "--home", str(home)], cwd=cwd,
+                          capture_output=True, text=True, env=hook_env(), timeout=60)
+
+
+def _write(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _commands(settings: dict) -> list[tuple[str, str]]:
+    return [(event, h["command"]) for event, groups in settings.get("hooks", {}).items()
+            for g in groups for h in g["hooks"]]
+
+
+@pytest.fixture
+def configured(project: Path) -> Path:
+    _write(project / ".claude" / "settings.json", OTHER_SETTINGS)
+    _write(project / ".mcp.json", OTHER_MCP)
+    return project
+
+
+def test_claude_install_adds_every_hook_and_the_server_and_keeps_the_rest(configured: Path, tmp_path: Path):
+    proc = _cli("install", "--project", str(configured), cwd=configured, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    settings = json.loads((configured / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert settings["permissions"] == OTHER_SETTINGS["permissions"] and settings["env"] == {"FOO": "1"}
+    commands = _commands(settings)
+    assert ("PreToolUse", "./guard.sh") in commands and ("SessionStart", "echo hello") in commands
+    assert not any("/opt/context-keeper" in c for _, c in commands)  # 0.x wiring replaced, not duplicated
+    ours = [(e, c) for e, c in commands if install.is_our_command(c)]
+    assert sorted({e for e, _ in ours}) == ["PostToolUse", "PreCompact", "PreToolUse", "SessionStart", "Stop",
+                                            "SubagentStart", "UserPromptSubmit"]
+    assert len(ours) == len(install.CLAUDE_HOOKS)
+    guard = next(g for g in settings["hooks"]["PreToolUse"] if g.get("matcher") == install.EDIT_TOOLS)
+    assert guard["hooks"][0]["timeout"] == 10
+    mcp = json.loads((configured / ".mcp.json").read_text(encoding="utf-8"))
+    assert mcp["mcpServers"]["github"] == OTHER_MCP["mcpServers"]["github"]
+    assert mcp["mcpServers"]["context-keeper"]["type"] == "stdio"
+    assert list((configured / ".claude").glob("settings.json.bak-*"))  # backup of the previous file
+
+
+def test_install_twice_changes_nothing(configured: Path, tmp_path: Path):
+    _cli("install", "--project", str(configured), cwd=configured, home=tmp_path / "home")
+    first = {p: p.read_bytes() for p in (configured / ".claude" / "settings.json", configured / ".mcp.json")}
+    proc = _cli("install", "--project", str(configured), cwd=configured, home=tmp_path / "home")
+    assert "already up to date" in proc.stdout
+    assert {p: p.read_bytes() for p in first} == first
+
+
+def test_uninstall_removes_only_our_entries(configured: Path, tmp_path: Path):
+    _cli("install", "--project", str(configured), cwd=configured, home=tmp_path / "home")
+    proc = _cli("uninstall", "--project", str(configured), cwd=configured, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    settings = json.loads((configured / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert _commands(settings) == [("PreToolUse", "./guard.sh"), ("SessionStart", "echo hello")]
+    assert settings["permissions"] == OTHER_SETTINGS["permissions"]
+    assert json.loads((configured / ".mcp.json").read_text(encoding="utf-8")) == OTHER_MCP
+
+
+def test_round_trip_on_fresh_files_leaves_nothing_behind(project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    _cli("install", "--project", str(project), cwd=project, home=home)
+    _cli("uninstall", "--project", str(project), cwd=project, home=home)
+    assert json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8")) == {}
+    assert json.loads((project / ".mcp.json").read_text(encoding="utf-8")) == {}
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(configured: Path, tmp_path: Path):
+    before = (configured / ".claude" / "settings.json").read_bytes()
+    proc = _cli("install", "--project", str(configured), "--dry-run", cwd=configured, home=tmp_path / "home")
+    assert proc.stdout.count("+++ ") == 2 and "\n+" in proc.stdout and "scope_guard" in proc.stdout
+    assert (configured / ".claude" / "settings.json").read_bytes() == before
+    assert not list((configured / ".claude").glob("*.bak-*"))
+
+
+def test_user_install_writes_user_settings_only(project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    proc = _cli("install", "--user", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0 and "claude mcp add -s user" in proc.stdout
+    assert _commands(json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8")))
+    assert not (project / ".claude").exists() and not (project / ".mcp.json").exists()
+
+
+def test_an_unparsable_config_is_refused_not_overwritten(project: Path, tmp_path: Path):
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"hooks": {,}', encoding="utf-8")
+    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode != 0 and "does not parse" in proc.stderr
+    assert path.read_text(encoding="utf-8") == '{"hooks": {,}'
+
+
+@pytest.mark.parametrize("client,relative,key", [
+    ("cursor", ".cursor/mcp.json", "mcpServers"), ("vscode", ".vscode/mcp.json", "servers"),
+    ("gemini", ".gemini/settings.json", "mcpServers"),
+])
+def test_json_clients_round_trip_next_to_other_servers(project: Path, tmp_path: Path, client, relative, key):
+    path = project / relative
+    _write(path, {key: {"other": {"command": "x"}}, "theme": "dark"})
+    home = tmp_path / "home"
+    proc = _cli("install", "--client", client, "--write", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["theme"] == "dark" and data[key]["other"] == {"command": "x"} and "context-keeper" in data[key]
+    _cli("uninstall", "--client", client, "--project", str(project), cwd=project, home=home)
+    assert json.loads(path.read_text(encoding="utf-8")) == {key: {"other": {"command": "x"}}, "theme": "dark"}
+
+
+def test_windsurf_writes_the_user_config(project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    _cli("install", "--client", "windsurf", "--write", "--project", str(project), cwd=project, home=home)
+    data = json.loads((home / ".codeium" / "windsurf" / "mcp_config.json").read_text(encoding="utf-8"))
+    assert "context-keeper" in data["mcpServers"]
+
+
+def test_codex_toml_round_trip_keeps_other_tables(project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    original = 'model = "o4"\n\n[mcp_servers.other]\ncommand = "x"\nargs = []\n\n[profiles.fast]\nmodel = "mini"\n'
+    path.write_text(original, encoding="utf-8")
+    _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
+    text = path.read_text(encoding="utf-8")
+    assert "[mcp_servers.context-keeper]" in text and "[mcp_servers.other]" in text and "[profiles.fast]" in text
+    import tomllib
+
+    parsed = tomllib.loads(text)
+    assert parsed["mcp_servers"]["context-keeper"]["args"][-1] == "serve"
+    _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
+    assert path.read_text(encoding="utf-8") == text
+    _cli("uninstall", "--client", "codex", "--project", str(project), cwd=project, home=home)
+    assert tomllib.loads(path.read_text(encoding="utf-8")) == tomllib.loads(original)
+
+
+def test_print_shows_a_config_without_writing(project: Path, tmp_path: Path):
+    proc = _cli("install", "--client", "cursor", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert '"mcpServers"' in proc.stdout and "--write" in proc.stdout
+    assert not (project / ".cursor").exists()
+
+
+def test_command_styles():
+    assert install.hook_command("scope-guard", "console") == "context-keeper-hook scope-guard"
+    module = install.hook_command("scope-guard", "module", python="/py")
+    assert module == '"/py" -m context_keeper.hookio scope-guard' and install.is_our_command(module)
+    launcher = install.hook_command("scope-guard", "launcher", python="/py")
+    assert launcher.startswith('"/py" -S "') and launcher.endswith('hooks/scope_guard.py"')
+    assert install.is_our_command(launcher)
+    repo = install.PACKAGE_PARENT
+    assert "$CLAUDE_PROJECT_DIR/hooks/scope_guard.py" in install.hook_command("scope-guard", "launcher", repo, "/py")
+
+
+@pytest.mark.parametrize("command,ours", [
+    ("context-keeper-hook session-start", True),
+    ("python /path/to/context-keeper/hooks/session_start.py", True),
+    ("python3 ~/tools/my-hooks/hooks/session_start.py", False),
+    ("echo session_start.py", False),
+    ("./guard.sh", False),
+    (None, False),
+])
+def test_ownership_of_hook_commands(command, ours):
+    assert install.is_our_command(command) is ours
+
+
+def test_merge_refuses_a_non_object_hooks_key():
+    with pytest.raises(Exception):
+        install.merge_claude_hooks({"hooks": []}, [("Stop", None, "context-keeper-hook post-compact", 30)])
+
+
+def test_load_json_names_the_parse_position(tmp_path: Path):
+    with pytest.raises(StoreError, match="line 1, column"):
+        install._load_json(tmp_path / "x.json", "{nope")
