@@ -127,7 +127,8 @@ class Service:
             if not ignore.exists():
                 ignore.write_text(
                     "# Local bookkeeping; the entry files and config.json are meant to be committed.\n"
-                    ".lock\n.last-good/\n*.tmp\nhook.log\n*_state.json\nsessions/\nembeddings.json\n",
+                    ".lock\n.commit-token\n.last-good/\n*.tmp\n*.broken-*\nhook.log*\n*_state.json\nsessions/\n"
+                    "embeddings.json\ncompaction_snapshot.json\ncompaction_report.json\n",
                     encoding="utf-8",
                 )
         return {"success": True, "project_dir": str(root), "context_dir": str(context), "created": created}
