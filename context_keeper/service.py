@@ -7,6 +7,7 @@ Functions return plain dicts in the answer shapes of COMPAT.md and raise ``error
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -49,6 +50,7 @@ class Service:
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         self._stores: dict[Path, Store] = {}
         self._indexes: dict[Path, _IndexState] = {}
+        self._summaries: dict[tuple, dict[str, Any]] = {}
         self._mutex = threading.Lock()
 
     # ------------------------------------------------------------ plumbing
@@ -367,6 +369,11 @@ class Service:
         if budget < 100:
             raise InvalidInput("token_budget must be at least 100 tokens", field="token_budget")
         states = {s.kind.name: s for s in store.all_states()}
+        # Session start asks for the same summary over and over; it only changes with the files.
+        key = (store.root, budget, tuple(s.stamp for s in states.values()), id(self.config(store)))
+        cached = self._summaries.get(key)
+        if cached is not None:
+            return copy.deepcopy(cached)
         answer = build_summary(
             self.config(store)["project_name"],
             states["decision"].entries,
@@ -377,6 +384,10 @@ class Service:
         warnings = self._warnings(store)
         if warnings:
             answer["warnings"] = warnings
+        with self._mutex:
+            if len(self._summaries) > 16:
+                self._summaries.clear()
+            self._summaries[key] = copy.deepcopy(answer)
         return answer
 
     def reload_constraints(self, *, project_dir: str | None = None) -> dict[str, Any]:

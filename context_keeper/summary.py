@@ -15,7 +15,7 @@ from typing import Any
 
 from context_keeper import render
 from context_keeper.budget import estimate_tokens
-from context_keeper.model import id_sort_key, parse_time
+from context_keeper.model import id_sort_key
 
 MAX_GROUPS = 8
 
@@ -25,9 +25,11 @@ def _active(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def _recent_first(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    def key(e: Mapping[str, Any]) -> tuple:
-        when = parse_time(e.get("updated_at")) or parse_time(e.get("created_at"))
-        return (when.timestamp() if when else 0.0, id_sort_key(e["id"]))
+    # ISO-8601 UTC strings sort chronologically as text; parsing every timestamp would make this
+    # the most expensive step of the summary on a large store.
+    def key(e: Mapping[str, Any]) -> str:
+        when = e.get("updated_at") or e.get("created_at")
+        return when if isinstance(when, str) else ""
 
     return sorted(entries, key=key, reverse=True)
 
