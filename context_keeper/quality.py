@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from collections.abc import Mapping
 from datetime import datetime
@@ -41,12 +42,13 @@ def verify_quality(store: Store, min_reason_chars: int = 80) -> dict[str, Any]:
             if not entry.get("tags"):
                 issues.append({"issue": "missing_tags", "id": entry["id"], "summary": title,
                                "detail": "no tags; add 1-3 topic tags so it groups and filters"})
-            raw_legacy = "schema_version" not in _raw(store, kind, entry["id"])
-            if raw_legacy:
+            raw = state.raw[state.positions[entry["id"]]]
+            if isinstance(raw, Mapping) and "schema_version" not in raw:
                 issues.append({"issue": "legacy_entry", "id": entry["id"], "summary": title,
                                "detail": "written by an older version (no schema_version); review and update it"})
             for tag in {t.lower() for t in entry.get("tags", [])}:
                 by_tag[tag].append(entry["id"])
+    order = {entry_id: model.id_sort_key(entry_id) for entry_id in live}
     for entry_id, (kind, entry) in live.items():
         if entry.get("related_to"):
             continue
@@ -58,7 +60,7 @@ def verify_quality(store: Store, min_reason_chars: int = 80) -> dict[str, Any]:
                 if other != entry_id:
                     peers[other] += 1
         if peers:
-            suggested = sorted(peers, key=lambda i: (-peers[i], model.id_sort_key(i)))[:3]
+            suggested = heapq.nsmallest(3, peers, key=lambda i: (-peers[i], order[i]))
             issues.append({"issue": "isolated", "id": entry_id, "summary": model.entry_title(kind, entry),
                            "detail": "shares tags with other entries but has no related_to links",
                            "suggested_links": suggested})
@@ -66,13 +68,6 @@ def verify_quality(store: Store, min_reason_chars: int = 80) -> dict[str, Any]:
     for item in issues:
         counts[item["issue"]] += 1
     return {"entries_checked": checked, "issue_count": len(issues), "counts": dict(counts), "issues": issues}
-
-
-def _raw(store: Store, kind: Kind, entry_id: str) -> Mapping[str, Any]:
-    state = store.state(kind)
-    pos = state.positions.get(entry_id)
-    item = state.raw[pos] if pos is not None else {}
-    return item if isinstance(item, Mapping) else {}
 
 
 def prune_stale(store: Store, days: int, now: datetime) -> dict[str, Any]:

@@ -96,6 +96,10 @@ class FileState:
     digest: bytes | None = None  # of the bytes on disk, to confirm the cache under the lock
     scrub: bool = False  # the file has \uD800-style escapes: entries need checking for them
     data: tuple[bytes, ...] | None = None  # the bytes this process last wrote (in parts), for cheap appends
+    # The parsed file's text, split into per-item source chunks only when a write needs them
+    # (most reads, e.g. every hook run, never write).
+    source: str | None = None
+    source_canonical: bool = False  # ``source`` is laid out exactly as this tool writes it
 
     @property
     def entries(self) -> tuple[dict, ...]:
@@ -278,21 +282,19 @@ def _parse_file(
         # the last good copy, so it is refused like any other unparsable file.
         detail = "the file is empty (expected a JSON array; write [] for an empty store)"
         return FileState(kind, path, stamp, error=CorruptStoreFile(str(path), 1, 1, detail), digest=digest)
-    split = _split_array(text)
-    if split is None:
-        try:
-            data_value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            err = CorruptStoreFile(str(path), exc.lineno, exc.colno, exc.msg)
-            return FileState(kind, path, stamp, error=err, digest=digest)
-        if isinstance(data_value, list):
-            return _build_state(kind, path, stamp, data_value, None, digest, bool(_SURROGATE_ESCAPE.search(text)))
+    try:
+        data_value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        err = CorruptStoreFile(str(path), exc.lineno, exc.colno, exc.msg)
+        return FileState(kind, path, stamp, error=err, digest=digest)
+    if not isinstance(data_value, list):
         found = type(data_value).__name__
         err = CorruptStoreFile(str(path), 1, 1, f"expected a JSON array of entries, found a {found}")
         return FileState(kind, path, stamp, error=err, digest=digest)
-    items, chunks = split
-    return _build_state(kind, path, stamp, items, chunks, digest, bool(_SURROGATE_ESCAPE.search(text)),
-                        canonical=digest == own_digest)
+    canonical = digest == own_digest
+    state = _build_state(kind, path, stamp, data_value, None, digest, bool(_SURROGATE_ESCAPE.search(text)))
+    parts = (data[:-3], _CLOSE) if canonical and data.endswith(_CLOSE) and data_value else None
+    return dataclasses.replace(state, source=text, source_canonical=canonical, data=parts)
 
 
 def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
@@ -344,8 +346,25 @@ class FileTxn:
         self._dirty = True
         self._only_appended = False
 
+    def _materialize_chunks(self) -> None:
+        """Give unchanged items their source text where it must be kept: every item of a file
+        this tool wrote (reused as is), and items with a problem (kept byte for byte)."""
+        base = self._base
+        if base.source is None or (not base.source_canonical and not base.item_problems):
+            return
+        split = _split_array(base.source)
+        if split is None or len(split[1]) != len(base.raw):
+            return
+        builder = self._builder
+        for index, chunk in enumerate(split[1]):
+            if index >= len(builder.raw) or builder.chunks[index] is not None:
+                continue
+            if builder.raw[index] is base.raw[index] and (base.source_canonical or index in base.item_problems):
+                builder.chunks[index] = chunk
+
     def items(self) -> list[tuple[Any, str | None]]:
         """Every stored item with its kept source text (None: rendered canonically), in order."""
+        self._materialize_chunks()
         return list(zip(self._builder.raw, self._builder.chunks))
 
     def replace_items(self, items: list[tuple[Any, str | None]]) -> None:
@@ -365,13 +384,16 @@ class FileTxn:
     def render(self) -> tuple[bytes, ...]:
         """The file's new bytes, in parts whose join is ``json.dumps(items, indent=2)`` plus a
         newline; the last part is always the closing ``\\n]\\n`` (or the whole ``[]\\n``)."""
-        chunks = self._builder.chunks
         base = self._base
         first_new = len(base.raw)
-        for index, chunk in enumerate(chunks):
-            if chunk is None:
+        chunks = self._builder.chunks
+        appending = self._only_appended and base.data and first_new and base.data[-1] == _CLOSE
+        if not appending:
+            self._materialize_chunks()
+        for index in range(first_new if appending else 0, len(chunks)):
+            if chunks[index] is None:
                 chunks[index] = _chunk(self._builder.raw[index])
-        if self._only_appended and base.data and first_new and base.data[-1] == _CLOSE:
+        if appending:
             # A record only appends: reuse the parts already on disk instead of re-joining and
             # re-encoding the whole file (the hot path on large stores).
             tail = (",\n" + ",\n".join(chunks[first_new:])).encode("utf-8")
