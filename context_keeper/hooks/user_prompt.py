@@ -31,10 +31,10 @@ def handle(ctx: HookContext) -> str | None:
     heavy()
     from context_keeper import render
     from context_keeper.model import KINDS
-    from context_keeper.service import Service
 
-    service = Service(env={"CONTEXT_KEEPER_PROJECT": ctx.root}, cwd=ctx.root)
+    service = _service(ctx.root)
     result = service.get_context(query=prompt[:MAX_QUERY_CHARS], token_budget=TOKEN_BUDGET, include_related=False)
+    service.save_search_state()
     if result.get("no_confident_match"):
         return None
     hits = [r for r in result.get("results", [])
@@ -48,3 +48,45 @@ def handle(ctx: HookContext) -> str | None:
     lines += [render.entry_line(KINDS[r["type"]], r["entry"]) for r in chosen]
     state.mark([r["entry"]["id"] for r in chosen])
     return frame("\n".join(lines))
+
+
+def _service(root: str):  # -> Service with a cached-analysis index
+    """A ``Service`` whose search index reuses the per-entry analyses persisted in
+    ``.context/search_state.json`` (search/state.py): this process is short-lived, so without
+    them it would tokenise and stem the whole store on every prompt. The index is built the
+    way ``Service.index`` builds it (one ``replace_kind`` per kind, in ``KINDS`` order), so
+    rankings are identical to the server's."""
+    import threading
+
+    from context_keeper.model import KINDS
+    from context_keeper.search import Doc, SearchIndex
+    from context_keeper.search.state import AnalysisCache
+    from context_keeper.service import Service
+
+    class _IndexState:  # what retrieval.get_context uses of Service.index()'s result
+        def __init__(self, index: SearchIndex) -> None:
+            self.index = index
+            self.lock = threading.Lock()
+
+    class PromptService(Service):
+        _state: _IndexState | None = None
+        _analyses: AnalysisCache | None = None
+        _store = None
+
+        def index(self, store):  # noqa: ANN001, ANN201 - same contract as Service.index
+            if self._state is None:
+                self._analyses = AnalysisCache.load(store)
+                index = SearchIndex(analyses=self._analyses)
+                for kind in KINDS.values():
+                    index.replace_kind(kind.name, (Doc(kind.name, e) for e in store.state(kind).entries))
+                self._state, self._store = _IndexState(index), store
+            return self._state
+
+        def save_search_state(self) -> None:
+            if self._analyses is not None and self._store is not None:
+                try:
+                    self._analyses.save(self._store)
+                except OSError:
+                    pass  # read-only checkout, full disk: the next run analyses again
+
+    return PromptService(env={"CONTEXT_KEEPER_PROJECT": root}, cwd=root)

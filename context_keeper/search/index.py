@@ -19,6 +19,10 @@ from context_keeper.search.contract import Doc
 from context_keeper.search.tokenize import iter_tagged
 from context_keeper.search.tuning import DEFAULT_TUNING, Tuning
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from context_keeper.search.state import AnalysisCache
+
 _DRIFT = 0.25  # recompute postings when an average field length moved by more than 25%
 
 
@@ -36,8 +40,9 @@ class _Entry:
     scopes: tuple[str, ...] | None = None   # constraints only
 
 
-def _analyse(doc: Doc, key: tuple[str, str]) -> _Entry:
-    entry = doc.entry if isinstance(doc.entry, Mapping) else {}
+def _terms(entry: Mapping) -> tuple[dict[str, list[int]], tuple[int, ...]]:
+    """Term counts per field group and tokens per field group: the expensive, deterministic
+    part of the analysis (cached across processes by ``state.AnalysisCache``)."""
     tf: dict[str, list[int]] = {}
     lens = []
     for gi, text in enumerate(F.group_texts(entry)):
@@ -49,6 +54,12 @@ def _analyse(doc: Doc, key: tuple[str, str]) -> _Entry:
             counts[gi] += 1
             n += 1
         lens.append(n)
+    return tf, tuple(lens)
+
+
+def _analyse(doc: Doc, key: tuple[str, str], analyses: AnalysisCache | None = None) -> _Entry:
+    entry = doc.entry if isinstance(doc.entry, Mapping) else {}
+    tf, lens = _terms(entry) if analyses is None else analyses.analyse(entry, _terms)
     fresh = None
     for name in ("verified_at", "updated_at", "created_at"):
         fresh = F.parse_datetime(entry.get(name))
@@ -62,7 +73,7 @@ def _analyse(doc: Doc, key: tuple[str, str]) -> _Entry:
         doc=doc,
         key=key,
         tf=tf,
-        lens=tuple(lens),
+        lens=lens,
         tags=frozenset(t.strip().lower() for t in F.str_list(entry.get("tags"))),
         status=F.lowered(entry.get("status"), "active") or "active",
         created=F.parse_datetime(entry.get("created_at")),
@@ -75,8 +86,10 @@ def _analyse(doc: Doc, key: tuple[str, str]) -> _Entry:
 class InvertedIndex:
     """Maintenance half of ``SearchIndex``; not thread-safe (the service serialises access)."""
 
-    def __init__(self, tuning: Tuning | None = None) -> None:
+    def __init__(self, tuning: Tuning | None = None, analyses: AnalysisCache | None = None) -> None:
         self.tuning = tuning or DEFAULT_TUNING
+        # Optional persisted per-entry analyses (state.py); None: analyse every entry here.
+        self.analyses = analyses
         self._slots: dict[tuple[str, str], int] = {}
         self._entries: list[_Entry | None] = []
         self._free: list[int] = []
@@ -110,7 +123,7 @@ class InvertedIndex:
         key = self._key(doc)
         if key in self._slots:
             self._drop(key)
-        info = _analyse(doc, key)
+        info = _analyse(doc, key, self.analyses)
         slot = self._free.pop() if self._free else len(self._entries)
         if slot == len(self._entries):
             self._entries.append(info)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-import snowballstemmer
-
 # A chunk is a run of word characters possibly joined by identifier/path punctuation.
 _CHUNK = re.compile(r"[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*|_+[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*", re.UNICODE)
 _SEPARATORS = re.compile(r"[_./\-:@+#]+")
@@ -37,15 +35,44 @@ STOP_WORDS = frozenset(
     """.split()
 )
 
-_stemmer = snowballstemmer.stemmer("english")
-_stem_cache: dict[str, str] = {}
+_stemmer = None
+
+
+def _english_stemmer():
+    """The Snowball English stemmer, exactly as ``snowballstemmer.stemmer("english")`` picks
+    it (PyStemmer when installed, else the pure-Python one), without importing the other
+    30 languages that ``snowballstemmer/__init__`` loads (~15 ms per process)."""
+    try:
+        import Stemmer  # type: ignore[import-not-found]
+    except ImportError:
+        from snowballstemmer.english_stemmer import EnglishStemmer
+
+        return EnglishStemmer()
+    return Stemmer.Stemmer("english")
+
+
+def _seed() -> dict[str, str]:
+    # Stems of the built-in word lists (generic.py, synonyms.py), precomputed: stemming them at
+    # import cost every process ~30 ms. tests/test_search_state.py pins them to the stemmer.
+    from context_keeper.search.stem_table import STEMS
+
+    return dict(STEMS)
+
+
+_stem_cache: dict[str, str] = _seed()
 
 
 def stem(word: str) -> str:
     """Snowball stem of a lowercase word, cached (the vocabulary of a store is small)."""
+    global _stemmer
     cached = _stem_cache.get(word)
     if cached is None:
-        cached = word if word.isdigit() or len(word) <= 2 else _stemmer.stemWord(word)
+        if word.isdigit() or len(word) <= 2:
+            cached = word
+        else:
+            if _stemmer is None:
+                _stemmer = _english_stemmer()
+            cached = _stemmer.stemWord(word)
         if len(_stem_cache) < 200_000:
             _stem_cache[word] = cached
     return cached
