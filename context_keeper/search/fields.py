@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from context_keeper.model import parse_time
+
 # Field groups of BM25F. Each group has a weight and a length-normalisation strength; the
 # entry fields feeding a group are concatenated. Titles are short and decisive, tags and
 # retrieval hints are written to be matched, the "why" text is where symptoms are described.
@@ -103,19 +105,9 @@ def lowered(value: Any, default: str = "") -> str:
 
 
 def parse_datetime(value: Any) -> datetime | None:
-    """An aware UTC datetime from an ISO-8601 string (``Z`` accepted); None when unparsable."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed
+    """An aware UTC datetime from an ISO-8601 string; None when unparsable (one parser for the
+    whole package: ``model.parse_time``)."""
+    return parse_time(value)
 
 
 def as_utc(value: datetime) -> datetime:
