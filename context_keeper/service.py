@@ -8,6 +8,7 @@ Functions return plain dicts in the answer shapes of COMPAT.md and raise ``error
 from __future__ import annotations
 
 import copy
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -28,6 +29,7 @@ from context_keeper.store import Store
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
+log = logging.getLogger("context_keeper")
 
 
 @dataclass
@@ -44,10 +46,15 @@ class Service:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         clock: Clock | None = None,
+        hook_cache_delay: float | None = 0.3,
     ) -> None:
         self._env = env
         self._cwd = cwd
         self._clock = clock or (lambda: datetime.now(timezone.utc))
+        # After a write, refresh the hooks' derived cache in the background (None: never), so the
+        # next hook run finds it fresh instead of rebuilding it inside the agent's turn.
+        self._hook_cache_delay = hook_cache_delay
+        self._hook_timers: dict[Path, threading.Timer] = {}
         self._stores: dict[Path, Store] = {}
         self._indexes: dict[Path, _IndexState] = {}
         self._summaries: dict[tuple, dict[str, Any]] = {}
@@ -85,10 +92,27 @@ class Service:
                     state.stamps[kind.name] = file_state.stamp
         return state
 
+    def _refresh_hook_cache_soon(self, store: Store) -> None:
+        """Debounced rebuild of ``.context/hook_state.json`` when the hooks use one."""
+        if self._hook_cache_delay is None or not (store.dir / "hook_state.json").exists():
+            return
+        if self._hook_cache_delay <= 0:
+            _refresh_hook_cache(store.root)
+            return
+        with self._mutex:
+            pending = self._hook_timers.pop(store.root, None)
+            if pending is not None:
+                pending.cancel()
+            timer = threading.Timer(self._hook_cache_delay, _refresh_hook_cache, args=(store.root,))
+            timer.daemon = True
+            self._hook_timers[store.root] = timer
+            timer.start()
+
     def _index_after_write(self, store: Store, kind: Kind, before: Any, changed: Iterable[dict]) -> None:
         """Apply our own write to the index incrementally instead of re-indexing the kind."""
         from context_keeper.search import Doc
 
+        self._refresh_hook_cache_soon(store)
         state = self._indexes.get(store.root)
         if state is None:
             return
@@ -446,6 +470,15 @@ class Service:
         store = self.store(project_dir)
         threshold = days if days is not None else int(number(self.config(store), "stale_threshold_days", 30))
         return prune_stale(store, threshold, self.now())
+
+
+def _refresh_hook_cache(root: Path) -> None:
+    from context_keeper.hooks import cache
+
+    try:
+        cache.build(str(root))
+    except (ContextKeeperError, OSError, ValueError) as exc:  # the hooks rebuild it themselves
+        log.info("hook cache refresh skipped: %s", exc)
 
 
 def _require_link(store: Store, ftxn: Any, target_id: str) -> None:

@@ -1,0 +1,32 @@
+"""The server keeps the hooks' derived cache fresh after its own writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from context_keeper.hooks import cache
+from context_keeper.service import Service
+
+DECISION = {
+    "summary": "Label reprints go to the station's paired printer first",
+    "problem": "Reprints were sent to the original printer even when it had jammed, so packers waited.",
+    "why_chosen": "The paired printer is next to the station and idle most of the time, so a reprint is instant.",
+    "tags": ["labels"],
+}
+
+
+@pytest.mark.parametrize("delay, fresh", [(0, True), (None, False)])
+def test_a_write_refreshes_an_existing_hook_cache(project, delay, fresh):
+    root = str(project)
+    cache.build(root)
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": root}, hook_cache_delay=delay)
+    added = svc.record("decision", DECISION)
+    data = cache.read(root)
+    assert cache.is_fresh(data, root) is fresh
+    assert (added["id"] in data["summary"]) is fresh
+
+
+def test_no_hook_cache_means_nothing_is_written(project):
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}, hook_cache_delay=0)
+    svc.record("decision", DECISION)
+    assert not (project / ".context" / cache.CACHE_FILE).exists()
