@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,6 +37,18 @@ def _umask() -> int:
 _UMASK = _umask() if os.name == "posix" else 0
 
 
+def _create_temp(path: Path) -> tuple[int, str]:
+    """A new private file beside ``path`` (like ``tempfile.mkstemp``, without importing
+    ``tempfile``, which the hooks would pay for at every start)."""
+    for _ in range(100):
+        name = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a temporary file beside {path}")
+
+
 def atomic_write_bytes(path: Path, data: bytes | Sequence[bytes], *, fsync: bool = True) -> os.stat_result:
     """Replace ``path`` with ``data`` (bytes, or parts written in order) atomically. Returns the
     new file's stat.
@@ -48,7 +59,7 @@ def atomic_write_bytes(path: Path, data: bytes | Sequence[bytes], *, fsync: bool
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    fd, tmp_name = _create_temp(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             if isinstance(data, (bytes, bytearray, memoryview)):

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from functools import cached_property
 from datetime import datetime, timezone
 from typing import Any
 
@@ -30,33 +28,39 @@ MAX_STEPS = 100
 ID_RE = re.compile(r"^(?P<prefix>[a-z]+)-(?P<num>[0-9]{1,9})(?:-(?P<suffix>[0-9a-zA-Z]{1,16}))?$")
 
 
-@dataclass(frozen=True)
+# Plain classes rather than dataclasses: the hooks import this module on their cold path, and
+# ``dataclasses`` (which imports ``inspect``) costs more than the rest of the module.
 class FieldSpec:
     """How one entry field is stored and validated.
 
     ``shape`` is one of: text, short, enum, text_list, id_list, id, steps, alternatives.
+    ``quality``: counts as reasoning text for verify_quality.
     """
 
-    name: str
-    shape: str = "text"
-    min_len: int = 0
-    choices: tuple[str, ...] = ()
-    default: Any = ""
-    quality: bool = False  # counts as reasoning text for verify_quality
+    __slots__ = ("name", "shape", "min_len", "choices", "default", "quality")
+
+    def __init__(self, name: str, shape: str = "text", min_len: int = 0, choices: tuple[str, ...] = (),
+                 default: Any = "", quality: bool = False) -> None:
+        self.name, self.shape, self.min_len = name, shape, min_len
+        self.choices, self.default, self.quality = choices, default, quality
 
     def empty(self) -> Any:
         if self.shape in ("text_list", "id_list", "steps", "alternatives"):
             return []
         return self.default
 
+    def __repr__(self) -> str:
+        return f"FieldSpec({self.name!r}, {self.shape!r})"
 
-@dataclass(frozen=True)
+
 class Kind:
-    name: str  # "decision"
-    plural: str  # "decisions" — also the ``types`` value agents pass
-    prefix: str  # "dec"
-    title_field: str  # the one-line label of an entry
-    fields: tuple[FieldSpec, ...]
+    """One entry kind: ``name`` "decision", ``plural`` "decisions" (also the ``types`` value
+    agents pass), id ``prefix`` "dec", ``title_field`` (the one-line label), ``fields``."""
+
+    def __init__(self, name: str, plural: str, prefix: str, title_field: str, fields: tuple[FieldSpec, ...]) -> None:
+        self.name, self.plural, self.prefix, self.title_field = name, plural, prefix, title_field
+        self.fields = fields
+        self._by_name = {f.name: f for f in fields}
 
     @property
     def filename(self) -> str:
@@ -65,13 +69,12 @@ class Kind:
     def spec(self, name: str) -> FieldSpec | None:
         return self._by_name.get(name)
 
-    @cached_property
-    def _by_name(self) -> dict[str, FieldSpec]:
-        return {f.name: f for f in self.fields}
-
     @property
     def required(self) -> tuple[FieldSpec, ...]:
         return tuple(f for f in self.fields if f.min_len > 0)
+
+    def __repr__(self) -> str:
+        return f"Kind({self.name!r})"
 
 
 _COMMON = (
@@ -262,6 +265,10 @@ def _read_alternatives(value: Any) -> list[dict]:
     return out
 
 
+_TEXT_SHAPES = frozenset({"text", "short"})
+_LIST_SHAPES = frozenset({"text_list", "id_list"})
+
+
 def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
     """A usable copy of a stored entry with missing fields defaulted and wrong types coerced.
 
@@ -284,6 +291,29 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
         if value is None and spec.name not in raw:
             entry[spec.name] = spec.empty()
             continue
+        # Fast paths first: a well-formed value is kept as stored (this runs for every entry of
+        # every file a hook or server loads).
+        shape = spec.shape
+        if shape in _TEXT_SHAPES:
+            if type(value) is str:
+                continue
+        elif shape in _LIST_SHAPES:
+            if type(value) is list and all(type(v) is str for v in value):
+                entry[spec.name] = list(value)
+                continue
+        elif shape == "enum":
+            if type(value) is str and value in spec.choices:
+                continue
+        elif shape == "steps":
+            if type(value) is list and all(type(s) is dict and "order" in s and type(s.get("action")) is str for s in value):
+                entry[spec.name] = list(value)
+                continue
+        elif shape == "alternatives":
+            if type(value) is list and all(
+                type(a) is dict and type(a.get("option")) is str and type(a.get("reason_rejected")) is str for a in value
+            ):
+                entry[spec.name] = list(value)
+                continue
         if spec.shape in ("text", "short"):
             if not isinstance(value, str):
                 problems.append(f"{entry_id}: {spec.name} should be text")

@@ -17,7 +17,7 @@ def _reasoning_chars(kind: Kind, entry: Mapping[str, Any]) -> int:
     return sum(len(str(entry.get(f.name) or "").strip()) for f in kind.fields if f.quality)
 
 
-def verify_quality(store: Store, min_reason_chars: int = 80) -> dict[str, Any]:
+def verify_quality(store: Store, min_reason_chars: int = 80, *, include_isolated: bool = True) -> dict[str, Any]:
     issues: list[dict[str, Any]] = []
     checked = 0
     by_tag: dict[str, list[str]] = defaultdict(list)
@@ -49,7 +49,7 @@ def verify_quality(store: Store, min_reason_chars: int = 80) -> dict[str, Any]:
             for tag in {t.lower() for t in entry.get("tags", [])}:
                 by_tag[tag].append(entry["id"])
     order = {entry_id: model.id_sort_key(entry_id) for entry_id in live}
-    for entry_id, (kind, entry) in live.items():
+    for entry_id, (kind, entry) in live.items() if include_isolated else ():
         if entry.get("related_to"):
             continue
         peers: dict[str, int] = defaultdict(int)

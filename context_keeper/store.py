@@ -14,16 +14,13 @@ byte for byte as it was written. Every successful write also leaves a copy of th
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import logging
+import os
 import re
 import threading
-import uuid
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +31,6 @@ from context_keeper.fsio import atomic_write_bytes, atomic_write_text
 from context_keeper.model import KINDS, Kind
 from context_keeper.project import CONTEXT_DIR
 
-log = logging.getLogger("context_keeper")
 
 LOCK_TIMEOUT_S = 30.0
 BACKUP_DIR = ".last-good"
@@ -47,6 +43,12 @@ _WS = re.compile(r"[ \t\n\r]*")
 _BOM = "\ufeff"
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _warn(message: str, *args: Any) -> None:
+    import logging  # only on this rare path: the hooks import this module and start fast
+
+    logging.getLogger("context_keeper.store").warning(message, *args)
 
 
 def _stamp(path: Path) -> Stamp | None:
@@ -79,35 +81,61 @@ def _chunk(item: Any) -> str:
     return "  " + text.replace("\n", "\n  ")
 
 
-@dataclass(frozen=True)
 class FileState:
-    """An immutable snapshot of one store file. Entries are shared: treat them as read-only."""
+    """An immutable snapshot of one store file. Entries are shared: treat them as read-only.
 
-    kind: Kind
-    path: Path
-    stamp: Stamp | None
-    raw: tuple[Any, ...] = ()
-    chunks: tuple[str | None, ...] = ()
-    entries_by_id: dict[str, dict] = field(default_factory=dict)  # file order
-    positions: dict[str, int] = field(default_factory=dict)  # id -> index in raw
-    item_problems: dict[int, tuple[str, ...]] = field(default_factory=dict)  # raw index -> problems
-    max_number: int = 0  # highest numeric id part among all items, malformed ones included
-    error: CorruptStoreFile | None = None
-    digest: bytes | None = None  # of the bytes on disk, to confirm the cache under the lock
-    scrub: bool = False  # the file has \uD800-style escapes: entries need checking for them
-    data: tuple[bytes, ...] | None = None  # the bytes this process last wrote (in parts), for cheap appends
-    # The parsed file's text, split into per-item source chunks only when a write needs them
-    # (most reads, e.g. every hook run, never write).
-    source: str | None = None
-    source_canonical: bool = False  # ``source`` is laid out exactly as this tool writes it
+    Fields: ``raw`` items as parsed; ``chunks`` each item's kept source text (None: rendered
+    canonically); ``entries_by_id`` the normalised usable entries in file order; ``positions``
+    id -> index in ``raw``; ``item_problems`` raw index -> problems; ``max_number`` the highest
+    numeric id part among all items (malformed ones included); ``error`` when the file does not
+    parse; ``digest`` of the bytes on disk (confirms the cache under the lock); ``scrub`` the file
+    has \\uD800-style escapes; ``data`` the bytes this process last wrote (in parts, for cheap
+    appends); ``source``/``source_canonical`` the parsed text, split into per-item chunks only
+    when a write needs them, and whether it is laid out exactly as this tool writes it.
+
+    A plain class, not a dataclass: the hooks import this module on their cold path.
+    """
+
+    _FIELDS = ("kind", "path", "stamp", "raw", "chunks", "entries_by_id", "positions", "item_problems",
+               "max_number", "error", "digest", "scrub", "data", "source", "source_canonical")
+    __slots__ = (*_FIELDS, "_entries")
+
+    def __init__(
+        self,
+        kind: Kind,
+        path: Path,
+        stamp: Stamp | None,
+        raw: tuple[Any, ...] = (),
+        chunks: tuple[str | None, ...] = (),
+        entries_by_id: dict[str, dict] | None = None,
+        positions: dict[str, int] | None = None,
+        item_problems: dict[int, tuple[str, ...]] | None = None,
+        max_number: int = 0,
+        error: CorruptStoreFile | None = None,
+        digest: bytes | None = None,
+        scrub: bool = False,
+        data: tuple[bytes, ...] | None = None,
+        source: str | None = None,
+        source_canonical: bool = False,
+    ) -> None:
+        self.kind, self.path, self.stamp, self.raw, self.chunks = kind, path, stamp, raw, chunks
+        self.entries_by_id = {} if entries_by_id is None else entries_by_id
+        self.positions = {} if positions is None else positions
+        self.item_problems = {} if item_problems is None else item_problems
+        self.max_number, self.error, self.digest, self.scrub = max_number, error, digest, scrub
+        self.data, self.source, self.source_canonical = data, source, source_canonical
+        self._entries: tuple[dict, ...] | None = None
+
+    def replace(self, **changes: Any) -> FileState:
+        values = {name: getattr(self, name) for name in self._FIELDS}
+        values.update(changes)
+        return FileState(**values)
 
     @property
     def entries(self) -> tuple[dict, ...]:
-        cached = self.__dict__.get("_entries")
-        if cached is None:
-            cached = tuple(self.entries_by_id.values())
-            object.__setattr__(self, "_entries", cached)
-        return cached
+        if self._entries is None:
+            self._entries = tuple(self.entries_by_id.values())
+        return self._entries
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -294,7 +322,7 @@ def _parse_file(
     canonical = digest == own_digest
     state = _build_state(kind, path, stamp, data_value, None, digest, bool(_SURROGATE_ESCAPE.search(text)))
     parts = (data[:-3], _CLOSE) if canonical and data.endswith(_CLOSE) and data_value else None
-    return dataclasses.replace(state, source=text, source_canonical=canonical, data=parts)
+    return state.replace(source=text, source_canonical=canonical, data=parts)
 
 
 def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
@@ -522,7 +550,7 @@ class Store:
         elif cached is not None and cached.digest is not None and cached.digest == _digest(data):
             if cached.stamp == stamp:
                 return cached
-            state = dataclasses.replace(cached, stamp=stamp)
+            state = cached.replace(stamp=stamp)
         else:
             state = _parse_file(kind, path, stamp, data, self._backup_digest(kind))
         self._files[kind.name] = state
@@ -550,13 +578,13 @@ class Store:
         stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
         self._files[ftxn.kind.name] = ftxn.committed_state(stamp, _digest(data), data)
         self.generation += 1
-        token = uuid.uuid4().hex
+        token = os.urandom(16).hex()
         try:
             # Not fsynced: after a crash a stale token only costs one full content check.
             atomic_write_bytes(self.dir / COMMIT_TOKEN, token.encode("ascii"), fsync=False)
             self._own_token = token
         except OSError as exc:
-            log.warning("could not write %s: %s", self.dir / COMMIT_TOKEN, exc)
+            _warn("could not write %s: %s", self.dir / COMMIT_TOKEN, exc)
         # The last good copy is what we just wrote: a hand edit that breaks the file can be undone
         # without losing this write. A separate file (not a hard link), so an editor that
         # rewrites the live file in place cannot damage it. Not fsynced: the live file is the
@@ -564,7 +592,7 @@ class Store:
         try:
             atomic_write_bytes(self.backup_path(ftxn.kind), data, fsync=False)
         except OSError as exc:  # the write itself is done; a missing backup must not fail it
-            log.warning("could not refresh %s: %s", self.backup_path(ftxn.kind), exc)
+            _warn("could not refresh %s: %s", self.backup_path(ftxn.kind), exc)
 
     def _backup_digest(self, kind: Kind) -> bytes | None:
         try:

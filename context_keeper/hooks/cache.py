@@ -141,7 +141,6 @@ def locate(env: Mapping[str, str], cwd: str | None) -> tuple[str | None, dict | 
     data = read(guess) if guess else None
     if data is not None and key in data.get("resolved", ()) and is_fresh(data, guess):
         return guess, data
-    heavy()
     from context_keeper.errors import ContextKeeperError
     from context_keeper.project import resolve_project
 
@@ -167,10 +166,12 @@ _SITE_DONE = False
 
 
 def heavy() -> None:
-    """Make the installed dependencies importable before touching the core.
+    """Make the installed dependencies importable (``filelock`` for store writes, the stemmer
+    for searches) before using them.
 
-    The launchers may run Python with ``-S`` (no ``site``: ~15 ms less per hook); the core
-    needs ``filelock`` from site-packages, so the slow path turns ``site`` on when needed.
+    The launchers may run Python with ``-S`` (no ``site``: ~15 ms less per hook). Reading the
+    store and rebuilding this cache need only the standard library, so only the hooks that
+    write through the store lock or search call this.
     """
     global _SITE_DONE
     if _SITE_DONE:
@@ -195,14 +196,15 @@ def _write(path: str, data: Any) -> None:
     from context_keeper.fsio import atomic_write_text
     from pathlib import Path
 
-    atomic_write_text(Path(path), json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+    # Derived data, rebuilt whenever it is missing or stale: atomic, but not worth an fsync.
+    atomic_write_text(Path(path), json.dumps(data, ensure_ascii=False, separators=(",", ":")), fsync=False)
 
 
 def _quality_hint(store: Any) -> str | None:
     from context_keeper.quality import verify_quality
     from context_keeper.render import clip
 
-    report = verify_quality(store)
+    report = verify_quality(store, include_isolated=False)  # the link suggestions are the costly part
     order = ("corrupt_file", "malformed_entry", "thin_reasoning", "isolated", "missing_tags", "legacy_entry")
     issues = sorted(report["issues"], key=lambda i: order.index(i["issue"]) if i["issue"] in order else len(order))
     if not issues:
@@ -236,7 +238,6 @@ def _scope_of(value: Any, root: str) -> tuple[str, str, bool] | None:
 
 def build(root: str, extra_keys: list[str] = ()) -> dict:
     """Recompute the cache from the store and write both files. Slow path only."""
-    heavy()
     from pathlib import Path
 
     from context_keeper import render
