@@ -411,3 +411,35 @@ def test_similar_finds_a_restatement_among_many_entries():
     hits = ix.similar(dec("", "Postgres is our system of record for orders, waves and shipments",
                           "we need one durable source of truth for orders and shipments"))
     assert hits[0].entry["id"] == "dec-99999" and hits[0].relevance > 0.5
+
+
+_RANK_ALL = r"""
+import json, sys
+from pathlib import Path
+from context_keeper.service import Service
+repo = Path(sys.argv[1])
+out = []
+for line in (repo / "evals" / "golden.jsonl").read_text(encoding="utf-8").splitlines():
+    case = json.loads(line)
+    root = repo / ("examples/demo-project" if case["store"] == "demo-project" else f"evals/stores/{case['store']}")
+    answer = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, hook_cache_delay=None).get_context(
+        query=case["query"], include_related=False)
+    out.append([[r["entry"]["id"], r["relevance"]] for r in answer["results"][:5]])
+print(json.dumps(out))
+"""
+
+
+def test_rankings_do_not_depend_on_the_string_hash_seed():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    runs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run([sys.executable, "-c", _RANK_ALL, str(repo)], capture_output=True, text=True,
+                              env=env, timeout=300, check=True)
+        runs.append(proc.stdout)
+    assert runs[0] == runs[1]

@@ -100,17 +100,19 @@ blank empty white spinner loading
 """.strip().splitlines()
 
 
-def _build() -> dict[str, frozenset[str]]:
+def _build() -> dict[str, tuple[str, ...]]:
     related: dict[str, set[str]] = {}
     for line in _GROUPS:
         words = {stem(w) for w in line.split() if w not in STOP_WORDS}
         for w in words:
             related.setdefault(w, set()).update(words - {w})
-    return {w: frozenset(r) for w, r in related.items()}
+    # Sorted, not a set: callers keep the top few by weight and ties are common, so the order
+    # must not depend on the per-process string hash seed (rankings must be reproducible).
+    return {w: tuple(sorted(r)) for w, r in related.items()}
 
 
-RELATED: dict[str, frozenset[str]] = _build()
+RELATED: dict[str, tuple[str, ...]] = _build()
 
 
-def related_terms(term: str) -> frozenset[str]:
-    return RELATED.get(term, frozenset())
+def related_terms(term: str) -> tuple[str, ...]:
+    return RELATED.get(term, ())
