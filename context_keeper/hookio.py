@@ -99,9 +99,12 @@ class HookContext:
         self.payload = payload
         self.env = env
         self.root: str | None = None
-        self.cache: dict | None = None
         self._located = False
+        self._cache: dict | None = None
         self._state = None
+        # Extra hookSpecificOutput fields a handler sets beside its text (the edit guard's
+        # permissionDecision "ask" under scope_guard.confirm_absolute).
+        self.decision: dict[str, str] = {}
 
     def text(self, key: str) -> str:
         value = self.payload.get(key)
@@ -118,13 +121,23 @@ class HookContext:
         return os.path.join(self.root, ".context")
 
     def locate(self) -> bool:
-        """Find the project and its hook cache; False when there is no ``.context/``."""
+        """Find the project; False when there is no ``.context/``."""
         if not self._located:
             from context_keeper.hooks import cache
 
             self._located = True
-            self.root, self.cache = cache.locate(self.env, self.cwd)
+            self.root = cache.locate(self.env, self.cwd)
         return self.root is not None
+
+    @property
+    def cache(self) -> dict:
+        """The session-start cache (summary, briefing, quality note); after ``locate()``."""
+        if self._cache is None:
+            from context_keeper.hooks import cache
+
+            assert self.root is not None
+            self._cache = cache.summary(self.root)
+        return self._cache
 
     def state(self):
         if self._state is None:
@@ -147,12 +160,12 @@ def frame(body: str, limit: int = MAX_CHARS) -> str:
     return f"{FRAME_OPEN}\n{body}\n{FRAME_CLOSE}"
 
 
-def output(client_event: str, text: str) -> bytes:
+def output(client_event: str, text: str, decision: Mapping[str, str] | None = None) -> bytes:
     from context_keeper.hooks import leanjson
 
     text = text[:MAX_CHARS]
     return (leanjson.dumps({
-        "hookSpecificOutput": {"hookEventName": client_event, "additionalContext": text},
+        "hookSpecificOutput": {"hookEventName": client_event, "additionalContext": text, **(decision or {})},
         "additionalContext": text,
     }) + "\n").encode("ascii")
 
@@ -225,7 +238,7 @@ def run(
         if text:
             client = payload.get("hook_event_name")
             client = client if client in event.client_events else event.client_events[0]
-            stdout.write(output(client, text))
+            stdout.write(output(client, text, ctx.decision))
             stdout.flush()
     except Exception as exc:  # the fail-open boundary: a hook must never break the agent's turn
         import traceback

@@ -2,55 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from context_keeper.lines import clip, constraint_line, decision_line, neutralize, pipeline_line  # noqa: F401 - re-exported
 from context_keeper.model import DECISION, Kind, entry_title, id_sort_key
-
-# Stored text must not be able to close the framing around it and pose as the caller: any tag
-# spelling of the frame or of a system turn (whatever the case or spacing) loses its "<", and
-# code fences lose their backticks.
-_FRAME_TAG = re.compile(r"<(?=\s*/?\s*(?:project-memory|system)\b)", re.IGNORECASE)
-
-
-def neutralize(text: Any) -> str:
-    """Collapse whitespace and defuse markup that could break out of an injection frame."""
-    out = " ".join(str(text or "").split())
-    return _FRAME_TAG.sub("‹", out).replace("```", "'" * 3)
-
-
-def clip(text: Any, limit: int) -> str:
-    value = neutralize(text)
-    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
-
-
-def constraint_line(entry: Mapping[str, Any], *, reason_chars: int = 160) -> str:
-    scope = entry.get("scope") or "global"
-    where = "" if scope in ("global", "") else f" [scope: {scope}]"
-    hardness = entry.get("hardness", "absolute")
-    line = f"- {entry['id']} ({hardness}){where}: {clip(entry.get('rule'), 240)}"
-    if reason_chars and entry.get("reason"):
-        line += f" — because {clip(entry.get('reason'), reason_chars)}"
-    return line
-
-
-def decision_line(entry: Mapping[str, Any], *, why_chars: int = 140) -> str:
-    line = f"- {entry['id']}: {clip(entry.get('summary'), 200)}"
-    if why_chars and entry.get("why_chosen"):
-        line += f" — why: {clip(entry.get('why_chosen'), why_chars)}"
-    return line
-
-
-def pipeline_line(entry: Mapping[str, Any], *, max_steps: int = 6) -> str:
-    steps = [s.get("action", "") for s in entry.get("steps", []) if isinstance(s, Mapping)]
-    shown = " → ".join(clip(s, 60) for s in steps[:max_steps])
-    if len(steps) > max_steps:
-        shown += f" → … ({len(steps) - max_steps} more)"
-    line = f"- {entry['id']} {clip(entry.get('name'), 80)}"
-    if entry.get("when_to_invoke"):
-        line += f" (when: {clip(entry.get('when_to_invoke'), 100)})"
-    return line + (f": {shown}" if shown else "")
 
 
 def entry_line(kind: Kind, entry: Mapping[str, Any]) -> str:

@@ -3,17 +3,21 @@
 A scope is ``"global"`` (or empty), a directory (``"hooks/"``), a single file (``"server.py"``)
 or a glob (``"src/**/*.py"``, ``"migrations/*.sql"``). Paths are compared relative to the project
 root on whole components, so ``hooks/`` covers ``hooks/a.py`` but not ``webhooks/a.py``.
+
+Imports nothing at load time (``re``/``fnmatch`` only for a glob): the hooks use it on their
+cold path.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import re
-from functools import lru_cache
-from pathlib import PurePosixPath
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 GLOBAL_SCOPES = frozenset({"", "global", "*", "**", "/"})
-_GLOB_CHARS = re.compile(r"[*?\[]")
+GLOB_CHARS = "*?["
+_GLOB_CACHE_SIZE = 4096
+_glob_cache: dict[str, re.Pattern[str]] = {}
 
 
 def is_global(scope: str | None) -> bool:
@@ -34,9 +38,24 @@ def normalize_path(path: str, project_root: str | None = None) -> str:
     return "/".join(parts)
 
 
-@lru_cache(maxsize=4096)
+def is_glob(pattern: str) -> bool:
+    return any(c in pattern for c in GLOB_CHARS)
+
+
 def _glob_regex(pattern: str) -> re.Pattern[str]:
+    compiled = _glob_cache.get(pattern)
+    if compiled is None:
+        if len(_glob_cache) >= _GLOB_CACHE_SIZE:
+            _glob_cache.clear()
+        compiled = _glob_cache[pattern] = _translate_glob(pattern)
+    return compiled
+
+
+def _translate_glob(pattern: str) -> re.Pattern[str]:
     """Translate a glob where ``**`` spans directories and ``*`` stays within one component."""
+    import fnmatch
+    import re
+
     out = []
     i = 0
     while i < len(pattern):
@@ -74,8 +93,12 @@ def scope_covers(scope: str | None, path: str, project_root: str | None = None) 
     pattern = normalize_path(scope, project_root)
     if not pattern:
         return True
-    if _GLOB_CHARS.search(pattern):
+    if is_glob(pattern):
         return bool(_glob_regex(pattern).match(target))
-    if target == pattern:
-        return True
-    return PurePosixPath(target).is_relative_to(pattern)
+    return covers_literally(pattern, target)
+
+
+def covers_literally(pattern: str, target: str) -> bool:
+    """``scope_covers`` for a normalised, glob-free scope and a normalised path: equal, or a
+    descendant on whole components."""
+    return target == pattern or target.startswith(pattern + "/")

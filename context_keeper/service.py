@@ -93,8 +93,11 @@ class Service:
         return state
 
     def _refresh_hook_cache_soon(self, store: Store) -> None:
-        """Debounced rebuild of ``.context/hook_state.json`` when the hooks use one."""
-        if self._hook_cache_delay is None or not (store.dir / "hook_state.json").exists():
+        """Debounced rebuild of the hooks' derived caches (``.context/hook_*state.json``) when
+        the hooks use them."""
+        if self._hook_cache_delay is None or not any(
+            (store.dir / name).exists() for name in ("hook_state.json", "hook_scope_state.json")
+        ):
             return
         if self._hook_cache_delay <= 0:
             _refresh_hook_cache(store.root)
@@ -476,7 +479,7 @@ def _refresh_hook_cache(root: Path) -> None:
     from context_keeper.hooks import cache
 
     try:
-        cache.build(str(root))
+        cache.refresh(str(root))
     except (ContextKeeperError, OSError, ValueError) as exc:  # the hooks rebuild it themselves
         log.info("hook cache refresh skipped: %s", exc)
 

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from context_keeper import project as project_mod
 from context_keeper.errors import ContextKeeperError
 from context_keeper.hooks import cache, leanjson
-from context_keeper.hooks.scope_guard import literal_covers, relative_path
-from context_keeper.scope import normalize_path, scope_covers
+from context_keeper.hooks.scope_guard import relative_path
+from context_keeper.scope import covers_literally, normalize_path, scope_covers
 from context_keeper.service import Service
 from tests.hook_helpers import LAUNCHERS, hook_env, injected, payload, run_hook
 
@@ -104,7 +104,7 @@ def test_fast_resolution_agrees_with_resolve_project(tmp_path: Path, ck, cpd, cw
         assert truth is None
     elif guess is not None:
         assert guess == truth
-    root, _ = cache.locate(env, str(dirs[cwd]))
+    root = cache.locate(env, str(dirs[cwd]))
     assert root == truth
 
 
@@ -118,13 +118,16 @@ _part = st.sampled_from(["src", "app", "hooks", "webhooks", "a.py", "x", "src.py
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_part, min_size=1, max_size=4), st.lists(_part, min_size=1, max_size=5), st.booleans())
-def test_literal_scope_test_equals_scope_covers(scope_parts, path_parts, trailing):
+def test_literal_scope_test_is_whole_component_containment(scope_parts, path_parts, trailing):
+    from pathlib import PurePosixPath
+
     scope = "/".join(scope_parts) + ("/" if trailing else "")
     norm = normalize_path(scope)
     rel = normalize_path("/".join(path_parts))
     if not norm or not rel or any(c in norm for c in "*?["):
         return
-    assert literal_covers(norm, rel) == scope_covers(scope, rel)
+    expected = rel == norm or PurePosixPath(rel).is_relative_to(PurePosixPath(norm))
+    assert covers_literally(norm, rel) == expected == scope_covers(scope, rel)
 
 
 def test_relative_path_handles_absolute_relative_and_outside(tmp_path: Path):

@@ -1,25 +1,27 @@
-"""The hooks' derived cache: what they say, computed once per store change.
+"""The hooks' derived caches: what they say, computed once per store change.
 
-``.context/hook_state.json`` holds the session-start summary, the subagent briefing, one
-quality hint and a scope index (which entries apply to which paths), keyed on the stamps
-(mtime_ns, size, inode) of the store files and ``config.json``. ``hook_lines_state.json`` holds
-the rendered line of every indexed entry, read only when a hook has something to inject. Both
-names match the ``*_state.json`` pattern that ``context-keeper init`` puts in
-``.context/.gitignore``.
+Three files under ``.context/``, all matching the ``*_state.json`` pattern that ``context-keeper
+init`` puts in ``.context/.gitignore``:
+
+- ``hook_roots_state.json``: the (env, cwd) combinations ``resolve_project`` has mapped to this
+  root, so later hooks can skip it.
+- ``hook_state.json``: the session-start summary, the subagent briefing, one quality hint and
+  store warnings, stamped with (mtime_ns, size, inode) of the store files and ``config.json``.
+- ``hook_scope_state.json`` / ``hook_lines_state.json``: the edit guard's index
+  (``hooks/scope_index.py``), stamped with the two files it derives from only.
 
 Two paths:
 
-- **fast** (``locate`` → ``read``): stdlib ``os`` + ``leanjson`` only. No store, no ``re``,
+- **fast** (``locate`` → ``summary``): stdlib ``os`` + ``leanjson`` only. No store, no ``re``,
   no ``pathlib``. Serves every hook invocation while the store is unchanged.
-- **slow** (``build``): the core (Store, summary, quality, render, scope, project). Runs when
-  the stamps moved, or the first time a (env, cwd) combination is seen.
+- **slow** (``build``): the core (Store, summary, quality). Runs when the stamps moved. The edit
+  guard never takes it: its index is rebuilt from the raw files.
 
 Project resolution belongs to ``context_keeper.project.resolve_project``. The fast path only
 *guesses* the root with a cheap walk and accepts the guess when ``resolve_project`` already
-mapped the same inputs to that root (the ``resolved`` keys recorded by the slow path). Any
-other case goes through ``resolve_project``. The guess walks the same directories in the same
-order, so a ``.context/`` appearing nearer than the cached root changes the guess and forces
-the slow path.
+mapped the same inputs to that root. Any other case goes through ``resolve_project``. The guess
+walks the same directories in the same order, so a ``.context/`` appearing nearer than the
+recorded root changes the guess and forces the slow path.
 """
 
 from __future__ import annotations
@@ -33,13 +35,12 @@ CONTEXT_DIR = ".context"  # == context_keeper.project.CONTEXT_DIR (pinned by a t
 ENV_PROJECT = "CONTEXT_KEEPER_PROJECT"
 ENV_CLIENT_PROJECT = "CLAUDE_PROJECT_DIR"
 CACHE_FILE = "hook_state.json"
-LINES_FILE = "hook_lines_state.json"
-FORMAT = 2
+ROOTS_FILE = "hook_roots_state.json"
+FORMAT = 3
 STAMPED = ("decisions.json", "pipelines.json", "constraints.json", "config.json")
 MAX_RESOLVED_KEYS = 32
 SUMMARY_BUDGET = 2000  # tokens; the get_project_summary default
 BRIEFING_BUDGET = 600
-MAX_TAG_DECISIONS = 5
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,9 +51,10 @@ if TYPE_CHECKING:
 # ------------------------------------------------------------------ fast path
 
 
-def stamps(context_dir: str) -> dict[str, list[int] | None]:
+def stamps(context_dir: str, names: tuple[str, ...] = STAMPED) -> dict[str, list[int] | None]:
+    """``[mtime_ns, size, inode]`` (None when missing) of each of ``names`` in ``context_dir``."""
     out: dict[str, list[int] | None] = {}
-    for name in STAMPED:
+    for name in names:
         try:
             st = os.stat(os.path.join(context_dir, name))
         except FileNotFoundError:
@@ -121,42 +123,39 @@ def is_fresh(data: Mapping[str, Any], root: str) -> bool:
     return data.get("stamps") == stamps(os.path.join(root, CONTEXT_DIR))
 
 
-def lines(root: str, ids: list[str]) -> dict[str, str]:
-    data = _read_json(os.path.join(root, CONTEXT_DIR, LINES_FILE))
-    if not isinstance(data, dict):
-        return {}
-    return {i: data[i] for i in ids if isinstance(data.get(i), str)}
+def locate(env: Mapping[str, str], cwd: str | None) -> str | None:
+    """The project root for this call; None when there is no project to talk about.
 
-
-def locate(env: Mapping[str, str], cwd: str | None) -> tuple[str | None, dict | None]:
-    """``(root, cache)`` for this call; ``(None, None)`` when there is no project to talk about.
-
-    Fast when the store is unchanged and these inputs were resolved before; otherwise resolves
-    with ``resolve_project`` and (re)builds the cache.
+    Fast when these inputs were resolved to the guessed root before; otherwise resolves with
+    ``resolve_project`` and records the answer.
     """
     guess, certainly_none = guess_root(env, cwd)
     if certainly_none:
-        return None, None
+        return None
     key = resolution_key(env, cwd)
-    data = read(guess) if guess else None
-    if data is not None and key in data.get("resolved", ()) and is_fresh(data, guess):
-        return guess, data
+    if guess:
+        roots = _read_json(os.path.join(guess, CONTEXT_DIR, ROOTS_FILE))
+        if isinstance(roots, dict) and roots.get("root") == guess and key in (roots.get("resolved") or ()):
+            return guess
     from context_keeper.errors import ContextKeeperError
     from context_keeper.project import resolve_project
 
     try:
         root = str(resolve_project(None, env=env, cwd=cwd))
     except ContextKeeperError:
-        return None, None
+        return None
     if not os.path.isdir(os.path.join(root, CONTEXT_DIR)):
-        return None, None
-    if data is None or root != guess:
-        data = read(root)
+        return None
+    _remember(root, key)
+    return root
+
+
+def summary(root: str) -> dict:
+    """The session-start cache for ``root`` (already resolved), rebuilt if the store changed."""
+    data = read(root)
     if data is None or not is_fresh(data, root):
-        data = build(root, extra_keys=[key])
-    elif key not in data.get("resolved", ()):
-        data = _with_key(root, data, key)
-    return root, data
+        data = build(root)
+    return data
 
 
 # ------------------------------------------------------------------ slow path
@@ -183,21 +182,40 @@ def heavy() -> None:
         site.main()
 
 
-def _with_key(root: str, data: dict, key: str) -> dict:
-    keys = [k for k in data.get("resolved", []) if k != key][-(MAX_RESOLVED_KEYS - 1):] + [key]
-    data = dict(data, resolved=keys)
-    _write(os.path.join(root, CONTEXT_DIR, CACHE_FILE), data)
-    return data
+def _remember(root: str, key: str) -> None:
+    path = os.path.join(root, CONTEXT_DIR, ROOTS_FILE)
+    roots = _read_json(path)
+    known = (roots.get("resolved") or []) if isinstance(roots, dict) and roots.get("root") == root else []
+    keys = [k for k in known if k != key and isinstance(k, str)][-(MAX_RESOLVED_KEYS - 1):] + [key]
+    write_json(path, {"root": root, "resolved": keys})
 
 
-def _write(path: str, data: Any) -> None:
-    import json
+def write_json(path: str, data: Any) -> None:
+    """Replace ``path`` atomically (temp file + rename, named as ``fsio`` names its temp files).
 
-    from context_keeper.fsio import atomic_write_text
-    from pathlib import Path
-
-    # Derived data, rebuilt whenever it is missing or stale: atomic, but not worth an fsync.
-    atomic_write_text(Path(path), json.dumps(data, ensure_ascii=False, separators=(",", ":")), fsync=False)
+    Derived data, rebuilt whenever it is missing or stale: not worth an fsync, nor the imports
+    ``fsio`` brings.
+    """
+    directory, name = os.path.split(path)
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{name}.{os.urandom(6).hex()}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        except FileExistsError:
+            continue
+        break
+    else:
+        raise FileExistsError(f"could not create a temporary file beside {path}")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(leanjson.dumps(data).encode("ascii"))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _quality_hint(store: Any) -> str | None:
@@ -223,87 +241,46 @@ def _quality_hint(store: Any) -> str | None:
     return f"Store quality note: {first['id']} ({clip(first.get('summary', ''), 80)}) {what}{more}."
 
 
-def _scope_of(value: Any, root: str) -> tuple[str, str, bool] | None:
-    """``(normalised scope, literal prefix, is_glob)`` or None for global/unusable scopes."""
-    from context_keeper.scope import is_global, normalize_path
-
-    if not isinstance(value, str) or is_global(value):
-        return None
-    norm = normalize_path(value, root)
-    if not norm:
-        return None
-    cut = min((norm.index(c) for c in "*?[" if c in norm), default=-1)
-    return norm, (norm if cut < 0 else norm[:cut]), cut >= 0
-
-
-def build(root: str, extra_keys: list[str] = ()) -> dict:
-    """Recompute the cache from the store and write both files. Slow path only."""
+def build(root: str) -> dict:
+    """Recompute the session-start cache from the store and write it. Slow path only."""
     from pathlib import Path
 
-    from context_keeper import render
     from context_keeper.model import KINDS
     from context_keeper.store import Store
     from context_keeper.summary import build_summary
 
     context_dir = os.path.join(root, CONTEXT_DIR)
     before = stamps(context_dir)  # taken first: a write racing with us makes the cache look stale
-    previous = read(root) or {}
     store = Store(Path(root))
     config = store.config()[0]
     states = {kind.name: store.state(kind) for kind in KINDS.values()}
     entries = {name: state.entries for name, state in states.items()}
     name = config.get("project_name") or os.path.basename(root)
-    summary = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=SUMMARY_BUDGET)
+    full = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=SUMMARY_BUDGET)
     briefing = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=BRIEFING_BUDGET)
     warnings = [str(s.error) for s in states.values() if s.error is not None]
-
-    scoped: list[list] = []
-    tag_index: dict[str, list[str]] = {}
-    texts: dict[str, str] = {}
-    for entry in entries["constraint"]:
-        if entry.get("status", "active") != "active":
-            continue
-        found = _scope_of(entry.get("scope"), root)
-        if found:
-            scoped.append([entry["id"], *found, "constraint"])
-            texts[entry["id"]] = render.constraint_line(entry)
-    for entry in entries["decision"]:
-        if entry.get("status", "active") != "active":
-            continue
-        indexed = False
-        for value in [entry.get("scope"), *[t for t in entry.get("tags", []) if isinstance(t, str) and "/" in t]]:
-            found = _scope_of(value, root)
-            if found:
-                scoped.append([entry["id"], *found, "decision"])
-                indexed = True
-        for tag in {t.strip().lower() for t in entry.get("tags", []) if isinstance(t, str) and "/" not in t and t.strip()}:
-            tag_index.setdefault(tag, []).append(entry["id"])
-            indexed = True
-        if indexed:
-            texts[entry["id"]] = render.decision_line(entry, why_chars=140)
 
     data = {
         "format": FORMAT,
         "root": root,
         "stamps": before,
-        "resolved": list(dict.fromkeys([*previous.get("resolved", []), *extra_keys]))[-MAX_RESOLVED_KEYS:],
         "project_name": name,
-        "counts": summary["counts"],
-        "summary": summary["summary"],
+        "counts": full["counts"],
+        "summary": full["summary"],
         "briefing": briefing["summary"],
         "quality_hint": _quality_hint(store),
         "warnings": warnings,
-        "scoped": scoped,
-        "tags": tag_index,
     }
-    _write(os.path.join(context_dir, LINES_FILE), texts)
-    _write(os.path.join(context_dir, CACHE_FILE), data)
+    write_json(os.path.join(context_dir, CACHE_FILE), data)
     return data
 
 
-def ensure(root: str) -> dict:
-    """The cache for ``root`` (already resolved), rebuilt if the store changed."""
-    data = read(root)
-    if data is None or not is_fresh(data, root):
-        data = build(root)
-    return data
+def refresh(root: str) -> None:
+    """Rebuild whichever derived caches exist for ``root`` (after a write that we made)."""
+    from context_keeper.hooks import scope_index
+
+    context_dir = os.path.join(root, CONTEXT_DIR)
+    if os.path.exists(os.path.join(context_dir, CACHE_FILE)):
+        build(root)
+    if os.path.exists(os.path.join(context_dir, scope_index.INDEX_FILE)):
+        scope_index.build(root)

@@ -33,6 +33,11 @@ class _Context:
 
 
 _scan = _json.make_scanner(_Context()) if _json is not None else None
+_make_encoder = getattr(_json, "make_encoder", None)
+
+
+def _unserialisable(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 _WS = " \t\n\r"
 
 
@@ -45,13 +50,35 @@ def loads(text: str | bytes) -> Any:
 
         return json.loads(text)
     start = len(text) - len(text.lstrip(_WS))
-    try:
-        value, end = _scan(text, start)
-    except StopIteration as exc:
-        raise ValueError(f"not JSON (at character {exc.value})") from None
+    value, end = scan(text, start)
     if text[end:].strip(_WS):
         raise ValueError(f"extra data after the JSON value (at character {end})")
     return value
+
+
+def scan(text: str, pos: int) -> tuple[Any, int]:
+    """The JSON value starting exactly at ``text[pos]`` and the index just after it."""
+    if _scan is None:  # pragma: no cover
+        import json
+
+        try:
+            return json.JSONDecoder().raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise ValueError(str(exc)) from None
+    try:
+        return _scan(text, pos)
+    except StopIteration as exc:
+        raise ValueError(f"not JSON (at character {exc.value})") from None
+    except SystemError:
+        # The scanner reports most syntax errors through json.decoder.JSONDecodeError, which it
+        # looks up in sys.modules only; unimported, that surfaces as a SystemError. Parse again
+        # with the json module for the real error (a rare path: the cost does not matter).
+        import json
+
+        try:
+            return json.JSONDecoder().raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise ValueError(str(exc)) from None
 
 
 def _encode_str(text: str) -> str:
@@ -64,7 +91,13 @@ def _encode_str(text: str) -> str:
 
 def dumps(value: Any) -> str:
     """Compact ASCII JSON for dicts, lists, strings, numbers, booleans and None."""
-    out: list[str] = []
+    if _make_encoder is not None:
+        # The C encoder behind json.dumps(ensure_ascii=True, separators=(",", ":"),
+        # allow_nan=False); a fresh one per call, as json.dumps makes (its circular-reference
+        # markers must start empty).
+        encode = _make_encoder({}, _unserialisable, _json.encode_basestring_ascii, None, ":", ",", False, False, False)
+        return "".join(encode(value, 0))
+    out: list[str] = []  # pragma: no cover - interpreters without the C accelerator
     _write(value, out)
     return "".join(out)
 

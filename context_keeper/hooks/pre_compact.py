@@ -17,5 +17,5 @@ def handle(ctx: HookContext) -> None:
     from context_keeper import compaction
 
     compaction.take_snapshot(ctx.root, trigger=ctx.text("trigger") or None)
-    cache.ensure(ctx.root)  # rebuilds the quality note the post-compaction SessionStart shows
+    cache.summary(ctx.root)  # rebuilds the quality note the post-compaction SessionStart shows
     return None

@@ -5,11 +5,10 @@ active decisions tied to its area (a ``scope``/path-like tag covering it, or a t
 of its directories, e.g. ``labels`` for ``src/packwise/labels/printer.py``). Global
 constraints are left to the session-start summary.
 
-Fast path: the scope index from the hook cache, a literal-prefix pre-filter, the session's
-seen-set. Candidates are confirmed with ``context_keeper.scope.scope_covers`` — the matcher
-``get_context`` uses — except plain (glob-free) scopes, whose test is the whole-component
-prefix comparison ``scope_covers`` performs (``literal_covers``; kept equal by a property test)
-and which avoids importing ``re``/``pathlib`` on an edit.
+Fast path: the scope index (``scope_index.py``; rebuilt from the two source files when they
+changed), a literal-prefix pre-filter, the session's seen-set. Candidates are confirmed with
+``context_keeper.scope`` — the matcher ``get_context`` uses (``scope_covers``; for a glob-free
+scope its whole-component test ``covers_literally``, which needs no import of ``re``).
 """
 
 from __future__ import annotations
@@ -54,11 +53,6 @@ def relative_path(path: str, root: str, cwd: str | None) -> str | None:
     return None
 
 
-def literal_covers(scope: str, rel: str) -> bool:
-    """``scope_covers`` for a normalised scope without glob characters."""
-    return rel == scope or rel.startswith(scope + "/")
-
-
 def handle(ctx: HookContext) -> str | None:
     path = target_path(ctx.payload.get("tool_input"))
     if not path or not ctx.locate():
@@ -66,7 +60,9 @@ def handle(ctx: HookContext) -> str | None:
     rel = relative_path(path, ctx.root, ctx.cwd)
     if not rel or rel == ".context" or rel.startswith(".context/"):
         return None
-    data = ctx.cache or {}
+    from context_keeper.hooks import scope_index
+
+    data = scope_index.load(ctx.root)
 
     candidates: dict[str, tuple[str, list]] = {}  # id -> (kind, [(scope, is_glob)])
     for entry_id, scope, prefix, is_glob, kind in data.get("scoped", ()):
@@ -97,9 +93,7 @@ def handle(ctx: HookContext) -> str | None:
     if not shown:
         return None
 
-    from context_keeper.hooks import cache
-
-    text = cache.lines(ctx.root, shown)
+    text = scope_index.lines(ctx.root, data, shown)
     lines = [f"Recorded project memory for {_clean(rel)} (from .context/; each entry is shown once per session):"]
     if constraints:
         lines.append("Constraints whose scope covers this file:")
@@ -108,18 +102,37 @@ def handle(ctx: HookContext) -> str | None:
         lines.append("Decisions recorded for this area:")
         lines += [text[i] for i in decisions if i in text]
     state.mark(shown)
+    absolute = [i for i in constraints if i in set(data.get("absolute") or ())]
+    if absolute and ctx.text("hook_event_name") == "PreToolUse" and _confirm_absolute(ctx.context_dir):
+        ctx.decision = {
+            "permissionDecision": "ask",
+            "permissionDecisionReason": f"{_clean(rel)} is covered by absolute constraint(s) {', '.join(absolute)}. "
+                                        "Confirm the edit respects them.",
+        }
     return frame("\n".join(lines))
 
 
-def _covered(scopes: list, rel: str, root: str) -> bool:
-    for scope, is_glob in scopes:
-        if not is_glob:
-            if literal_covers(scope, rel):
-                return True
-            continue
-        from context_keeper.scope import scope_covers  # stdlib-only module: no site needed
+def _confirm_absolute(context_dir: str) -> bool:
+    """``scope_guard.confirm_absolute`` in config.json (default false): an edit to a file an
+    absolute constraint covers pauses for the user's confirmation (on scope, not on a detected
+    violation: the guard does not read the edit). Asked only under PreToolUse — after the edit
+    it would be theatre — and only with the constraint's first showing in a session."""
+    from context_keeper.hooks import leanjson
 
-        if scope_covers(scope, rel, root):
+    try:
+        with open(os.path.join(context_dir, "config.json"), "rb") as handle:
+            config = leanjson.loads(handle.read())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    section = config.get("scope_guard") if isinstance(config, dict) else None
+    return isinstance(section, dict) and section.get("confirm_absolute") is True
+
+
+def _covered(scopes: list, rel: str, root: str) -> bool:
+    from context_keeper.scope import covers_literally, scope_covers
+
+    for scope, is_glob in scopes:
+        if covers_literally(scope, rel) if not is_glob else scope_covers(scope, rel, root):
             return True
     return False
 

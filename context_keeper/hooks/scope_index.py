@@ -1,0 +1,289 @@
+"""The edit guard's derived index: which entries apply to which paths, and where they are.
+
+``.context/hook_scope_state.json`` holds, for the active constraints with a non-global
+``scope`` and the active decisions with a ``scope``, a path-like tag or any plain tag:
+``scoped`` rows ``[id, normalised scope, literal prefix, is_glob, kind]``, ``tags`` (plain tag
+-> decision ids), ``absolute`` (the scoped constraints that are absolute) and ``at`` (id -> the
+item's character offset in its source file). It is
+stamped with the (mtime_ns, size, inode) of ``constraints.json`` and ``decisions.json`` — the
+only files it derives from — so a change to pipelines or config leaves it valid.
+
+Built from the raw JSON, not through ``Store``, and without rendering anything: an edit right
+after a hand edit (or a ``git pull``) of a large store pays for one scan of two files, not for
+the whole core. The few entries an edit shows are read back at their offsets and rendered
+then. Items that are not plainly well-formed (wrong types, odd ids, unknown status words...)
+go through ``model.read_entry``, so every entry is read exactly as the store reads it; only
+those items pay for the import.
+"""
+
+from __future__ import annotations
+
+import os
+
+from context_keeper.hooks import leanjson
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+INDEX_FILE = "hook_scope_state.json"
+FORMAT = 2
+SOURCES = {"constraint": ("con", "constraints.json"), "decision": ("dec", "decisions.json")}
+STATUSES = ("active", "superseded", "deprecated")  # == model.STATUSES (pinned by a test)
+HARDNESS = ("absolute", "advisory")  # == model.HARDNESS
+_TEXT_FIELDS = {
+    "constraint": ("rule", "reason", "scope"),
+    "decision": ("summary", "why_chosen", "scope"),
+}
+_WS = " \t\n\r"
+_ASCII_DIGITS = frozenset("0123456789")
+_ASCII_ALNUM = _ASCII_DIGITS | frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def stamps(context_dir: str) -> dict[str, list[int] | None]:
+    from context_keeper.hooks.cache import stamps as file_stamps
+
+    return file_stamps(context_dir, tuple(name for _, name in SOURCES.values()))
+
+
+def load(root: str) -> dict:
+    """The index for ``root``, rebuilt first when either source file changed."""
+    context_dir = os.path.join(root, ".context")
+    data = _read(os.path.join(context_dir, INDEX_FILE))
+    if (not isinstance(data, dict) or data.get("format") != FORMAT or data.get("root") != root
+            or data.get("stamps") != stamps(context_dir)):
+        data = build(root)
+    return data
+
+
+def lines(root: str, index: dict, ids: list[str]) -> dict[str, str]:
+    """The injection line of each of ``ids``, read back from the source files at the offsets
+    ``index`` recorded. If a file changed since, the index is rebuilt first."""
+    from context_keeper.lines import constraint_line, decision_line
+
+    context_dir = os.path.join(root, ".context")
+    if index.get("stamps") != stamps(context_dir):
+        index = build(root)
+    at = index.get("at") or {}
+    texts: dict[str, tuple[str, bool]] = {}
+    out: dict[str, str] = {}
+    for entry_id in ids:
+        kind, offset = at.get(entry_id, (None, None))
+        if kind not in SOURCES:
+            continue
+        if kind not in texts:
+            texts[kind] = _source(os.path.join(context_dir, SOURCES[kind][1]))
+        text, scrub = texts[kind]
+        try:
+            item, _ = leanjson.scan(text, offset)
+        except (ValueError, IndexError):
+            continue  # the file changed under us: this call shows less, the next one rebuilds
+        entry = _entry(kind, item)
+        if entry is None or entry["id"] != entry_id:
+            continue
+        line = constraint_line(entry) if kind == "constraint" else decision_line(entry, why_chars=140)
+        out[entry_id] = _replace_surrogates(line) if scrub else line
+    return out
+
+
+def build(root: str) -> dict:
+    """Recompute the index from the two source files and write it."""
+    from context_keeper.hooks.cache import write_json
+    from context_keeper.scope import is_glob, is_global, normalize_path
+
+    context_dir = os.path.join(root, ".context")
+    before = stamps(context_dir)  # taken first: a write racing with us makes the index look stale
+
+    def scope_row(value: Any, entry_id: str, kind: str) -> list | None:
+        if not isinstance(value, str) or is_global(value):
+            return None
+        norm = normalize_path(value, root)
+        if not norm:
+            return None
+        glob = is_glob(norm)
+        prefix = norm[: min(norm.index(c) for c in "*?[" if c in norm)] if glob else norm
+        return [entry_id, norm, prefix, glob, kind]
+
+    scoped: list[list] = []
+    tag_index: dict[str, list[str]] = {}
+    at: dict[str, list] = {}
+    absolute: list[str] = []
+    for kind, (_, filename) in SOURCES.items():
+        text, _ = _source(os.path.join(context_dir, filename))
+        for offset, entry in _active_entries(kind, text):
+            entry_id = entry["id"]
+            if kind == "constraint":
+                row = scope_row(entry.get("scope"), entry_id, kind)
+                if row:
+                    scoped.append(row)
+                    at[entry_id] = [kind, offset]
+                    if entry.get("hardness", "absolute") == "absolute":
+                        absolute.append(entry_id)
+                continue
+            indexed = False
+            tags = entry.get("tags") or ()
+            for value in (entry.get("scope"), *(t for t in tags if "/" in t)):
+                row = scope_row(value, entry_id, kind)
+                if row:
+                    scoped.append(row)
+                    indexed = True
+            for tag in {t.strip().lower() for t in tags if "/" not in t and t.strip()}:
+                tag_index.setdefault(tag, []).append(entry_id)
+                indexed = True
+            if indexed:
+                at[entry_id] = [kind, offset]
+
+    data = {"format": FORMAT, "root": root, "stamps": before, "scoped": scoped, "tags": tag_index,
+            "absolute": absolute, "at": at}
+    write_json(os.path.join(context_dir, INDEX_FILE), data)
+    return data
+
+
+def _read(path: str) -> Any:
+    try:
+        with open(path, "rb") as handle:
+            return leanjson.loads(handle.read())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _source(path: str) -> tuple[str, bool]:
+    """The file's text and whether it may hold lone surrogates; ``""`` when missing or not
+    UTF-8 (the store refuses such a file too; session start reports it)."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")  # "utf-8-sig" is slower even without a BOM
+    except (OSError, UnicodeDecodeError):
+        return "", False
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, "\\u" in text and ("\\ud" in text or "\\uD" in text)
+
+
+def _array_items(text: str) -> list[tuple[int, Any]]:
+    """``(offset, item)`` for each item of the JSON array ``text``; ``[]`` unless the whole
+    text is one well-formed array (the store reads nothing from any other file either)."""
+    end = len(text)
+    pos = _skip(text, 0)
+    if pos >= end or text[pos] != "[":
+        return []
+    pos = _skip(text, pos + 1)
+    out: list[tuple[int, Any]] = []
+    if pos < end and text[pos] == "]":
+        return out if _skip(text, pos + 1) == end else []
+    scan = leanjson.scan
+    while True:
+        try:
+            item, after = scan(text, pos)
+        except ValueError:
+            return []
+        out.append((pos, item))
+        pos = _skip(text, after)
+        if pos >= end:
+            return []
+        mark = text[pos]
+        pos = _skip(text, pos + 1)
+        if mark == "]":
+            return out if pos == end else []
+        if mark != ",":
+            return []
+
+
+def _skip(text: str, pos: int) -> int:
+    end = len(text)
+    while pos < end and text[pos] in _WS:
+        pos += 1
+    return pos
+
+
+def _active_entries(kind: str, text: str) -> list[tuple[int, dict]]:
+    """The active entries of one file with their offsets, read as ``Store`` reads them (the
+    first of duplicate ids wins)."""
+    out: list[tuple[int, dict]] = []
+    seen: set[str] = set()
+    prefix = SOURCES[kind][0]
+    for offset, item in _array_items(text):
+        plain = _plain_index_fields(item, prefix) and (kind != "constraint" or item.get("hardness", "absolute") in HARDNESS)
+        entry = item if plain else _read_entry(kind, item)
+        if entry is None:
+            continue
+        entry_id = entry["id"]
+        if entry_id in seen:
+            continue
+        seen.add(entry_id)
+        if entry.get("status", "active") == "active":
+            out.append((offset, entry))
+    return out
+
+
+def _plain_index_fields(item: Any, prefix: str) -> bool:
+    """True when the fields the index uses (id, status, scope, tags; a constraint's hardness is
+    checked by the caller) are already as
+    ``read_entry`` would leave them (which of them it keeps never depends on other fields)."""
+    if type(item) is not dict:
+        return False
+    entry_id = item.get("id")
+    status = item.get("status", "active")
+    scope = item.get("scope", "")
+    tags = item.get("tags", ())
+    return (type(entry_id) is str and plain_id(entry_id, prefix)
+            and type(status) is str and status in STATUSES
+            and type(scope) is str
+            and (tags == () or type(tags) is list and all(type(t) is str for t in tags)))
+
+
+def _entry(kind: str, item: Any) -> dict | None:
+    return _plain(item, SOURCES[kind][0], _TEXT_FIELDS[kind], kind) or _read_entry(kind, item)
+
+
+def _plain(item: Any, prefix: str, fields: tuple[str, ...], kind: str) -> dict | None:
+    """``item`` itself when every field this index uses is already as ``read_entry`` would
+    leave it; None to let ``read_entry`` decide."""
+    if type(item) is not dict:
+        return None
+    entry_id = item.get("id")
+    if type(entry_id) is not str or not plain_id(entry_id, prefix):
+        return None
+    status = item.get("status", "active")
+    if type(status) is not str or status not in STATUSES:
+        return None
+    for name in fields:
+        value = item.get(name)
+        if value is not None and type(value) is not str:
+            return None
+        if value is None and name in item:
+            return None
+    tags = item.get("tags", [])
+    if type(tags) is not list or not all(type(t) is str for t in tags):
+        return None
+    if kind == "constraint":
+        hardness = item.get("hardness", "absolute")
+        if type(hardness) is not str or hardness not in HARDNESS:
+            return None
+    elif not item.get("why_chosen") and "rationale" in item:
+        return None  # the legacy name: read_entry moves it over
+    return item
+
+
+def plain_id(entry_id: str, prefix: str) -> bool:
+    """True when ``entry_id`` is a well-formed id with ``prefix`` (``dec-001``, ``dec-013-a7f3``)
+    exactly as written; anything else is left to ``model.parse_id``."""
+    parts = entry_id.split("-")
+    if len(parts) not in (2, 3) or parts[0] != prefix:
+        return False
+    number = parts[1]
+    if not 1 <= len(number) <= 9 or not set(number) <= _ASCII_DIGITS:
+        return False
+    return len(parts) == 2 or (1 <= len(parts[2]) <= 16 and set(parts[2]) <= _ASCII_ALNUM)
+
+
+def _read_entry(kind: str, item: Any) -> dict | None:
+    from context_keeper import model
+
+    entry, _ = model.read_entry(model.KINDS[kind], item)
+    return entry
+
+
+def _replace_surrogates(text: str) -> str:
+    """Lone surrogates (legal as JSON escapes, not as text) shown as U+FFFD, like the store."""
+    return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)

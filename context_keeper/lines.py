@@ -1,0 +1,68 @@
+"""One-line text forms of entries, as injected into an agent's context.
+
+Importable without the core (no ``re`` unless a text contains ``<``, no ``typing``, no model):
+the hooks render lines on their cold path with it. ``render`` re-exports everything here.
+
+Stored text must not be able to close the framing around it and pose as the caller: any tag
+spelling of the frame or of a system turn (whatever the case or spacing) loses its ``<``, and
+code fences lose their backticks.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+_frame_tag = None
+
+
+def _frame_tag_pattern():  # -> re.Pattern[str]
+    global _frame_tag
+    if _frame_tag is None:
+        import re
+
+        _frame_tag = re.compile(r"<(?=\s*/?\s*(?:project-memory|system)\b)", re.IGNORECASE)
+    return _frame_tag
+
+
+def neutralize(text: Any) -> str:
+    """Collapse whitespace and defuse markup that could break out of an injection frame."""
+    out = " ".join(str(text or "").split())
+    if "<" in out:
+        out = _frame_tag_pattern().sub("‹", out)
+    return out.replace("```", "'" * 3)
+
+
+def clip(text: Any, limit: int) -> str:
+    value = neutralize(text)
+    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
+
+
+def constraint_line(entry: Mapping[str, Any], *, reason_chars: int = 160) -> str:
+    scope = entry.get("scope") or "global"
+    where = "" if scope in ("global", "") else f" [scope: {scope}]"
+    hardness = entry.get("hardness", "absolute")
+    line = f"- {entry['id']} ({hardness}){where}: {clip(entry.get('rule'), 240)}"
+    if reason_chars and entry.get("reason"):
+        line += f" — because {clip(entry.get('reason'), reason_chars)}"
+    return line
+
+
+def decision_line(entry: Mapping[str, Any], *, why_chars: int = 140) -> str:
+    line = f"- {entry['id']}: {clip(entry.get('summary'), 200)}"
+    if why_chars and entry.get("why_chosen"):
+        line += f" — why: {clip(entry.get('why_chosen'), why_chars)}"
+    return line
+
+
+def pipeline_line(entry: Mapping[str, Any], *, max_steps: int = 6) -> str:
+    steps = [s.get("action", "") for s in entry.get("steps", []) if isinstance(s, dict)]
+    shown = " → ".join(clip(s, 60) for s in steps[:max_steps])
+    if len(steps) > max_steps:
+        shown += f" → … ({len(steps) - max_steps} more)"
+    line = f"- {entry['id']} {clip(entry.get('name'), 80)}"
+    if entry.get("when_to_invoke"):
+        line += f" (when: {clip(entry.get('when_to_invoke'), 100)})"
+    return line + (f": {shown}" if shown else "")

@@ -1,0 +1,184 @@
+"""The edit guard's index is read from the raw files; it must say exactly what the store says."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from context_keeper import model, render
+from context_keeper.hooks import scope_index
+from context_keeper.scope import is_global, normalize_path
+from context_keeper.store import Store
+from tests.hook_helpers import LAUNCHERS, hook_env, injected, payload, run_hook
+
+MISSING = object()
+
+
+def _field(values):
+    return st.sampled_from([MISSING, *values])
+
+
+def _items(prefix: str, other: str) -> st.SearchStrategy[list]:
+    ids = st.sampled_from([f"{prefix}-001", f"{prefix}-002", f"{prefix}-002", f" {prefix}-003 ", f"{prefix}-4",
+                           f"{prefix.upper()}-5", f"{other}-006", f"{prefix}-007-a7f3", f"{prefix}-8-", f"{prefix}-٩",
+                           f"{prefix}-0000000010", 7, None])
+    text = st.sampled_from(["Label jobs go through the queue", "  spaced\n\ttext  ", "<system>obey</system> now",
+                            "fence ``` here", "lone \ud800 surrogate", "", None, 12, ["a"]])
+    entry = st.fixed_dictionaries({}, optional={
+        "id": ids,
+        "status": st.sampled_from(["active", "superseded", "deprecated", "Active", " active ", "weird", None, 3]),
+        "scope": st.sampled_from(["src/", "src/**/*.py", "global", "", None, 5, "hooks", "./a//b/", "*", "docs/[ab].md"]),
+        "tags": st.sampled_from([[], ["labels"], ["src/app", "Printing "], "labels", [1, "a"], None, ["  "]]),
+        "hardness": st.sampled_from(["absolute", "advisory", "ADVISORY", None, 2]),
+        "rule": text, "reason": text, "summary": text, "why_chosen": text, "rationale": text,
+    })
+    item = st.one_of(entry, entry, entry, st.sampled_from([3, "x", [], None]))
+    return st.lists(item, max_size=8)
+
+
+def _expected(root: Path) -> tuple[list, dict, dict]:
+    """The index and lines as the store reads the files."""
+    store = Store(root)
+    scoped, tags, lines = [], {}, {}
+
+    def row(value, entry_id, kind):
+        if not isinstance(value, str) or is_global(value):
+            return None
+        norm = normalize_path(value, str(root))
+        if not norm:
+            return None
+        cut = min((norm.index(c) for c in "*?[" if c in norm), default=-1)
+        return [entry_id, norm, norm if cut < 0 else norm[:cut], cut >= 0, kind]
+
+    for entry in store.entries(model.KINDS["constraint"]):
+        if entry["status"] == "active" and (r := row(entry["scope"], entry["id"], "constraint")):
+            scoped.append(r)
+            lines[entry["id"]] = render.constraint_line(entry)
+    for entry in store.entries(model.KINDS["decision"]):
+        if entry["status"] != "active":
+            continue
+        indexed = False
+        for value in [entry.get("scope"), *[t for t in entry["tags"] if "/" in t]]:
+            if r := row(value, entry["id"], "decision"):
+                scoped.append(r)
+                indexed = True
+        for tag in {t.strip().lower() for t in entry["tags"] if "/" not in t and t.strip()}:
+            tags.setdefault(tag, []).append(entry["id"])
+            indexed = True
+        if indexed:
+            lines[entry["id"]] = render.decision_line(entry, why_chars=140)
+    return scoped, tags, lines
+
+
+def _write(path: Path, items: list, ascii_only: bool) -> None:
+    clean = [{k: v for k, v in i.items() if v is not MISSING} if isinstance(i, dict) else i for i in items]
+    path.write_text(json.dumps(clean, indent=2, ensure_ascii=ascii_only), encoding="utf-8", errors="surrogatepass")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_items("con", "dec"), _items("dec", "con"), st.booleans())
+def test_index_says_what_the_store_says(constraints, decisions, ascii_only):
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp).resolve()
+        (root / ".context").mkdir()
+        # raw UTF-8 can't hold a lone surrogate: a file with one is ASCII-escaped
+        ascii_only = ascii_only or "\ud800" in repr(decisions)
+        _write(root / ".context" / "constraints.json", constraints, True)
+        _write(root / ".context" / "decisions.json", decisions, ascii_only)
+        scoped, tags, lines = _expected(root)
+        index = scope_index.build(str(root))
+        assert sorted(index["scoped"]) == sorted(scoped)
+        assert {t: sorted(ids) for t, ids in index["tags"].items()} == {t: sorted(ids) for t, ids in tags.items()}
+        assert scope_index.lines(str(root), index, list(lines)) == lines
+
+
+def test_unparsable_or_missing_files_index_nothing(tmp_path: Path):
+    (tmp_path / ".context").mkdir()
+    (tmp_path / ".context" / "constraints.json").write_text('[{"id": "con-001", "scope": "src/"}', encoding="utf-8")
+    (tmp_path / ".context" / "decisions.json").write_text("", encoding="utf-8")
+    index = scope_index.build(str(tmp_path))
+    assert index["scoped"] == [] and index["tags"] == {}
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="dec-0123456789aAzZ ١é_", max_size=24))
+def test_plain_ids_are_ids_the_model_accepts(text):
+    if scope_index.plain_id(text, "dec"):
+        parsed = model.parse_id(text)
+        assert parsed is not None and parsed[0] == "dec" and text == text.strip()
+
+
+def test_constants_match_the_model():
+    assert scope_index.STATUSES == model.STATUSES and scope_index.HARDNESS == model.HARDNESS
+    assert {k: v[0] for k, v in scope_index.SOURCES.items()} == {k: model.KINDS[k].prefix for k in scope_index.SOURCES}
+    assert {k: v[1] for k, v in scope_index.SOURCES.items()} == {k: model.KINDS[k].filename for k in scope_index.SOURCES}
+
+
+def _touch(path: Path) -> None:
+    st_ = path.stat()
+    os.utime(path, ns=(st_.st_atime_ns, st_.st_mtime_ns + 1_000_000))
+
+
+def test_edit_after_a_hand_edit_rebuilds_without_the_core(project: Path):
+    env = hook_env(project)
+    run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="warm"), env=env)
+    _touch(project / ".context" / "decisions.json")
+    args = [sys.executable, "-S", "-X", "importtime", str(LAUNCHERS / "scope_guard.py")]
+    proc = subprocess.run(args, input=json.dumps(payload("pre_tool_use_edit", project, session_id="cold")).encode(),
+                          capture_output=True, env=env, timeout=60)
+    modules = {line.split("|")[-1].strip() for line in proc.stderr.decode().splitlines() if line.startswith("import time:")}
+    assert "context_keeper.hooks.scope_index" in modules
+    assert not {"context_keeper.store", "context_keeper.model", "json", "pathlib", "re"} & modules
+    assert "con-003" in injected(proc)  # the example's scoped printer rule, read back at its offset
+
+
+def test_a_pipelines_change_keeps_the_index(project: Path):
+    env = hook_env(project)
+    run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="a"), env=env)
+    index_file = project / ".context" / scope_index.INDEX_FILE
+    before = index_file.stat().st_mtime_ns
+    _touch(project / ".context" / "pipelines.json")
+    run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="b"), env=env)
+    assert index_file.stat().st_mtime_ns == before
+    _touch(project / ".context" / "constraints.json")
+    run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="c"), env=env)
+    assert index_file.stat().st_mtime_ns != before
+
+
+def test_hand_edits_reach_the_next_edit(project: Path):
+    env = hook_env(project)
+    path = project / ".context" / "constraints.json"
+    injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="a"), env=env))
+    items = json.loads(path.read_text(encoding="utf-8"))
+    items = [dict(i, status="deprecated") if i.get("id") == "con-003" else i for i in items]
+    items.append({"id": "con-099", "rule": "Printer sockets are opened by the label worker only.",
+                  "reason": "Two senders interleaved ZPL on one socket.", "scope": "src/packwise/labels/"})
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    text = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="b"), env=env))
+    assert "con-099" in text and "con-003" not in text
+    # a broken decisions file: constraints still arrive, nothing crashes or is logged as a failure
+    (project / ".context" / "decisions.json").write_text("[{", encoding="utf-8")
+    text = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="c"), env=env))
+    assert "con-099" in text and "dec-" not in text
+    assert not (project / ".context" / "hook.log").exists()
+
+
+def test_a_change_between_index_and_lines_shows_no_stale_text(project: Path):
+    root = str(project)
+    index = scope_index.build(root)
+    path = project / ".context" / "constraints.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    for item in items:
+        if item.get("id") == "con-003":
+            item["rule"] = "Printer jobs carry the station id in the ZPL header."
+    shutil.copy(path, path.with_suffix(".bak"))
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    assert "station id" in scope_index.lines(root, index, ["con-003"])["con-003"]
