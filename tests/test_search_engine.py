@@ -385,6 +385,25 @@ def test_replaced_entry_follows_its_successor_when_the_question_has_no_history_c
     assert got.index("dec-001") == got.index("dec-002") + 1 and got.index("dec-001") < got.index("dec-004")
 
 
+def test_replaced_entry_stays_near_its_successor_ranked_first_without_a_history_cue():
+    # "before Argo CD" with no past tense is no recognised cue; the old way shares no word with
+    # the question, yet it is what the question is after: it is kept within the first three.
+    docs = [
+        dec("dec-001", "Services were applied from Jenkins with kubectl", "manual pipelines",
+            status="superseded", superseded_by="dec-002"),
+        dec("dec-002", "Argo CD syncs every service from the GitOps repo", "deploys drifted from git"),
+        *(dec(f"dec-1{i:02d}", f"Deploys of service group {i} wait for a canary", "deploys deploys") for i in range(6)),
+    ]
+    got = ids(index(*docs).search("deploys before Argo CD", SearchOptions(now=NOW)))
+    assert got[0] == "dec-002" and got.index("dec-001") <= 2
+    from context_keeper.search.tuning import Tuning
+
+    ix = SearchIndex(Tuning(history_floor=0))
+    for d in docs:
+        ix.upsert(d)
+    assert "dec-001" not in ids(ix.search("deploys before Argo CD", SearchOptions(now=NOW)))[:3]
+
+
 def test_confidence_mapping_is_monotone_and_keeps_zero():
     from context_keeper.search.abstain import confidence
 

@@ -274,6 +274,32 @@ class SearchIndex(InvertedIndex):
                 placed.add(slot)
         return out[:limit]
 
+    def _floor_predecessors(
+        self, best: list[tuple[float, float, int]], flt: _Filter, limit: int
+    ) -> list[tuple[float, float, int]]:
+        """No cue of a question about the past, but the first entry replaced an older one: that
+        one is moved up to (or inserted at) rank ``history_floor`` unless it already ranks
+        there, with its own relevance (0 if it did not match). "How did deploys work before
+        Argo CD?" asked without a recognised cue finds the old answer next to today's; for any
+        other question, one extra entry below the first two is the cost."""
+        floor = self.tuning.history_floor
+        _score, _rel, slot = best[0]
+        info = self._entries[slot]
+        if info is None or info.status == "superseded":
+            return best
+        out = list(best)
+        for pred in sorted(self._predecessors.get(info.key, ())):
+            pos = next((i for i, item in enumerate(out) if item[2] == pred), None)
+            if pos is not None and pos < floor:
+                continue
+            pinfo = self._entries[pred]
+            if pinfo is None or not flt.passes(pinfo):
+                continue
+            rel = out.pop(pos)[1] if pos is not None else 0.0
+            at = max(1, min(floor - 1, len(out)))
+            out.insert(at, (out[at - 1][0], rel, pred))
+        return out[:limit]
+
     def _coherence(self, q: _Query, slot: int) -> float:
         """How many of the query's own words the entry contains, saturating at
         ``coherence_k``: several asked-about words co-occurring in one entry is what separates
@@ -344,6 +370,8 @@ class SearchIndex(InvertedIndex):
             best = self._follow_successors(best)
         if self.tuning.history_leads and history:
             best = self._lead_successors(best, flt, limit)
+        if self.tuning.history_floor > 0 and not history and best:
+            best = self._floor_predecessors(best, flt, limit)
         hits = []
         for score, rel, slot in best:
             info = self._entries[slot]

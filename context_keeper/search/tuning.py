@@ -29,6 +29,10 @@ class Tuning:
     history_follows: bool = True
     # A question about the past: what an entry near the top superseded comes right before it.
     history_leads: bool = True
+    # Any other question: when the first entry replaced an older one, that one is kept within the
+    # first ``history_floor`` results (0 = off), so a question about the past without a
+    # recognisable cue still sees the old answer.
+    history_floor: int = 3
     # Recognise questions about the past (priors.asks_about_past); off = robustness check.
     history_cues: bool = True
     # Related-term expansion: a related word stands in for a query word at this discount.
