@@ -182,3 +182,45 @@ def test_a_change_between_index_and_lines_shows_no_stale_text(project: Path):
     shutil.copy(path, path.with_suffix(".bak"))
     path.write_text(json.dumps(items, indent=2), encoding="utf-8")
     assert "station id" in scope_index.lines(root, index, ["con-003"])["con-003"]
+
+
+def _wait_for_decisions_part(project: Path) -> None:
+    """Until the background rebuild has written the decisions part for the file as it is now."""
+    import time
+
+    path = project / ".context" / "decisions.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        st_ = path.stat()
+        data = json.loads((project / ".context" / scope_index.INDEX_FILE).read_text(encoding="utf-8"))
+        if (data.get("parts", {}).get("decision") or {}).get("stamp") == [st_.st_mtime_ns, st_.st_size, st_.st_ino]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the background rebuild never wrote the decisions part")
+
+
+def test_a_large_changed_decisions_file_is_indexed_in_the_background(project: Path):
+    env = hook_env(project)
+    path = project / ".context" / "decisions.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    filler = "Packers scan the tote before the label prints, so a mismatch stops the line early. " * 14
+    items += [{"id": f"dec-{500 + n}", "summary": f"Tote rule {n}", "why_chosen": filler, "tags": ["totes"]}
+              for n in range(450)]
+    items.append({"id": "dec-999", "summary": "Label printer retries go through the station queue",
+                  "why_chosen": filler, "tags": ["labels"]})
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    assert path.stat().st_size > scope_index.DEFER_BYTES
+
+    first = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="a"), env=env))
+    assert "con-003" in first and "dec-999" not in first  # constraints now, decisions once indexed
+    _wait_for_decisions_part(project)
+    again = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="a"), env=env))
+    assert "dec-999" in again and "con-003" not in again  # the deferred decision was not marked seen
+
+    items = [dict(i, status="deprecated") if i.get("id") == "dec-999" else i for i in items]
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="b"), env=env)
+    _wait_for_decisions_part(project)
+    later = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="c"), env=env))
+    assert "con-003" in later and "dec-999" not in later
+    assert not (project / ".context" / "hook.log").exists()

@@ -94,15 +94,20 @@ def handle(ctx: HookContext) -> str | None:
         return None
 
     text = scope_index.lines(ctx.root, data, shown)
+    constraints = [i for i in constraints if i in text]  # an entry that could not be read back
+    decisions = [i for i in decisions if i in text]  # stays unseen: the next edit shows it
+    if not constraints and not decisions:
+        return None
     lines = [f"Recorded project memory for {_clean(rel)} (from .context/; each entry is shown once per session):"]
     if constraints:
         lines.append("Constraints whose scope covers this file:")
-        lines += [text[i] for i in constraints if i in text]
+        lines += [text[i] for i in constraints]
     if decisions:
         lines.append("Decisions recorded for this area:")
-        lines += [text[i] for i in decisions if i in text]
-    state.mark(shown)
-    absolute = [i for i in constraints if i in set(data.get("absolute") or ())]
+        lines += [text[i] for i in decisions]
+    state.mark(constraints + decisions)
+    absolute_ids = set(data.get("absolute") or ())
+    absolute = [i for i in constraints if i in absolute_ids]
     if absolute and ctx.text("hook_event_name") == "PreToolUse" and _confirm_absolute(ctx.context_dir):
         ctx.decision = {
             "permissionDecision": "ask",

@@ -1,19 +1,20 @@
 """The edit guard's derived index: which entries apply to which paths, and where they are.
 
-``.context/hook_scope_state.json`` holds, for the active constraints with a non-global
-``scope`` and the active decisions with a ``scope``, a path-like tag or any plain tag:
-``scoped`` rows ``[id, normalised scope, literal prefix, is_glob, kind]``, ``tags`` (plain tag
--> decision ids), ``absolute`` (the scoped constraints that are absolute) and ``at`` (id -> the
-item's character offset in its source file). It is
-stamped with the (mtime_ns, size, inode) of ``constraints.json`` and ``decisions.json`` — the
-only files it derives from — so a change to pipelines or config leaves it valid.
+``.context/hook_scope_state.json`` holds one part per source file, stamped with that file's
+(mtime_ns, size, inode): for ``constraints.json`` the active constraints with a non-global
+``scope``, for ``decisions.json`` the active decisions with a ``scope``, a path-like tag or any
+plain tag. A part has ``scoped`` rows ``[id, normalised scope, literal prefix, is_glob, kind]``,
+``tags`` (plain tag -> decision ids), ``absolute`` (absolute constraints) and ``at`` (id -> the
+item's character offset in the file). A change to one file rebuilds its part only; pipelines
+and config are not read at all.
 
 Built from the raw JSON, not through ``Store``, and without rendering anything: an edit right
-after a hand edit (or a ``git pull``) of a large store pays for one scan of two files, not for
-the whole core. The few entries an edit shows are read back at their offsets and rendered
-then. Items that are not plainly well-formed (wrong types, odd ids, unknown status words...)
-go through ``model.read_entry``, so every entry is read exactly as the store reads it; only
-those items pay for the import.
+after a hand edit (or a ``git pull``) pays for one scan of the changed file, not for the whole
+core. The few entries an edit shows are read back at their offsets and rendered then. Items
+that are not plainly well-formed (wrong types, odd ids, unknown status words...) go through
+``model.read_entry``, so every entry is read exactly as the store reads it; only those items
+pay for the import. A large changed ``decisions.json`` is rebuilt in a background process
+(``load``), so no edit waits for it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 INDEX_FILE = "hook_scope_state.json"
-FORMAT = 2
+FORMAT = 3
+DEFER_BYTES = 512 * 1024  # decisions.json beyond this (~400 entries) is rebuilt in the background
+PENDING_S = 30.0  # a background rebuild not done by then is assumed lost and started again
 SOURCES = {"constraint": ("con", "constraints.json"), "decision": ("dec", "decisions.json")}
 STATUSES = ("active", "superseded", "deprecated")  # == model.STATUSES (pinned by a test)
 HARDNESS = ("absolute", "advisory")  # == model.HARDNESS
@@ -46,24 +49,65 @@ def stamps(context_dir: str) -> dict[str, list[int] | None]:
     return file_stamps(context_dir, tuple(name for _, name in SOURCES.values()))
 
 
-def load(root: str) -> dict:
-    """The index for ``root``, rebuilt first when either source file changed."""
+def load(root: str, *, defer: bool = True) -> dict:
+    """The index for ``root``: each file's part rebuilt first if that file changed.
+
+    A changed ``decisions.json`` larger than ``DEFER_BYTES`` is the one exception (with
+    ``defer``): its part is rebuilt by a background process, and this call answers with the
+    constraints (always exact) and no decisions. Decisions for this area then arrive with the
+    next edit, since nothing unseen is marked as shown.
+    """
     context_dir = os.path.join(root, ".context")
     data = _read(os.path.join(context_dir, INDEX_FILE))
-    if (not isinstance(data, dict) or data.get("format") != FORMAT or data.get("root") != root
-            or data.get("stamps") != stamps(context_dir)):
-        data = build(root)
-    return data
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("root") != root:
+        data = {"format": FORMAT, "root": root, "parts": {}}
+    current = stamps(context_dir)
+    parts = dict(data.get("parts") or {})
+    stale = [kind for kind, (_, name) in SOURCES.items() if (parts.get(kind) or {}).get("stamp", False) != current[name]]
+    if not stale:
+        return _view(parts)
+    deferred: list[str] = []
+    for kind in stale:
+        stamp = current[SOURCES[kind][1]]
+        if defer and kind == "decision" and stamp and stamp[1] > DEFER_BYTES:
+            deferred.append(kind)
+        else:
+            parts[kind] = build_part(root, kind, stamp)
+    pending = data.get("pending") if deferred else None
+    spawn = bool(deferred) and not (isinstance(pending, dict) and pending.get("stamp") == current[SOURCES["decision"][1]]
+                                    and _now() - (pending.get("at") or 0) < PENDING_S)
+    if spawn or len(deferred) < len(stale):
+        from context_keeper.hooks.cache import write_json
+
+        out = {"format": FORMAT, "root": root, "parts": parts}
+        if deferred:
+            out["pending"] = {"stamp": current[SOURCES["decision"][1]], "at": _now()} if spawn else pending
+        write_json(os.path.join(context_dir, INDEX_FILE), out)  # before the spawn: its write must land last
+    if spawn and not _spawn_rebuild(root):
+        parts["decision"] = build_part(root, "decision", current[SOURCES["decision"][1]])
+        deferred = []
+    return _view({k: v for k, v in parts.items() if k not in deferred})
+
+
+def _view(parts: dict) -> dict:
+    """The parts merged into what the edit guard reads."""
+    view: dict = {"scoped": [], "tags": {}, "absolute": [], "at": {}, "stamps": {}}
+    for kind, part in parts.items():
+        view["scoped"] += part.get("scoped") or []
+        view["tags"].update(part.get("tags") or {})
+        view["absolute"] += part.get("absolute") or []
+        view["at"].update({entry_id: [kind, offset] for entry_id, offset in (part.get("at") or {}).items()})
+        view["stamps"][kind] = part.get("stamp")
+    return view
 
 
 def lines(root: str, index: dict, ids: list[str]) -> dict[str, str]:
     """The injection line of each of ``ids``, read back from the source files at the offsets
-    ``index`` recorded. If a file changed since, the index is rebuilt first."""
+    ``index`` recorded. If a file changed since, its part is rebuilt first."""
     from context_keeper.lines import constraint_line, decision_line
 
     context_dir = os.path.join(root, ".context")
-    if index.get("stamps") != stamps(context_dir):
-        index = build(root)
+    current = stamps(context_dir)
     at = index.get("at") or {}
     texts: dict[str, tuple[str, bool]] = {}
     out: dict[str, str] = {}
@@ -72,7 +116,14 @@ def lines(root: str, index: dict, ids: list[str]) -> dict[str, str]:
         if kind not in SOURCES:
             continue
         if kind not in texts:
-            texts[kind] = _source(os.path.join(context_dir, SOURCES[kind][1]))
+            name = SOURCES[kind][1]
+            if (index.get("stamps") or {}).get(kind) != current[name]:  # changed since the index was read
+                offsets = build_part(root, kind, current[name]).get("at") or {}
+                at = {**at, **{i: [kind, o] for i, o in offsets.items()}}
+            texts[kind] = _source(os.path.join(context_dir, name))
+        offset = at.get(entry_id, (None, None))[1]
+        if offset is None:
+            continue
         text, scrub = texts[kind]
         try:
             item, _ = leanjson.scan(text, offset)
@@ -87,14 +138,21 @@ def lines(root: str, index: dict, ids: list[str]) -> dict[str, str]:
 
 
 def build(root: str) -> dict:
-    """Recompute the index from the two source files and write it."""
+    """Rebuild every part now and write the index (the server's refresh after its writes)."""
     from context_keeper.hooks.cache import write_json
+
+    current = stamps(os.path.join(root, ".context"))
+    parts = {kind: build_part(root, kind, current[name]) for kind, (_, name) in SOURCES.items()}
+    write_json(os.path.join(root, ".context", INDEX_FILE), {"format": FORMAT, "root": root, "parts": parts})
+    return _view(parts)
+
+
+def build_part(root: str, kind: str, stamp: list[int] | None) -> dict:
+    """One file's part: its scoped rows, tags, absolute constraints and item offsets.
+    ``stamp`` is the file's stamp taken before reading it (a racing write makes it look stale)."""
     from context_keeper.scope import is_glob, is_global, normalize_path
 
-    context_dir = os.path.join(root, ".context")
-    before = stamps(context_dir)  # taken first: a write racing with us makes the index look stale
-
-    def scope_row(value: Any, entry_id: str, kind: str) -> list | None:
+    def scope_row(value: Any, entry_id: str) -> list | None:
         if not isinstance(value, str) or is_global(value):
             return None
         norm = normalize_path(value, root)
@@ -106,37 +164,70 @@ def build(root: str) -> dict:
 
     scoped: list[list] = []
     tag_index: dict[str, list[str]] = {}
-    at: dict[str, list] = {}
+    at: dict[str, int] = {}
     absolute: list[str] = []
-    for kind, (_, filename) in SOURCES.items():
-        text, _ = _source(os.path.join(context_dir, filename))
-        for offset, entry in _active_entries(kind, text):
-            entry_id = entry["id"]
-            if kind == "constraint":
-                row = scope_row(entry.get("scope"), entry_id, kind)
-                if row:
-                    scoped.append(row)
-                    at[entry_id] = [kind, offset]
-                    if entry.get("hardness", "absolute") == "absolute":
-                        absolute.append(entry_id)
-                continue
-            indexed = False
-            tags = entry.get("tags") or ()
-            for value in (entry.get("scope"), *(t for t in tags if "/" in t)):
-                row = scope_row(value, entry_id, kind)
-                if row:
-                    scoped.append(row)
-                    indexed = True
-            for tag in {t.strip().lower() for t in tags if "/" not in t and t.strip()}:
-                tag_index.setdefault(tag, []).append(entry_id)
+    text, _ = _source(os.path.join(root, ".context", SOURCES[kind][1]))
+    for offset, entry in _active_entries(kind, text):
+        entry_id = entry["id"]
+        if kind == "constraint":
+            row = scope_row(entry.get("scope"), entry_id)
+            if row:
+                scoped.append(row)
+                at[entry_id] = offset
+                if entry.get("hardness", "absolute") == "absolute":
+                    absolute.append(entry_id)
+            continue
+        indexed = False
+        tags = entry.get("tags") or ()
+        for value in (entry.get("scope"), *(t for t in tags if "/" in t)):
+            row = scope_row(value, entry_id)
+            if row:
+                scoped.append(row)
                 indexed = True
-            if indexed:
-                at[entry_id] = [kind, offset]
+        for tag in {t.strip().lower() for t in tags if "/" not in t and t.strip()}:
+            tag_index.setdefault(tag, []).append(entry_id)
+            indexed = True
+        if indexed:
+            at[entry_id] = offset
+    return {"stamp": stamp, "scoped": scoped, "tags": tag_index, "absolute": absolute, "at": at}
 
-    data = {"format": FORMAT, "root": root, "stamps": before, "scoped": scoped, "tags": tag_index,
-            "absolute": absolute, "at": at}
-    write_json(os.path.join(context_dir, INDEX_FILE), data)
-    return data
+
+def _now() -> float:
+    import time
+
+    return time.time()
+
+
+def _spawn_rebuild(root: str) -> bool:
+    """Start ``rebuild_main(root)`` in a detached process (own session, stdio on /dev/null, so
+    the client waiting for this hook's output and exit does not wait for it). False where
+    ``posix_spawn`` is missing (Windows): the caller rebuilds inline."""
+    import sys
+
+    spawn = getattr(os, "posix_spawn", None)
+    if spawn is None or not sys.executable:
+        return False
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+            "from context_keeper.hooks.scope_index import rebuild_main; rebuild_main(sys.argv[2])")
+    quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY, 0) for fd in (0, 1, 2)]
+    try:
+        spawn(sys.executable, [sys.executable, "-S", "-c", code, package_parent, root], dict(os.environ),
+              file_actions=quiet, setsid=True)
+    except (OSError, ValueError, TypeError):
+        return False
+    return True
+
+
+def rebuild_main(root: str) -> None:
+    """The background rebuild: every stale part, written; failures go to ``hook.log``."""
+    try:
+        load(root, defer=False)
+    except Exception as exc:  # noqa: BLE001 - a detached process has no one else to tell
+        from context_keeper.hookio import log_line
+
+        log_line(root if os.path.isdir(os.path.join(root, ".context")) else None, "scope-guard",
+                 f"background index rebuild failed: {type(exc).__name__}: {exc}")
 
 
 def _read(path: str) -> Any:
