@@ -33,7 +33,13 @@ def handle(ctx: HookContext) -> str | None:
     from context_keeper.model import KINDS
 
     service = _service(ctx.root)
-    result = service.get_context(query=prompt[:MAX_QUERY_CHARS], token_budget=TOKEN_BUDGET, include_related=False)
+    query = {"query": prompt[:MAX_QUERY_CHARS], "token_budget": TOKEN_BUDGET, "include_related": False}
+    try:
+        result = service.get_context(**query)
+    except ValueError:
+        if not service.discard_snapshot():  # a damaged snapshot shows only when a list is read
+            raise
+        result = service.get_context(**query)
     service.save_search_state()
     if result.get("no_confident_match"):
         return None
@@ -50,17 +56,20 @@ def handle(ctx: HookContext) -> str | None:
     return frame("\n".join(lines))
 
 
-def _service(root: str):  # -> Service with a cached-analysis index
-    """A ``Service`` whose search index reuses the per-entry analyses persisted in
-    ``.context/search_state.json`` (search/state.py): this process is short-lived, so without
-    them it would tokenise and stem the whole store on every prompt. The index is built the
-    way ``Service.index`` builds it (one ``replace_kind`` per kind, in ``KINDS`` order), so
-    rankings are identical to the server's."""
+def _service(root: str):  # -> Service whose index comes from a snapshot when it can
+    """A ``Service`` whose search index is restored from ``.context/search_index_state.json``
+    (search/snapshot.py) when the store is unchanged since it was written, and otherwise built
+    the way ``Service.index`` builds it (one ``replace_kind`` per kind, in ``KINDS`` order),
+    reusing the per-entry analyses of ``search_state.json`` (search/state.py), then saved for
+    the next prompt. This process is short-lived: without either file it would tokenise the
+    whole store and compute every posting weight on every prompt."""
+    import os
     import threading
 
     from context_keeper.model import KINDS
-    from context_keeper.search import Doc, SearchIndex
+    from context_keeper.search import Doc, SearchIndex, snapshot
     from context_keeper.search.state import AnalysisCache
+    from context_keeper.search.tuning import DEFAULT_TUNING
     from context_keeper.service import Service
 
     class _IndexState:  # what retrieval.get_context uses of Service.index()'s result
@@ -71,22 +80,42 @@ def _service(root: str):  # -> Service with a cached-analysis index
     class PromptService(Service):
         _state: _IndexState | None = None
         _analyses: AnalysisCache | None = None
+        _snapshot: dict | None = None
         _store = None
+        _use_snapshot = True
 
         def index(self, store):  # noqa: ANN001, ANN201 - same contract as Service.index
             if self._state is None:
-                self._analyses = AnalysisCache.load(store)
-                index = SearchIndex(analyses=self._analyses)
-                for kind in KINDS.values():
-                    index.replace_kind(kind.name, (Doc(kind.name, e) for e in store.state(kind).entries))
+                docs = {kind.name: [Doc(kind.name, e) for e in store.state(kind).entries] for kind in KINDS.values()}
+                stamps = [store.state(kind).stamp for kind in KINDS.values()]
+                saved = snapshot.load(os.path.join(store.dir, snapshot.FILE)) if self._use_snapshot else None
+                index = snapshot.restore(saved, docs, stamps, DEFAULT_TUNING)
+                if index is None:
+                    self._analyses = AnalysisCache.load(store)
+                    index = SearchIndex(DEFAULT_TUNING, analyses=self._analyses)
+                    for kind in KINDS.values():
+                        index.replace_kind(kind.name, docs[kind.name])
+                    self._snapshot = snapshot.dump(index, stamps)
                 self._state, self._store = _IndexState(index), store
             return self._state
 
+        def discard_snapshot(self) -> bool:
+            """Forget an index restored from a snapshot (the next search builds one); False
+            when the index was not restored."""
+            if self._state is None or not isinstance(self._state.index, snapshot.SnapshotIndex):
+                return False
+            self._state, self._use_snapshot = None, False
+            return True
+
         def save_search_state(self) -> None:
-            if self._analyses is not None and self._store is not None:
-                try:
+            if self._store is None:
+                return
+            try:
+                if self._analyses is not None:
                     self._analyses.save(self._store)
-                except OSError:
-                    pass  # read-only checkout, full disk: the next run analyses again
+                if self._snapshot is not None:
+                    snapshot.save(os.path.join(self._store.dir, snapshot.FILE), self._snapshot)
+            except OSError:
+                pass  # read-only checkout, full disk: the next run builds again
 
     return PromptService(env={"CONTEXT_KEEPER_PROJECT": root}, cwd=root)

@@ -36,7 +36,7 @@ FORMAT = 1
 _SEP = "\x1f"  # never part of a term (tokenize.py keeps word characters and _./-:@+# only)
 _G = len(F.GROUPS)
 
-Analysis = tuple[dict[str, list[int]], tuple[int, ...]]
+Analysis = tuple[dict[str, "list[int] | tuple[int, ...]"], tuple[int, ...]]  # counts per group, per term
 
 _fingerprint: str | None = None
 
@@ -88,7 +88,7 @@ def _decode(record: Any) -> Analysis | None:
         if sum(counts[g::_G]) != lens[g]:
             return None
     columns = [iter(counts)] * _G  # consecutive groups of _G counts, one per term
-    tf = dict(zip(names, map(list, zip(*columns))))
+    tf = dict(zip(names, zip(*columns)))  # tuples: the index only reads them
     if len(tf) != len(names) or "" in tf:
         return None
     return tf, tuple(lens)

@@ -1,0 +1,172 @@
+"""A built index saved whole: ``.context/search_index_state.json``.
+
+The UserPromptSubmit hook is a fresh process per prompt. Rebuilding the index there costs
+~0.25 s at 2,000 entries even with the per-entry analyses of ``state.py`` (decoding them and
+computing ~130,000 posting weights in Python). A query touches a few dozen posting lists, so
+the hook instead restores the index from this file, decoding only the lists it asks for.
+
+The file holds the postings exactly (weights as ``repr`` floats, lists in their original
+order), the average field lengths they were computed with, and which entry sits in which slot.
+It is used only when the store files have the same stamps (mtime, ctime, size, inode) as when
+it was written and the fingerprint matches: the analyser, this module and ``index.py`` (whose
+code the weights come from) and the tuning. So a restored index ranks exactly as one built
+from the store; a test pins that. Anything unexpected means "rebuild", never a wrong answer;
+JSON only, so a hostile file can at worst cost a rebuild. The name matches the git-ignored
+``*_state.json`` pattern.
+
+A restored index is for searching only: it keeps no per-entry term counts, so it refuses
+``similar``, updates and pseudo-relevance feedback (``tuning.prf``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from context_keeper.search.contract import Doc
+from context_keeper.search.engine import SearchIndex
+from context_keeper.search.fields import entry_id
+from context_keeper.search.index import _analyse
+from context_keeper.search.tuning import Tuning
+
+FILE = "search_index_state.json"
+FORMAT = 1
+
+Stamps = Sequence[Any]  # one stamp per store file, in KINDS order
+
+
+class SnapshotIndex(SearchIndex):
+    """A ``SearchIndex`` restored from a snapshot: search only."""
+
+    def _refuse(self, *_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("an index restored from a snapshot is read-only; build a SearchIndex to change it")
+
+    upsert = remove = replace_kind = similar = _refuse
+
+
+class _LazyPostings(dict):
+    """``term -> {slot: weight}``, each list decoded from its saved text on first use."""
+
+    def __init__(self, saved: Mapping[str, Sequence[str]]) -> None:
+        super().__init__()
+        self._saved = saved
+
+    def __missing__(self, term: str) -> dict[int, float]:
+        texts = self._saved.get(term)
+        if texts is None:
+            raise KeyError(term)
+        slots, weights = texts
+        slots, weights = slots.split(","), weights.split(",")
+        if len(slots) != len(weights):
+            raise ValueError(f"damaged posting list for {term!r} in {FILE}")
+        plist = dict(zip(map(int, slots), map(float, weights)))
+        self[term] = plist
+        return plist
+
+    def __contains__(self, term: object) -> bool:
+        return dict.__contains__(self, term) or term in self._saved
+
+    def get(self, term: str, default: Any = None) -> Any:
+        try:
+            return self[term]
+        except KeyError:
+            return default
+
+
+def fingerprint(tuning: Tuning) -> str:
+    """Identifies what the saved weights depend on besides the store."""
+    from context_keeper.search import index, state
+
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{FORMAT}|{state.fingerprint()}|{tuning!r}|".encode())
+    for source in (index.__file__, __file__):
+        try:
+            with open(source or "", "rb") as handle:
+                digest.update(handle.read())
+        except OSError:
+            digest.update(os.urandom(16))  # source unavailable: never match a file
+    return digest.hexdigest()
+
+
+def dump(index: SearchIndex, stamps: Stamps) -> dict[str, Any]:
+    """The snapshot of ``index``, built from store files with ``stamps``."""
+    slots = [None if info is None else [slot, info.key[0], info.key[1], list(info.lens)]
+             for slot, info in enumerate(index._entries)]
+    return {
+        "format": FORMAT,
+        "fingerprint": fingerprint(index.tuning),
+        "stamps": [list(s) if s is not None else None for s in stamps],
+        "avg_used": index._avg_used,
+        "len_sums": index._len_sums,
+        "anon": index._anon,
+        "free": index._free,
+        "entries": [s for s in slots if s is not None],
+        "size": len(index._entries),
+        "postings": {term: [",".join(map(str, plist)), ",".join(map(repr, plist.values()))]
+                     for term, plist in index._postings.items()},
+    }
+
+
+def restore(data: Any, docs_by_kind: Mapping[str, Sequence[Doc]], stamps: Stamps, tuning: Tuning) -> SnapshotIndex | None:
+    """The index saved in ``data`` over ``docs_by_kind`` (the store's entries, kinds in the
+    order the index was built), or None when the snapshot does not fit them exactly."""
+    if tuning.prf or not isinstance(data, dict) or data.get("format") != FORMAT:
+        return None
+    try:
+        if data["stamps"] != [list(s) if s is not None else None for s in stamps]:
+            return None
+        if data["fingerprint"] != fingerprint(tuning):
+            return None
+        index = SnapshotIndex(tuning)
+        by_key: dict[tuple[str, str], Doc] = {}
+        anon = 0
+        for kind, docs in docs_by_kind.items():  # keys as InvertedIndex._key makes them
+            for doc in docs:
+                eid = entry_id(doc.entry) if isinstance(doc.entry, Mapping) else None
+                if eid is None:
+                    anon += 1
+                    eid = f"<no-id-{anon}>"
+                by_key[(kind, eid)] = doc
+        if anon != data["anon"] or len(by_key) != len(data["entries"]):
+            return None
+        entries: list[Any] = [None] * int(data["size"])
+        for slot, kind, eid, lens in data["entries"]:
+            doc = by_key[(kind, eid)]
+            info = _analyse(doc, (kind, eid), terms=({}, tuple(int(n) for n in lens)))
+            entries[slot] = info
+            index._slots[(kind, eid)] = slot
+            successor = index._successor_key(info)
+            if successor is not None:
+                index._predecessors.setdefault(successor, set()).add(slot)
+        postings = data["postings"]
+        if not isinstance(postings, dict):
+            return None
+        index._entries = entries
+        index._postings = _LazyPostings(postings)
+        index._avg_used = [float(x) for x in data["avg_used"]]
+        index._len_sums = [int(x) for x in data["len_sums"]]
+        index._anon = anon
+        index._free = [int(x) for x in data["free"]]
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+    return index
+
+
+def save(path: str, data: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    from context_keeper.fsio import atomic_write_text
+
+    # Derived and rebuilt whenever missing or stale: atomic, but not worth an fsync.
+    atomic_write_text(Path(path), json.dumps(data, ensure_ascii=False, separators=(",", ":")), fsync=False)
+
+
+def load(path: str) -> Any:
+    try:
+        with open(path, "rb") as handle:
+            return json.loads(handle.read())
+    except (OSError, ValueError):
+        return None

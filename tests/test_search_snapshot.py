@@ -1,0 +1,107 @@
+"""A snapshot-restored index ranks exactly as the index it was saved from."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from context_keeper.model import KINDS
+from context_keeper.search import Doc, SearchIndex, SearchOptions, snapshot
+from context_keeper.search.tuning import DEFAULT_TUNING, Tuning
+from context_keeper.store import Store
+from tests.conftest import REPO
+from tests.hook_helpers import hook_env, injected, payload, run_hook
+
+STORES = [REPO / "examples" / "demo-project", *sorted(p for p in (REPO / "evals" / "stores").iterdir() if (p / ".context").is_dir())]
+NOW = __import__("datetime").datetime(2026, 12, 1, tzinfo=__import__("datetime").timezone.utc)
+
+
+def _docs(store: Store) -> dict[str, list[Doc]]:
+    return {kind.name: [Doc(kind.name, e) for e in store.state(kind).entries] for kind in KINDS.values()}
+
+
+def _stamps(store: Store) -> list:
+    return [store.state(kind).stamp for kind in KINDS.values()]
+
+
+def _built(store: Store) -> SearchIndex:
+    index = SearchIndex(DEFAULT_TUNING)
+    for kind, docs in _docs(store).items():
+        index.replace_kind(kind, docs)
+    return index
+
+
+def _questions(root: Path) -> list[str]:
+    cases = [json.loads(line) for line in (REPO / "evals" / "golden.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    mine = [c["query"] for c in cases if c.get("store") == root.name and c.get("split") == "dev"]
+    assert mine, root.name
+    return mine[:25] + ["", "label printer", "how did we handle retries before", "zzz nothing here"]
+
+
+def _ranked(index: SearchIndex, query: str, options: SearchOptions) -> list:
+    result = index.search(query, options)
+    return [result.top_relevance, [(h.kind, h.entry.get("id"), h.score, h.relevance, h.history) for h in result.hits]]
+
+
+@pytest.mark.parametrize("root", STORES, ids=lambda p: p.name)
+def test_restored_index_ranks_exactly_as_the_built_one(root: Path):
+    store = Store(root)
+    built = _built(store)
+    data = json.loads(json.dumps(snapshot.dump(built, _stamps(store))))  # through the file format
+    restored = snapshot.restore(data, _docs(store), _stamps(store), DEFAULT_TUNING)
+    assert isinstance(restored, snapshot.SnapshotIndex)
+    option_sets = [SearchOptions(now=NOW), SearchOptions(now=NOW, kinds=frozenset({"constraint"})),
+                   SearchOptions(now=NOW, include_deprecated=True, limit=40)]
+    for query in _questions(root):
+        for options in option_sets:
+            if not query and options.kinds is None:
+                continue
+            assert _ranked(restored, query, options) == _ranked(built, query, options), query
+
+
+def test_a_snapshot_that_does_not_fit_is_refused(project: Path):
+    store = Store(project)
+    data = json.loads(json.dumps(snapshot.dump(_built(store), _stamps(store))))
+    assert snapshot.restore(data, _docs(store), _stamps(store), DEFAULT_TUNING) is not None
+    other_stamps = [None if s is None else (s[0] + 1, *s[1:]) for s in _stamps(store)]
+    assert snapshot.restore(data, _docs(store), other_stamps, DEFAULT_TUNING) is None
+    assert snapshot.restore(data, _docs(store), _stamps(store), Tuning(k1=1.6)) is None
+    assert snapshot.restore(data, _docs(store), _stamps(store), Tuning(prf=True)) is None
+    fewer = {k: v[:-1] if k == "decision" else v for k, v in _docs(store).items()}
+    assert snapshot.restore(data, fewer, _stamps(store), DEFAULT_TUNING) is None
+    for damage in ({"entries": "x"}, {"avg_used": ["a"]}, {"postings": []}, {"format": 99}):
+        assert snapshot.restore({**data, **damage}, _docs(store), _stamps(store), DEFAULT_TUNING) is None
+    assert snapshot.restore("garbage", _docs(store), _stamps(store), DEFAULT_TUNING) is None
+
+
+def test_a_restored_index_is_read_only(project: Path):
+    store = Store(project)
+    data = snapshot.dump(_built(store), _stamps(store))
+    restored = snapshot.restore(data, _docs(store), _stamps(store), DEFAULT_TUNING)
+    doc = _docs(store)["decision"][0]
+    for call in (lambda: restored.similar(doc), lambda: restored.upsert(doc), lambda: restored.remove("decision", "dec-001")):
+        with pytest.raises(RuntimeError):
+            call()
+
+
+def test_the_prompt_hook_saves_reuses_and_survives_a_damaged_snapshot(project: Path):
+    env = hook_env(project)
+    prompt = payload("user_prompt_submit", project)
+    path = project / ".context" / snapshot.FILE
+    first = injected(run_hook("user_prompt_submit", dict(prompt, session_id="s1"), env=env))
+    assert first and path.exists()
+    written = path.stat().st_mtime_ns
+    second = injected(run_hook("user_prompt_submit", dict(prompt, session_id="s2"), env=env))
+    assert second == first and path.stat().st_mtime_ns == written  # restored, not rebuilt
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for term in data["postings"]:
+        data["postings"][term] = ["1,2,3", "0.5"]  # lengths disagree: damaged
+    path.write_text(json.dumps(data), encoding="utf-8")
+    os.utime(path, ns=(written, written))
+    third = injected(run_hook("user_prompt_submit", dict(prompt, session_id="s3"), env=env))
+    assert third == first
+    assert not (project / ".context" / "hook.log").exists()
