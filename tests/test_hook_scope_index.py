@@ -199,8 +199,7 @@ def _wait_for_decisions_part(project: Path) -> None:
     raise AssertionError("the background rebuild never wrote the decisions part")
 
 
-def test_a_large_changed_decisions_file_is_indexed_in_the_background(project: Path):
-    env = hook_env(project)
+def _grow_decisions(project: Path) -> list:
     path = project / ".context" / "decisions.json"
     items = json.loads(path.read_text(encoding="utf-8"))
     filler = "Packers scan the tote before the label prints, so a mismatch stops the line early. " * 14
@@ -210,7 +209,13 @@ def test_a_large_changed_decisions_file_is_indexed_in_the_background(project: Pa
                   "why_chosen": filler, "tags": ["labels"]})
     path.write_text(json.dumps(items, indent=2), encoding="utf-8")
     assert path.stat().st_size > scope_index.DEFER_BYTES
+    return items
 
+
+def test_a_large_changed_decisions_file_is_indexed_in_the_background(project: Path):
+    env = hook_env(project)
+    path = project / ".context" / "decisions.json"
+    items = _grow_decisions(project)
     first = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="a"), env=env))
     assert "con-003" in first and "dec-999" not in first  # constraints now, decisions once indexed
     _wait_for_decisions_part(project)
@@ -224,3 +229,11 @@ def test_a_large_changed_decisions_file_is_indexed_in_the_background(project: Pa
     later = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="c"), env=env))
     assert "con-003" in later and "dec-999" not in later
     assert not (project / ".context" / "hook.log").exists()
+
+
+def test_without_posix_spawn_a_large_file_is_indexed_inline(project: Path, monkeypatch):
+    _grow_decisions(project)
+    monkeypatch.delattr(os, "posix_spawn", raising=False)
+    for _ in range(2):  # and no "pending" left behind to hide the decisions later
+        index = scope_index.load(str(project.resolve()))
+        assert "dec-999" in index["tags"]["labels"]

@@ -61,32 +61,39 @@ def load(root: str, *, defer: bool = True) -> dict:
     data = _read(os.path.join(context_dir, INDEX_FILE))
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("root") != root:
         data = {"format": FORMAT, "root": root, "parts": {}}
+        try:  # rendered lines that earlier versions kept beside the index
+            os.remove(os.path.join(context_dir, "hook_lines_state.json"))
+        except OSError:
+            pass
     current = stamps(context_dir)
     parts = dict(data.get("parts") or {})
     stale = [kind for kind, (_, name) in SOURCES.items() if (parts.get(kind) or {}).get("stamp", False) != current[name]]
     if not stale:
         return _view(parts)
-    deferred: list[str] = []
-    for kind in stale:
-        stamp = current[SOURCES[kind][1]]
-        if defer and kind == "decision" and stamp and stamp[1] > DEFER_BYTES:
-            deferred.append(kind)
-        else:
-            parts[kind] = build_part(root, kind, stamp)
-    pending = data.get("pending") if deferred else None
-    spawn = bool(deferred) and not (isinstance(pending, dict) and pending.get("stamp") == current[SOURCES["decision"][1]]
-                                    and _now() - (pending.get("at") or 0) < PENDING_S)
-    if spawn or len(deferred) < len(stale):
-        from context_keeper.hooks.cache import write_json
+    from context_keeper.hooks.cache import write_json
 
-        out = {"format": FORMAT, "root": root, "parts": parts}
-        if deferred:
-            out["pending"] = {"stamp": current[SOURCES["decision"][1]], "at": _now()} if spawn else pending
-        write_json(os.path.join(context_dir, INDEX_FILE), out)  # before the spawn: its write must land last
-    if spawn and not _spawn_rebuild(root):
-        parts["decision"] = build_part(root, "decision", current[SOURCES["decision"][1]])
-        deferred = []
-    return _view({k: v for k, v in parts.items() if k not in deferred})
+    path = os.path.join(context_dir, INDEX_FILE)
+    decisions_stamp = current[SOURCES["decision"][1]]
+    defer = (defer and "decision" in stale and bool(decisions_stamp) and decisions_stamp[1] > DEFER_BYTES
+             and hasattr(os, "posix_spawn"))
+    for kind in stale:
+        if not (defer and kind == "decision"):
+            parts[kind] = build_part(root, kind, current[SOURCES[kind][1]])
+    if not defer:
+        write_json(path, {"format": FORMAT, "root": root, "parts": parts})
+        return _view(parts)
+    pending = data.get("pending")
+    started = (isinstance(pending, dict) and pending.get("stamp") == decisions_stamp
+               and _now() - (pending.get("at") or 0) < PENDING_S)
+    if not started or len(stale) > 1:
+        marker = pending if started else {"stamp": decisions_stamp, "at": _now()}
+        # written before the spawn: the background write must be the last one
+        write_json(path, {"format": FORMAT, "root": root, "parts": parts, "pending": marker})
+    if not started and not _spawn_rebuild(root):
+        parts["decision"] = build_part(root, "decision", decisions_stamp)
+        write_json(path, {"format": FORMAT, "root": root, "parts": parts})
+        return _view(parts)
+    return _view({k: v for k, v in parts.items() if k != "decision"})
 
 
 def _view(parts: dict) -> dict:
