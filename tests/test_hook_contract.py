@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from context_keeper.service import Service
+from tests.conftest import REPO
 from tests.hook_helpers import hook_env, injected, payload, run_hook
 
 EVENT_FILES = ("session_start", "scope_guard", "commit_capture_reminder", "subagent_start",
@@ -125,10 +127,14 @@ def test_a_corrupt_store_file_fails_open_with_a_log_line(project: Path):
 
 
 def test_an_internal_error_is_logged_not_raised(project: Path):
-    (project / ".context" / "hook_state.json").write_text("{}", encoding="utf-8")
-    (project / ".context" / "sessions").write_text("a file where a directory should be", encoding="utf-8")
-    proc = run_hook("scope_guard", payload("pre_tool_use_edit", project), env=hook_env(project))
-    assert proc.returncode == 0 and proc.stdout == b""
+    # A fault inside a handler (here: the index lookup raising), run through the real boundary.
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from context_keeper.hooks import scope_index\n"
+            "def boom(*a, **k): raise RuntimeError('index exploded')\n"
+            "scope_index.load = boom\n"
+            "from context_keeper.hookio import main; sys.exit(main(['scope-guard']))")
+    proc = subprocess.run([sys.executable, "-S", "-c", code, str(REPO)], capture_output=True, timeout=60,
+                          input=json.dumps(payload("pre_tool_use_edit", project)).encode(), env=hook_env(project))
+    assert proc.returncode == 0 and proc.stdout == b"" and b"Traceback" not in proc.stderr
     log = (project / ".context" / "hook.log").read_text(encoding="utf-8")
     assert "scope-guard" in log and "Error" in log
 

@@ -96,3 +96,13 @@ def test_stale_session_files_are_pruned(tmp_path: Path):
     assert prune(str(context), now=1_000_000 + 6 * 24 * 3600) == 0  # under a week old: kept
     assert prune(str(context), now=os.stat(new.path).st_mtime + 3600) == 1
     assert not Path(old.path).exists() and Path(new.path).exists()
+
+
+def test_an_unwritable_sessions_dir_means_showing_again_not_failing(tmp_path):
+    from context_keeper.hooks.state import SessionState
+
+    (tmp_path / "sessions").write_text("not a directory", encoding="utf-8")  # makedirs fails
+    state = SessionState(str(tmp_path), "s1")
+    state.mark(["con-001"])
+    assert state.unseen(["con-001", "con-002"]) == ["con-002"]
+    assert SessionState(str(tmp_path), "s1").unseen(["con-001"]) == ["con-001"]

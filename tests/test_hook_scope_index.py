@@ -237,3 +237,14 @@ def test_without_posix_spawn_a_large_file_is_indexed_inline(project: Path, monke
     for _ in range(2):  # and no "pending" left behind to hide the decisions later
         index = scope_index.load(str(project.resolve()))
         assert "dec-999" in index["tags"]["labels"]
+
+
+def test_an_unwritable_context_dir_still_gets_every_entry(project: Path, monkeypatch):
+    from context_keeper.hooks import cache
+
+    _grow_decisions(project)
+    monkeypatch.setattr(cache, "write_json", lambda path, data: False)  # read-only .context/
+    for _ in range(2):
+        index = scope_index.load(str(project.resolve()))
+        assert "dec-999" in index["tags"]["labels"] and "con-003" in index["absolute"]
+    assert not (project / ".context" / scope_index.INDEX_FILE).exists()

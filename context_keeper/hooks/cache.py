@@ -7,8 +7,11 @@ init`` puts in ``.context/.gitignore``:
   root, so later hooks can skip it.
 - ``hook_state.json``: the session-start summary, the subagent briefing, one quality hint and
   store warnings, stamped with (mtime_ns, size, inode) of the store files and ``config.json``.
-- ``hook_scope_state.json`` / ``hook_lines_state.json``: the edit guard's index
-  (``hooks/scope_index.py``), stamped with the two files it derives from only.
+- ``hook_scope_state.json``: the edit guard's index (``hooks/scope_index.py``), one part per
+  file it derives from (``constraints.json``, ``decisions.json``), each stamped with that file.
+
+All three are derived: a read-only ``.context/`` makes hooks slower (nothing is kept), not
+silent.
 
 Two paths:
 
@@ -190,32 +193,37 @@ def _remember(root: str, key: str) -> None:
     write_json(path, {"root": root, "resolved": keys})
 
 
-def write_json(path: str, data: Any) -> None:
-    """Replace ``path`` atomically (temp file + rename, named as ``fsio`` names its temp files).
+def write_json(path: str, data: Any) -> bool:
+    """Replace ``path`` atomically (temp file + rename, named as ``fsio`` names its temp files);
+    False when it cannot be written (read-only checkout, full disk): the data is derived, the
+    caller has it in hand and the next run computes it again.
 
-    Derived data, rebuilt whenever it is missing or stale: not worth an fsync, nor the imports
-    ``fsio`` brings.
+    Not worth an fsync, nor the imports ``fsio`` brings.
     """
     directory, name = os.path.split(path)
+    text = leanjson.dumps(data).encode("ascii")
     for _ in range(100):
         tmp = os.path.join(directory, f".{name}.{os.urandom(6).hex()}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
         except FileExistsError:
             continue
+        except OSError:
+            return False
         break
     else:
-        raise FileExistsError(f"could not create a temporary file beside {path}")
+        return False
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(leanjson.dumps(data).encode("ascii"))
+            handle.write(text)
         os.replace(tmp, path)
-    except BaseException:
+    except OSError:
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        raise
+        return False
+    return True
 
 
 def _quality_hint(store: Any) -> str | None:

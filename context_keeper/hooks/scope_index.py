@@ -88,7 +88,9 @@ def load(root: str, *, defer: bool = True) -> dict:
     if not started or len(stale) > 1:
         marker = pending if started else {"stamp": decisions_stamp, "at": _now()}
         # written before the spawn: the background write must be the last one
-        write_json(path, {"format": FORMAT, "root": root, "parts": parts, "pending": marker})
+        if not write_json(path, {"format": FORMAT, "root": root, "parts": parts, "pending": marker}):
+            parts["decision"] = build_part(root, "decision", decisions_stamp)  # nothing can be kept
+            return _view(parts)
     if not started and not _spawn_rebuild(root):
         parts["decision"] = build_part(root, "decision", decisions_stamp)
         write_json(path, {"format": FORMAT, "root": root, "parts": parts})

@@ -40,7 +40,7 @@ class SessionState:
             try:
                 with open(self.path, encoding="utf-8") as handle:
                     self._seen = {line.strip() for line in handle if line.strip()}
-            except FileNotFoundError:
+            except OSError:  # none yet, or unreadable: nothing shown as far as we can tell
                 self._seen = set()
         return self._seen
 
@@ -52,14 +52,17 @@ class SessionState:
         keys = [k for k in keys if k and "\n" not in k]
         if not keys:
             return
-        os.makedirs(self.dir, exist_ok=True)
-        data = "".join(k + "\n" for k in keys).encode("utf-8")
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
         self.seen().update(keys)
+        data = "".join(k + "\n" for k in keys).encode("utf-8")
+        try:
+            os.makedirs(self.dir, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # a read-only .context/: entries show again next time rather than never
 
     def reset(self) -> None:
         """Forget everything (the conversation was compacted or cleared)."""
