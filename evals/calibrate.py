@@ -93,6 +93,28 @@ def collect_service(system: rr.ServiceSystem, stores, cases) -> list[dict]:
     return rows
 
 
+def ablated(system: rr.ServiceSystem, stores, cases, rows: Sequence[dict], max_pos_flagged: float) -> None:
+    """Dev positives re-asked without their expected entries, scored against the dev positives:
+    AUC of the relevance, and the share flagged at the threshold fitted on all dev."""
+    import dataclasses as dc
+
+    extra = []
+    for c in cases:
+        if c.type != "positive":
+            continue
+        store = stores[c.store]
+        variant = dc.replace(store, name=f"{store.name}~{c.id}", drop=frozenset(c.expected))
+        a = system.answer(variant, c.query)
+        extra.append({"store": c.store, "type": "negative", "log_rel": math.log(max(a.top_relevance, FLOOR))})
+    if system.blend_failures:
+        print(f"ERROR: {system.blend_failures} queries fell back to lexical", file=sys.stderr)
+    pos = [r for r in rows if r["type"] == "positive"]
+    _, _, th = model(rows, ["log_rel"], max_pos_flagged)
+    flagged = sum(r["log_rel"] < th for r in extra) / len(extra)
+    print(f"ablated positives ({len(extra)}): AUC vs dev positives {auc(pos + extra, [r['log_rel'] for r in pos + extra]):.3f}; "
+          f"flagged at the all-dev threshold {math.exp(th):.4f}: {flagged:.3f}")
+
+
 def _sigmoid(z: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
@@ -211,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--semantic-url", help="relevance from Service.get_context with the semantic blend on, this endpoint")
     parser.add_argument("--semantic-weight", type=float, default=0.6, help="blend share w (default 0.6 = semantic.weight 150)")
     parser.add_argument("--semantic-model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--ablated", action="store_true", help="with --service / --semantic-url: also re-ask every dev positive "
+                        "against its store without the expected entries (a realistic 'recorded nearby, not recorded' negative)")
     args = parser.parse_args(argv)
     overrides = {}
     for item in args.set:
@@ -238,6 +262,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("relevance: service (lexical, 3-decimal top_relevance)")
     else:
         rows = collect(tuning, stores, cases)
+    if args.ablated and system is None and not args.service:
+        parser.error("--ablated needs --service or --semantic-url")
+    if args.ablated:
+        ablated(system or rr.ServiceSystem(), stores, cases, rows, args.max_pos_flagged)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
     features = args.features.split(",")

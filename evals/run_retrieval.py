@@ -64,6 +64,7 @@ class Store:
     name: str
     path: Path
     entries: list[tuple[str, dict[str, Any]]]
+    drop: frozenset[str] = frozenset()  # entry ids left out of the service's copy (ablation)
 
 
 def load_stores() -> dict[str, Store]:
@@ -208,7 +209,10 @@ class ServiceSystem(System):
             dest.mkdir(parents=True)
             for fname in FILES.values():
                 src = store.path / ".context" / fname
-                if src.exists():
+                if src.exists() and store.drop:
+                    data = [e for e in json.loads(src.read_text(encoding="utf-8")) if not (isinstance(e, dict) and e.get("id") in store.drop)]
+                    (dest / fname).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+                elif src.exists():
                     (dest / fname).write_bytes(src.read_bytes())
             if self.config:
                 (dest / "config.json").write_text(json.dumps(self.config, indent=2) + "\n", encoding="utf-8")
@@ -226,7 +230,8 @@ class ServiceSystem(System):
         original = embeddings.embed
         embeddings.embed = lambda texts, settings, timeout=120.0: original(texts, settings, timeout)  # type: ignore[assignment]
         try:
-            embeddings.entry_vectors(self.service.store(project_dir), [e for _, e in store.entries if e.get("id")], self.config["semantic"])
+            kept = [e for _, e in store.entries if e.get("id") and e.get("id") not in store.drop]
+            embeddings.entry_vectors(self.service.store(project_dir), kept, self.config["semantic"])
         finally:
             embeddings.embed = original  # type: ignore[assignment]
 
@@ -443,7 +448,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if system.blend_failures:
                 print("ERROR: the embedding endpoint failed for some queries; these figures do not measure the blend", file=sys.stderr)
                 return 2
-    print(f"stores: {', '.join(sorted(stores))}; cases: {len(cases)}; threshold {args.threshold}")
+    shown = f"threshold {args.threshold}" if not args.semantic_url else f"service threshold {threshold:g}"
+    print(f"stores: {', '.join(sorted(stores))}; cases: {len(cases)}; {shown}")
     print(markdown(rows))
     if args.cases:
         for r in rows:
