@@ -19,6 +19,13 @@ fitted on all dev stores; with the single feature ``log_rel`` (what CV chose, se
 ``evals/README.md``) the output is the exponent ``CONF_GAMMA`` that maps the fitted threshold to
 ``DEFAULT_MIN_RELEVANCE`` = 0.5: paste it into ``context_keeper/search/abstain.py``.
 
+With ``--semantic-url URL [--semantic-weight W]`` the relevance is instead the top relevance
+``Service.get_context`` reports with the optional semantic blend on (``semantic`` config in
+every store copy, see ``run_retrieval.semantic_config``): ``log_rel`` = ln of the blended
+relevance, and the same leave-one-store-out protocol fits its threshold, printed as a
+``min_relevance`` value for that model and weight. ``--service`` does the same without the blend
+(a check that the service path reproduces the engine's figures).
+
 The test split is never read here.
 """
 
@@ -69,6 +76,43 @@ def collect(tuning, stores, cases) -> list[dict]:
             }
         )
     return rows
+
+
+def collect_service(system: rr.ServiceSystem, stores, cases) -> list[dict]:
+    """Rows like ``collect``'s, from the service path (``log_rel`` only: the blended relevance)."""
+    rows = []
+    for c in cases:
+        system.last_features = {}
+        a = system.answer(stores[c.store], c.query)
+        row = {"id": c.id, "store": c.store, "type": c.type, "query": c.query,
+               "rel": a.top_relevance, "log_rel": math.log(max(a.top_relevance, FLOOR))}
+        if system.last_features:  # blend on: lexical relevance and best cosine, for --features
+            row["log_lex"] = math.log(max(system.last_features["lexical"], FLOOR))
+            row["max_cos"] = system.last_features["max_cos"]
+        rows.append(row)
+    return rows
+
+
+def ablated(system: rr.ServiceSystem, stores, cases, rows: Sequence[dict], max_pos_flagged: float) -> None:
+    """Dev positives re-asked without their expected entries, scored against the dev positives:
+    AUC of the relevance, and the share flagged at the threshold fitted on all dev."""
+    import dataclasses as dc
+
+    extra = []
+    for c in cases:
+        if c.type != "positive":
+            continue
+        store = stores[c.store]
+        variant = dc.replace(store, name=f"{store.name}~{c.id}", drop=frozenset(c.expected))
+        a = system.answer(variant, c.query)
+        extra.append({"store": c.store, "type": "negative", "log_rel": math.log(max(a.top_relevance, FLOOR))})
+    if system.blend_failures:
+        print(f"ERROR: {system.blend_failures} queries fell back to lexical", file=sys.stderr)
+    pos = [r for r in rows if r["type"] == "positive"]
+    _, _, th = model(rows, ["log_rel"], max_pos_flagged)
+    flagged = sum(r["log_rel"] < th for r in extra) / len(extra)
+    print(f"ablated positives ({len(extra)}): AUC vs dev positives {auc(pos + extra, [r['log_rel'] for r in pos + extra]):.3f}; "
+          f"flagged at the all-dev threshold {math.exp(th):.4f}: {flagged:.3f}")
 
 
 def _sigmoid(z: float) -> float:
@@ -182,9 +226,15 @@ def cross_validate(rows: Sequence[dict], features: Sequence[str], max_pos_flagge
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE")
-    parser.add_argument("--features", default="log_rel")
+    parser.add_argument("--features", default="log_rel", help="log_rel; with --semantic-url also log_lex (lexical relevance before the blend) and max_cos (best cosine among the candidates)")
     parser.add_argument("--max-pos-flagged", type=float, default=0.03)
     parser.add_argument("--json", type=Path, help="write the collected dev features")
+    parser.add_argument("--service", action="store_true", help="relevance from Service.get_context (lexical) instead of the engine")
+    parser.add_argument("--semantic-url", help="relevance from Service.get_context with the semantic blend on, this endpoint")
+    parser.add_argument("--semantic-weight", type=float, default=0.6, help="blend share w (default 0.6 = semantic.weight 150)")
+    parser.add_argument("--semantic-model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--ablated", action="store_true", help="with --service / --semantic-url: also re-ask every dev positive "
+                        "against its store without the expected entries (a realistic 'recorded nearby, not recorded' negative)")
     args = parser.parse_args(argv)
     overrides = {}
     for item in args.set:
@@ -194,7 +244,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     tuning = dataclasses.replace(DEFAULT_TUNING, **overrides)
     stores = rr.load_stores()
     cases = [c for c in rr.load_cases() if c.store in stores and c.split == "dev"]
-    rows = collect(tuning, stores, cases)
+    service = args.service or args.semantic_url
+    if service and (overrides or (args.features != "log_rel" and not args.semantic_url)):
+        parser.error("--service / --semantic-url take the relevance as shipped: no --set; features other than "
+                     "log_rel (log_lex, max_cos) only with --semantic-url")
+    system = None
+    if args.semantic_url:
+        system = rr.ServiceSystem({"semantic": rr.semantic_config(args.semantic_url, args.semantic_weight, args.semantic_model)})
+        rows = collect_service(system, stores, cases)
+        if system.blend_failures or system.blend_calls != len(cases):
+            print(f"ERROR: {system.blend_failures} of {len(cases)} queries fell back to lexical "
+                  f"({system.blend_calls} blended): this does not measure the blend", file=sys.stderr)
+            return 2
+        print(f"relevance: service, semantic blend w={args.semantic_weight:g} ({args.semantic_model}), {system.blend_calls} queries blended")
+    elif args.service:
+        rows = collect_service(rr.ServiceSystem(), stores, cases)
+        print("relevance: service (lexical, 3-decimal top_relevance)")
+    else:
+        rows = collect(tuning, stores, cases)
+    if args.ablated and system is None and not args.service:
+        parser.error("--ablated needs --service or --semantic-url")
+    if args.ablated:
+        ablated(system or rr.ServiceSystem(), stores, cases, rows, args.max_pos_flagged)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
     features = args.features.split(",")
@@ -206,7 +277,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ins["AUC"] = auc(rows, [score(bias, coef, r, features) for r in rows])
     for name, fig in (("CV (leave one store out)", cv), ("in-sample (all dev)", ins)):
         print(f"{name:26s} " + "  ".join(f"{k} {v:.3f}" for k, v in fig.items()))
-    if features == ["log_rel"]:
+    if service and features != ["log_rel"]:
+        print("coefficients: bias %.4f, %s; threshold %.4f" % (bias, ", ".join(f"{f} {c:.4f}" for f, c in zip(features, coef)), th))
+    elif service:
+        print(f"threshold (fitted on all dev): relevance {math.exp(th):.4f} (config min_relevance for this relevance)")
+    elif features == ["log_rel"]:
         # confidence = relevance ** gamma puts the fitted threshold at TARGET.
         print(f"threshold: relevance {math.exp(th):.4f}; CONF_GAMMA = {math.log(TARGET) / th:.4f}")
     else:

@@ -64,6 +64,7 @@ class Store:
     name: str
     path: Path
     entries: list[tuple[str, dict[str, Any]]]
+    drop: frozenset[str] = frozenset()  # entry ids left out of the service's copy (ablation)
 
 
 def load_stores() -> dict[str, Store]:
@@ -130,35 +131,128 @@ class System:
         raise NotImplementedError
 
 
+_ACTIVE: list[Any] = []  # the ServiceSystem answering now (for the blend watcher)
+
+
 class ServiceSystem(System):
-    """The shipped path: ``Service().get_context`` with the default configuration."""
+    """The shipped path: ``Service().get_context`` with the default configuration.
+
+    ``config`` (optional) is written as ``.context/config.json`` into every store copy, e.g. the
+    ``semantic`` section for the optional embedding blend (``semantic_config``). The copies live
+    in a temporary directory, so the embedding cache (``.context/embeddings.json``) never lands
+    in the repository's stores. With the blend on, any fallback to the lexical ranking (endpoint
+    down, timeout) is counted in ``blend_failures``: a run with failures does not measure the
+    blend and ``main`` refuses to report it.
+    """
 
     name = "context-keeper (service.get_context)"
 
-    def __init__(self) -> None:
+    def __init__(self, config: Mapping[str, Any] | None = None, name: str | None = None) -> None:
         from context_keeper.service import Service
 
         self.service = Service(clock=lambda: EVAL_NOW, env={}) if _accepts(Service, "clock") else Service()
         self._tmp = tempfile.TemporaryDirectory()
         self._copies: dict[str, str] = {}
+        self.config = dict(config or {})
+        if name:
+            self.name = name
+        self.blend_calls = 0
+        self.blend_failures = 0
+        self._last_blended: float | None = None
+        self.last_features: dict[str, float] = {}
+        if isinstance(self.config.get("semantic"), Mapping) and self.config["semantic"].get("enabled"):
+            self._watch_blend()
+
+    def _watch_blend(self) -> None:
+        """Count blends and fallbacks; keep the blended top relevance unrounded (the answer
+        rounds it to 3 decimals, which only matters for threshold fitting)."""
+        import logging
+
+        from context_keeper import retrieval
+
+        from context_keeper.embeddings import blend_weight as embeddings_blend_weight
+
+        if getattr(retrieval._semantic_blend, "_eval_watched", False):
+            return
+        original = retrieval._semantic_blend
+
+        class _Fallbacks(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                if "semantic blend skipped" in record.getMessage() and _ACTIVE:
+                    _ACTIVE[0].blend_failures += 1
+
+        def watched(store: Any, text: str, result: Any, settings: Mapping[str, Any]) -> Any:
+            out = original(store, text, result, settings)
+            if _ACTIVE:
+                system = _ACTIVE[0]
+                system.blend_calls += 1
+                system._last_blended = out.top_relevance
+                # For calibrate.py's feature study: the lexical top relevance before the blend
+                # and the best cosine among the candidates (recovered from the blended relevance).
+                w = embeddings_blend_weight(settings)
+                lexical = {h.entry["id"]: h.relevance for h in result.hits}
+                cosines = [(h.relevance - (1 - w) * lexical.get(h.entry["id"], 0.0)) / w for h in out.hits] if w > 0 else []
+                system.last_features = {"lexical": result.top_relevance, "max_cos": max(cosines, default=0.0)}
+            return out
+
+        watched._eval_watched = True  # type: ignore[attr-defined]
+        retrieval._semantic_blend = watched
+        logger = logging.getLogger("context_keeper")
+        logger.setLevel(logging.INFO)
+        logger.addHandler(_Fallbacks())
 
     def _project(self, store: Store) -> str:
-        # A copy, with config.json reduced to defaults, so a store's own settings (or a
-        # sidecar file the service writes) never leak into the figures.
+        # A copy, with config.json reduced to defaults (plus ``self.config``), so a store's own
+        # settings (or a sidecar file the service writes) never leak into the figures.
         if store.name not in self._copies:
             dest = Path(self._tmp.name) / store.name / ".context"
             dest.mkdir(parents=True)
             for fname in FILES.values():
                 src = store.path / ".context" / fname
-                if src.exists():
+                if src.exists() and store.drop:
+                    data = [e for e in json.loads(src.read_text(encoding="utf-8")) if not (isinstance(e, dict) and e.get("id") in store.drop)]
+                    (dest / fname).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+                elif src.exists():
                     (dest / fname).write_bytes(src.read_bytes())
+            if self.config:
+                (dest / "config.json").write_text(json.dumps(self.config, indent=2) + "\n", encoding="utf-8")
             self._copies[store.name] = str(dest.parent)
+            if isinstance(self.config.get("semantic"), Mapping) and self.config["semantic"].get("enabled"):
+                self._warm(store, self._copies[store.name])
         return self._copies[store.name]
 
+    def _warm(self, store: Store, project_dir: str) -> None:
+        """Fill the copy's embedding cache once, as a first query would, but with a generous
+        timeout: embedding a whole store on a busy CPU can exceed the 2 s request timeout the
+        service allows per batch, and a timed-out first query would measure the fallback."""
+        from context_keeper import embeddings
+
+        original = embeddings.embed
+        embeddings.embed = lambda texts, settings, timeout=120.0: original(texts, settings, timeout)  # type: ignore[assignment]
+        try:
+            kept = [e for _, e in store.entries if e.get("id") and e.get("id") not in store.drop]
+            embeddings.entry_vectors(self.service.store(project_dir), kept, self.config["semantic"])
+        finally:
+            embeddings.embed = original  # type: ignore[assignment]
+
     def answer(self, store: Store, query: str) -> Answer:
+        self._last_blended = None
+        _ACTIVE[:] = [self]
         out = self.service.get_context(project_dir=self._project(store), query=query, include_related=False)
         ids = [r["entry"]["id"] for r in out.get("results", []) if not r.get("related")]
-        return Answer(ids, float(out.get("top_relevance") or 0.0), bool(out.get("no_confident_match")))
+        top = self._last_blended if self._last_blended is not None else float(out.get("top_relevance") or 0.0)
+        return Answer(ids, top, bool(out.get("no_confident_match")))
+
+
+def semantic_config(url: str, weight: float, model: str = "all-MiniLM-L6-v2", api: str = "openai") -> dict[str, Any]:
+    """The ``semantic`` config section for a blend share ``weight`` in [0, 1).
+
+    ``semantic.weight`` is not the share itself: ``embeddings.blend_weight`` maps it to
+    weight/(weight+100), so the share w needs weight = 100·w/(1−w) (0.6 ↔ 150, the default).
+    """
+    if not 0.0 <= weight < 1.0:
+        raise ValueError("--semantic-weight is the blend share, in [0, 1)")
+    return {"enabled": True, "api": api, "url": url, "model": model, "weight": 100.0 * weight / (1.0 - weight)}
 
 
 def _accepts(cls: type, name: str) -> bool:
@@ -298,7 +392,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cases", action="store_true", help="print failing cases")
     parser.add_argument("--json", type=Path, help="write the figures as JSON")
     parser.add_argument("--write-baseline", action="store_true", help="write evals/baseline.json")
+    parser.add_argument("--semantic-url", help="turn the optional semantic blend on (service row only) with this OpenAI-compatible "
+                        "embeddings endpoint, e.g. http://127.0.0.1:8765 (see evals/embedding_server.py); only the service row runs")
+    parser.add_argument("--semantic-weight", type=float, default=0.6, help="blend share w in relevance = (1-w)*lexical + w*cosine "
+                        "(default 0.6 = semantic.weight 150, the shipped default)")
+    parser.add_argument("--semantic-model", default="all-MiniLM-L6-v2", help="model name sent to the endpoint")
+    parser.add_argument("--min-relevance", type=float, help="service row: config min_relevance (abstention threshold) in every store copy")
     args = parser.parse_args(argv)
+    if args.write_baseline and (args.semantic_url or args.min_relevance is not None):
+        parser.error("--write-baseline records the default configuration only")
 
     stores = load_stores()
     cases = [c for c in load_cases(args.golden) if c.store in stores]
@@ -311,12 +413,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         current = getattr(DEFAULT_TUNING, key)
         overrides[key] = (value.lower() == "true") if isinstance(current, bool) else type(current)(json.loads(value)) if isinstance(current, tuple) else type(current)(value)
     systems: list[System] = []
-    if not args.engine_only and not overrides:
+    if args.semantic_url:
+        config: dict[str, Any] = {"semantic": semantic_config(args.semantic_url, args.semantic_weight, args.semantic_model)}
+        if args.min_relevance is not None:
+            config["min_relevance"] = args.min_relevance
+        threshold = args.min_relevance if args.min_relevance is not None else DEFAULT_MIN_RELEVANCE
+        name = f"context-keeper + semantic w={args.semantic_weight:g} ({args.semantic_model}), threshold {threshold:g}"
+        systems.append(ServiceSystem(config, name))
+        args.engine_only, args.no_references = False, True
+    elif args.min_relevance is not None and not args.engine_only and not overrides:
+        systems.append(ServiceSystem({"min_relevance": args.min_relevance}, f"context-keeper (service.get_context), threshold {args.min_relevance:g}"))
+    elif not args.engine_only and not overrides:
         try:
             systems.append(ServiceSystem())
         except ImportError:
             pass
-    systems.append(EngineSystem(dataclasses.replace(DEFAULT_TUNING, **overrides), args.threshold))
+    if not args.semantic_url:
+        systems.append(EngineSystem(dataclasses.replace(DEFAULT_TUNING, **overrides), args.threshold))
     if not args.no_references:
         dev = [c for c in cases if c.split == "dev"]
         for factory, name in ((NaiveScorer, NaiveScorer.name), (BM25Scorer, BM25Scorer.name)):
@@ -329,7 +442,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for system in systems:
             row, _ = evaluate(system, by_split[split], stores, split)
             rows.append(row)
-    print(f"stores: {', '.join(sorted(stores))}; cases: {len(cases)}; threshold {args.threshold}")
+    for system in systems:
+        if isinstance(system, ServiceSystem) and system.blend_calls:
+            print(f"semantic blend: {system.blend_calls} queries blended, {system.blend_failures} fell back to lexical")
+            if system.blend_failures:
+                print("ERROR: the embedding endpoint failed for some queries; these figures do not measure the blend", file=sys.stderr)
+                return 2
+    shown = f"threshold {args.threshold}" if not args.semantic_url else f"service threshold {threshold:g}"
+    print(f"stores: {', '.join(sorted(stores))}; cases: {len(cases)}; {shown}")
     print(markdown(rows))
     if args.cases:
         for r in rows:
