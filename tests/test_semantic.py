@@ -95,9 +95,16 @@ def test_semantic_blend_reranks_towards_the_meaning(tmp_path, fake_server, api, 
                               "api": api, "api_key_env": "FAKE_EMBED_KEY", "weight": 400})
     lexical = Service(env={"CONTEXT_KEEPER_PROJECT": str(svc.store().root)})
     lexical.config = lambda store: {**store.config()[0], "semantic": {"enabled": False}}
-    assert _ids(lexical.get_context(query=QUERY, include_related=False))[0] == "dec-001"
-    answer = svc.get_context(query=QUERY, include_related=False)
+    plain = lexical.get_context(query=QUERY, include_related=False)
+    assert _ids(plain)[0] == "dec-001"
+    fresh = Service(env={"CONTEXT_KEEPER_PROJECT": str(svc.store().root)})  # index built like lexical's
+    answer = fresh.get_context(query=QUERY, include_related=False)
     assert _ids(answer)[0] == "dec-002"
+    # the order follows the meaning; the confidence stays the calibrated lexical signal
+    assert answer["top_relevance"] == plain["top_relevance"]
+    assert answer.get("no_confident_match") == plain.get("no_confident_match")
+    relevance = {r["entry"]["id"]: (r["relevance"], r.get("weak_match")) for r in plain["results"]}
+    assert {r["entry"]["id"]: (r["relevance"], r.get("weak_match")) for r in answer["results"]} == relevance
     paths = {p for p, _ in FakeEmbeddings.requests}
     assert paths == {"/api/embed" if api == "ollama" else "/v1/embeddings"}
 
