@@ -95,9 +95,9 @@ class Service:
     def _refresh_hook_cache_soon(self, store: Store) -> None:
         """Debounced rebuild of the hooks' derived caches (``.context/hook_*state.json``) when
         the hooks use them."""
-        if self._hook_cache_delay is None or not any(
-            (store.dir / name).exists() for name in ("hook_state.json", "hook_scope_state.json")
-        ):
+        from context_keeper.hooks.cache import REFRESHED
+
+        if self._hook_cache_delay is None or not any((store.dir / name).exists() for name in REFRESHED):
             return
         if self._hook_cache_delay <= 0:
             _refresh_hook_cache(store.root)

@@ -117,6 +117,9 @@ def test_plain_ids_are_ids_the_model_accepts(text):
 
 
 def test_constants_match_the_model():
+    from context_keeper.hooks import cache
+
+    assert scope_index.INDEX_FILE in cache.REFRESHED  # the server keeps it fresh after its writes
     assert scope_index.STATUSES == model.STATUSES and scope_index.HARDNESS == model.HARDNESS
     assert {k: v[0] for k, v in scope_index.SOURCES.items()} == {k: model.KINDS[k].prefix for k in scope_index.SOURCES}
     assert {k: v[1] for k, v in scope_index.SOURCES.items()} == {k: model.KINDS[k].filename for k in scope_index.SOURCES}

@@ -105,3 +105,35 @@ def test_the_prompt_hook_saves_reuses_and_survives_a_damaged_snapshot(project: P
     third = injected(run_hook("user_prompt_submit", dict(prompt, session_id="s3"), env=env))
     assert third == first
     assert not (project / ".context" / "hook.log").exists()
+
+
+def test_a_server_write_refreshes_the_snapshot_in_the_background(project: Path):
+    import time
+
+    from context_keeper.hooks import cache
+    from context_keeper.service import Service
+
+    assert cache.SNAPSHOT_FILE == snapshot.FILE
+    env = hook_env(project)
+    prompt = payload("user_prompt_submit", project)
+    injected(run_hook("user_prompt_submit", dict(prompt, session_id="s1"), env=env))  # writes the snapshot
+    path = project / ".context" / snapshot.FILE
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}, hook_cache_delay=0)
+    svc.record("decision", {"summary": "Carrier API calls time out after 8 seconds and retry twice",
+                            "problem": "Carrier label calls hung for a minute when the carrier was degraded, blocking packers.",
+                            "why_chosen": "Eight seconds covers the slowest healthy response we measured; two retries ride out blips.",
+                            "tags": ["carriers"]})
+    store = Store(project)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the background process writes it for the store as it is now
+        data = snapshot.load(str(path))
+        if snapshot.restore(data, _docs(store), _stamps(store), DEFAULT_TUNING) is not None:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the snapshot was not refreshed after the write")
+    written = path.stat().st_mtime_ns
+    text = injected(run_hook("user_prompt_submit", dict(prompt, session_id="s2"), env=env))
+    assert path.stat().st_mtime_ns == written  # the prompt restored it, built nothing
+    assert "dec-032" in text
+    assert not (project / ".context" / "hook.log").exists()

@@ -39,6 +39,9 @@ ENV_PROJECT = "CONTEXT_KEEPER_PROJECT"
 ENV_CLIENT_PROJECT = "CLAUDE_PROJECT_DIR"
 CACHE_FILE = "hook_state.json"
 ROOTS_FILE = "hook_roots_state.json"
+SNAPSHOT_FILE = "search_index_state.json"  # == search.snapshot.FILE (pinned by a test)
+# What ``refresh`` keeps fresh after the server's own writes (each only once a hook made it).
+REFRESHED = (CACHE_FILE, "hook_scope_state.json", SNAPSHOT_FILE)
 FORMAT = 3
 STAMPED = ("decisions.json", "pipelines.json", "constraints.json", "config.json")
 MAX_RESOLVED_KEYS = 32
@@ -284,7 +287,9 @@ def build(root: str) -> dict:
 
 
 def refresh(root: str) -> None:
-    """Rebuild whichever derived caches exist for ``root`` (after a write that we made)."""
+    """Rebuild whichever derived caches exist for ``root`` (after a write that we made). The
+    prompt hook's search index snapshot takes ~0.5 s at 2,000 entries, so it is rebuilt in a
+    background process (the next prompt would otherwise pay for it)."""
     from context_keeper.hooks import scope_index
 
     context_dir = os.path.join(root, CONTEXT_DIR)
@@ -292,3 +297,24 @@ def refresh(root: str) -> None:
         build(root)
     if os.path.exists(os.path.join(context_dir, scope_index.INDEX_FILE)):
         scope_index.build(root)
+    if os.path.exists(os.path.join(context_dir, SNAPSHOT_FILE)):
+        spawn("context_keeper.hooks.user_prompt", "rebuild_main", root, site=True)
+
+
+def spawn(module: str, function: str, root: str, *, site: bool = False) -> bool:
+    """Start ``module.function(root)`` in a detached process: its own session, stdio on
+    /dev/null, so a client waiting for a hook's output and exit (or a server's caller) does not
+    wait for it. ``site``: the function needs the installed dependencies. False where
+    ``posix_spawn`` is missing (Windows): the caller does the work inline or leaves it."""
+    start = getattr(os, "posix_spawn", None)
+    if start is None or not sys.executable:
+        return False
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = f"import sys; sys.path.insert(0, sys.argv[1]); from {module} import {function}; {function}(sys.argv[2])"
+    args = [sys.executable, *([] if site else ["-S"]), "-c", code, package_parent, root]
+    quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY, 0) for fd in (0, 1, 2)]
+    try:
+        start(sys.executable, args, dict(os.environ), file_actions=quiet, setsid=True)
+    except (OSError, ValueError, TypeError):
+        return False
+    return True

@@ -208,24 +208,9 @@ def _now() -> float:
 
 
 def _spawn_rebuild(root: str) -> bool:
-    """Start ``rebuild_main(root)`` in a detached process (own session, stdio on /dev/null, so
-    the client waiting for this hook's output and exit does not wait for it). False where
-    ``posix_spawn`` is missing (Windows): the caller rebuilds inline."""
-    import sys
+    from context_keeper.hooks.cache import spawn
 
-    spawn = getattr(os, "posix_spawn", None)
-    if spawn is None or not sys.executable:
-        return False
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
-            "from context_keeper.hooks.scope_index import rebuild_main; rebuild_main(sys.argv[2])")
-    quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY, 0) for fd in (0, 1, 2)]
-    try:
-        spawn(sys.executable, [sys.executable, "-S", "-c", code, package_parent, root], dict(os.environ),
-              file_actions=quiet, setsid=True)
-    except (OSError, ValueError, TypeError):
-        return False
-    return True
+    return spawn("context_keeper.hooks.scope_index", "rebuild_main", root)
 
 
 def rebuild_main(root: str) -> None:

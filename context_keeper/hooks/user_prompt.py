@@ -56,7 +56,7 @@ def handle(ctx: HookContext) -> str | None:
     return frame("\n".join(lines))
 
 
-def _service(root: str):  # -> Service whose index comes from a snapshot when it can
+def _service(root: str, *, restore: bool = True):  # -> Service whose index comes from a snapshot when it can
     """A ``Service`` whose search index is restored from ``.context/search_index_state.json``
     (search/snapshot.py) when the store is unchanged since it was written, and otherwise built
     the way ``Service.index`` builds it (one ``replace_kind`` per kind, in ``KINDS`` order),
@@ -82,7 +82,7 @@ def _service(root: str):  # -> Service whose index comes from a snapshot when it
         _analyses: AnalysisCache | None = None
         _snapshot: dict | None = None
         _store = None
-        _use_snapshot = True
+        _use_snapshot = restore
 
         def index(self, store):  # noqa: ANN001, ANN201 - same contract as Service.index
             if self._state is None:
@@ -119,3 +119,16 @@ def _service(root: str):  # -> Service whose index comes from a snapshot when it
                 pass  # read-only checkout, full disk: the next run builds again
 
     return PromptService(env={"CONTEXT_KEEPER_PROJECT": root}, cwd=root)
+
+
+def rebuild_main(root: str) -> None:
+    """Rebuild and save the index snapshot for ``root`` now (a background process the server
+    starts after its writes, so the next prompt restores instead of building)."""
+    try:
+        service = _service(root, restore=False)
+        service.index(service.store())
+        service.save_search_state()
+    except Exception as exc:  # noqa: BLE001 - a detached process has no one else to tell
+        from context_keeper.hookio import log_line
+
+        log_line(root, "user-prompt-submit", f"background index snapshot failed: {type(exc).__name__}: {exc}")
