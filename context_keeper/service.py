@@ -21,7 +21,7 @@ from context_keeper import model, render
 from context_keeper.config import number
 from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound
 from context_keeper.model import DECISION, KINDS, Kind
-from context_keeper.paths import inside_project
+from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
@@ -365,7 +365,7 @@ class Service:
 
     def export_markdown(self, path: str | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir)
-        target = inside_project(store.root, path or self.config(store).get("markdown_export", {}).get("path") or "DECISIONS.md")
+        target = markdown_target(store.root, path or self.config(store).get("markdown_export", {}).get("path") or "DECISIONS.md")
         return self._write_markdown(store, target)
 
     def _write_markdown(self, store: Store, target: Path) -> dict[str, Any]:
@@ -384,7 +384,7 @@ class Service:
         export = self.config(store).get("markdown_export")
         if isinstance(export, Mapping) and export.get("enabled"):
             try:
-                self._write_markdown(store, inside_project(store.root, export.get("path") or "DECISIONS.md"))
+                self._write_markdown(store, markdown_target(store.root, export.get("path") or "DECISIONS.md"))
             except (ContextKeeperError, OSError) as exc:
                 answer.setdefault("warnings", []).append(f"the change is saved, but DECISIONS.md was not updated: {exc}")
 

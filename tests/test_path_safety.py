@@ -105,6 +105,24 @@ async def test_export_paths_outside_the_project_are_refused(service, project, ou
     assert list(outside.iterdir()) == []
 
 
+async def test_export_never_replaces_the_store_code_or_the_repository(service, project):
+    (project / ".git").mkdir(exist_ok=True)
+    (project / "src").mkdir(exist_ok=True)
+    (project / "src" / "app.py").write_text("print('mine')\n", encoding="utf-8")
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    async with connect(service, "legacy") as client:
+        for target in (".context/decisions.json", ".context/config.json", ".context/notes.md", ".git/HEAD.md",
+                       "src/app.py", "DECISIONS", "docs/decisions.json"):
+            is_error, text = await call(client, "export_markdown", {"path": target})
+            assert is_error and ("Markdown" in text or ".context/" in text or ".git/" in text), (target, text)
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+    config = project / ".context" / "config.json"
+    config.write_text(json.dumps({"markdown_export": {"enabled": True, "path": ".context/decisions.json"}}), encoding="utf-8")
+    answer = service.record("decision", RECORD)
+    assert answer["success"] and any("not updated" in w for w in answer["warnings"])
+    assert json.loads((project / ".context" / "decisions.json").read_text(encoding="utf-8"))  # still the store
+
+
 async def test_export_paths_inside_the_project_work_relative_or_absolute(service, project):
     async with connect(service, "legacy") as client:
         for target in ("DECISIONS.md", "docs/decisions.md", str(project / "notes" / "d.md")):
