@@ -2,8 +2,9 @@
 
 Order: absolute constraints, active decisions grouped by their most shared tags, pipelines,
 advisory constraints. Every section degrades before anything is dropped (long reasons are cut
-first), and what could not fit is counted in a closing note — a big store never produces an
-empty summary. Cost is linear in the store: one pass to group, then lines until the budget is
+first), decisions leave a share of the budget to the sections after them, a heading appears only
+with at least one line under it, and what could not fit is counted in a closing note — a big
+store never produces an empty summary. Cost is linear in the store: one pass to group, then lines until the budget is
 spent.
 """
 
@@ -53,6 +54,22 @@ def group_by_tags(decisions: list[Mapping[str, Any]]) -> list[tuple[str, list[Ma
     return ordered
 
 
+def _cost(lines: Sequence[str]) -> int:
+    return sum(estimate_tokens(line) + 1 for line in lines)
+
+
+def _capped_cost(heading: str, items: Sequence[Any], line_of, cap: int) -> int:
+    """What ``heading`` and ``items`` would take, or ``cap`` if more (rendering stops there)."""
+    if not items:
+        return 0
+    total = _cost([heading])
+    for item in items:
+        total += _cost([line_of(item)])
+        if total >= cap:
+            return cap
+    return total
+
+
 class _Packer:
     def __init__(self, budget: int) -> None:
         self.budget = budget
@@ -70,7 +87,21 @@ class _Packer:
         self.used += cost
         return True
 
-    def add_many(self, items: Sequence[Mapping[str, Any]], line_of, what: str) -> None:
+    def fits(self, lines: Sequence[str]) -> bool:
+        return self.used + _cost(lines) <= self.budget
+
+    def section(self, heading: str, items: Sequence[Any], line_of, what: str) -> None:
+        """``heading`` and as many items as fit; no heading when not even the first item fits
+        (an empty heading tells the reader nothing)."""
+        if not items:
+            return
+        if not self.fits([heading, line_of(items[0])]):
+            self.dropped[what] += len(items)
+            return
+        self.add(heading)
+        self.add_many(items, line_of, what)
+
+    def add_many(self, items: Sequence[Any], line_of, what: str) -> None:
         """Add lines until the budget is spent; count the rest without rendering them."""
         for i, item in enumerate(items):
             if self.budget - self.used < 12:
@@ -100,29 +131,46 @@ def build_summary(
         f"{len(active_constraints)} constraints, {len(active_pipelines)} pipelines "
         "(recorded reference material; use get_context for details)."
     )
-    # Reasons are the first thing to go when constraints alone would crowd out the rest.
-    reason_chars = 160 if len(absolute) * 60 < token_budget * 0.4 * 4 else 0
     if absolute:
-        packer.add("\nConstraints (absolute):")
-        packer.add_many(absolute, lambda c: render.constraint_line(c, reason_chars=reason_chars), "constraints")
+        # First, but not all of it: with hundreds of rules, decisions and pipelines still show.
+        full = packer.budget
+        if active_decisions or active_pipelines or advisory:
+            packer.budget = min(full, packer.used + int(full * 0.5))
+        # Reasons are the first thing to go: the longest with which every rule fits, else none.
+        room = packer.budget - packer.used
+        reason_chars = next((r for r in (160, 80) if _capped_cost(
+            "\nConstraints (absolute):", absolute, lambda c, r=r: render.constraint_line(c, reason_chars=r), room) < room), 0)
+        packer.section("\nConstraints (absolute):", absolute,
+                       lambda c: render.constraint_line(c, reason_chars=reason_chars), "constraints")
+        packer.budget = full
+
+    # Decisions are the largest section: the sections after them keep a share of the budget
+    # (what they need, at most a fifth for pipelines and a tenth for advisory constraints), so
+    # a store with many decisions still shows its pipelines.
+    pipelines = sorted(active_pipelines, key=lambda e: id_sort_key(e["id"]))
+    pipeline_line = lambda p: render.pipeline_line(p, max_steps=5)  # noqa: E731
+    advisory_line = lambda c: render.constraint_line(c, reason_chars=0)  # noqa: E731
+    reserve = _capped_cost("\nPipelines:", pipelines, pipeline_line, int(packer.budget * 0.2))
+    reserve += _capped_cost("\nConstraints (advisory):", advisory, advisory_line, int(packer.budget * 0.1))
 
     if active_decisions:
-        packer.add("\nDecisions:")
-        why_chars = 120 if len(active_decisions) * 80 < token_budget * 0.5 * 4 else 0
-        for tag, group in group_by_tags(active_decisions):
-            if not packer.add(f"[{tag}]"):
-                packer.dropped["decisions"] += len(group)
-                continue
-            packer.add_many(group, lambda d: render.decision_line(d, why_chars=why_chars), "decisions")
+        packer.budget -= reserve
+        groups = group_by_tags(active_decisions)
+        # The longest reasons with which every decision fits; none when even bare lines don't.
+        room = packer.budget - packer.used
+        ordered = [d for _tag, group in groups for d in group]
+        why_chars = next((w for w in (120, 60) if _capped_cost("", ordered, lambda d, w=w: render.decision_line(d, why_chars=w),
+                                                               room) + 2 * len(groups) < room), 0)
+        if packer.fits(["\nDecisions:", f"[{groups[0][0]}]", render.decision_line(groups[0][1][0], why_chars=why_chars)]):
+            packer.add("\nDecisions:")
+            for tag, group in groups:
+                packer.section(f"[{tag}]", group, lambda d: render.decision_line(d, why_chars=why_chars), "decisions")
+        else:
+            packer.dropped["decisions"] += len(active_decisions)
+        packer.budget += reserve
 
-    if active_pipelines:
-        packer.add("\nPipelines:")
-        ordered = sorted(active_pipelines, key=lambda e: id_sort_key(e["id"]))
-        packer.add_many(ordered, lambda p: render.pipeline_line(p, max_steps=5), "pipelines")
-
-    if advisory:
-        packer.add("\nConstraints (advisory):")
-        packer.add_many(advisory, lambda c: render.constraint_line(c, reason_chars=0), "constraints")
+    packer.section("\nPipelines:", pipelines, pipeline_line, "pipelines")
+    packer.section("\nConstraints (advisory):", advisory, advisory_line, "constraints")
 
     dropped = dict(packer.dropped)
     if dropped:

@@ -39,3 +39,30 @@ def test_summary_reflects_a_write_immediately(service):
     after = service.get_project_summary(4000)
     assert added["id"] in after["summary"] and added["id"] not in before["summary"]
     assert after["counts"]["decisions"] == before["counts"]["decisions"] + 1
+
+
+def _empty_headings(text: str) -> list[str]:
+    lines = text.splitlines()
+    headings = [i for i, line in enumerate(lines) if line.startswith("[") or line.rstrip().endswith(":") and not line.startswith("-")]
+    return [lines[i] for i in headings
+            if i > 0 and (i + 1 >= len(lines) or not lines[i + 1].startswith(("- ", "[")))
+            or lines[i].startswith("[") and not lines[i + 1:i + 2] == [] and not lines[i + 1].startswith("- ")
+            or lines[i].startswith("[") and i + 1 >= len(lines)]
+
+
+@pytest.mark.parametrize("budget", [300, 500, 1000, 2000])
+def test_every_section_heading_has_lines_under_it(service, budget):
+    text = service.get_project_summary(budget)["summary"]
+    assert _empty_headings(text) == []
+
+
+def test_many_decisions_do_not_crowd_out_the_pipelines(service):
+    answer = service.get_project_summary(2000)  # the bundled example: 27 decisions, 9 pipelines
+    assert "\nPipelines:\n- pipe-" in answer["summary"]
+    assert answer["summary"].count("\n- dec-") >= 15  # reasons shortened or dropped before decisions
+
+
+def test_a_big_store_shows_every_section(tmp_path):
+    root = make_store(tmp_path / "big", decisions=1500, constraints=300, pipelines=100)
+    text = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}).get_project_summary(2000)["summary"]
+    assert "- dec-" in text and "- pipe-" in text and _empty_headings(text) == []
