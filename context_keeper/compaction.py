@@ -63,10 +63,14 @@ def take_snapshot(root: str, *, trigger: str | None = None, now: datetime | None
     store = _store(root)
     timestamp = now_iso(_now(now))
     entries: dict[str, list] = {}
+    unreadable: list[str] = []
     for kind in KINDS.values():
         state = store.state(kind)
         if state.error is not None:
-            raise state.error  # a snapshot of a store we cannot read would report false losses
+            # Left out rather than snapshotted empty (which would report false losses); the
+            # readable files are still covered.
+            unreadable.append(kind.filename)
+            continue
         entries[kind.plural] = [dict(e) for e in state.entries if e.get("status", "active") != "deprecated"]
     snapshot = {
         "timestamp": timestamp,
@@ -74,6 +78,8 @@ def take_snapshot(root: str, *, trigger: str | None = None, now: datetime | None
         "entries": entries,
         "counts": {plural: len(items) for plural, items in entries.items()},
     }
+    if unreadable:
+        snapshot["unreadable"] = unreadable
     store.write_sidecar(SNAPSHOT_FILE, snapshot)
     store.write_sidecar(PENDING_FILE, {"snapshot_timestamp": timestamp})
     return snapshot
@@ -137,12 +143,18 @@ def check_pending(root: str, *, now: datetime | None = None) -> dict[str, Any] |
         _remove(marker)
         return None
     current: dict[str, tuple] = {}
+    unchecked: list[str] = [name for name in snapshot.get("unreadable") or [] if isinstance(name, str)]
     for kind in KINDS.values():
         state = store.state(kind)
         if state.error is not None:
-            raise state.error  # leave the check pending: an unreadable file is not a lost entry
+            unchecked.append(kind.filename)  # an unreadable file is not a lost entry: not compared
+            continue
         current[kind.plural] = state.entries
-    report = compare(snapshot, current, now=now)
+    compared = dict(snapshot, entries={plural: items for plural, items in (snapshot.get("entries") or {}).items()
+                                       if plural in current})
+    report = compare(compared, current, now=now)
+    if unchecked:
+        report["unchecked_files"] = sorted(set(unchecked))
     store.write_sidecar(REPORT_FILE, report)
     _remove(marker)
     return report
@@ -175,10 +187,14 @@ def describe(report: Mapping[str, Any]) -> str | None:
     when = report.get("snapshot_timestamp") or "the last compaction"
     missing = [m for m in report.get("missing_entries") or [] if isinstance(m, dict)]
     modified = [m for m in report.get("modified_entries") or [] if isinstance(m, dict)]
+    unchecked = [clip(f, 40) for f in report.get("unchecked_files") or [] if isinstance(f, str)]
+    not_checked = (f" Not checked: {', '.join(unchecked)} (does not parse; `context-keeper doctor` shows where)."
+                   if unchecked else "")
     if report.get("status") == "clean" or not (missing or modified):
         checked = report.get("checked_count")
         count = f"all {checked} active entries" if isinstance(checked, int) else "all active entries"
-        return f"Compaction check: {count} recorded before the compaction (snapshot {when}) are unchanged in the store."
+        return (f"Compaction check: {count} recorded before the compaction (snapshot {when}) are unchanged in the "
+                f"store.{not_checked}")
     lines = [
         f"Compaction check: the store differs from the snapshot taken before the compaction ({when}) "
         f"in ways the tools did not record — {len(missing)} entr{'y' if len(missing) == 1 else 'ies'} missing, "
@@ -195,5 +211,6 @@ def describe(report: Mapping[str, Any]) -> str | None:
         lines.append(f"- {entry_id} {what}{detail}: {summary}")
     if len(items) > MAX_NOTE_ITEMS:
         lines.append(f"- … and {len(items) - MAX_NOTE_ITEMS} more")
-    lines.append("get_compaction_report has the before/after values; the snapshot is in .context/compaction_snapshot.json.")
+    lines.append("get_compaction_report has the before/after values; the snapshot is in .context/compaction_snapshot.json."
+                 + not_checked)
     return "\n".join(lines)

@@ -115,15 +115,19 @@ def test_every_hook_is_silent_without_a_context_directory(tmp_path: Path, event_
     assert not (bare / ".context").exists()
 
 
-def test_a_corrupt_store_file_fails_open_with_a_log_line(project: Path):
+def test_a_corrupt_store_file_is_reported_and_the_rest_keeps_working(project: Path):
     (project / ".context" / "constraints.json").write_text("[{broken", encoding="utf-8")
-    for event_file, name in (("session_start", "session_start_startup"), ("scope_guard", "pre_tool_use_edit"),
-                             ("pre_compact", "pre_compact")):
-        proc = run_hook(event_file, payload(name, project), env=hook_env(project))
-        assert proc.returncode == 0 and b"Traceback" not in proc.stdout
-        if proc.stdout.strip():
-            injected(proc)
-    assert (project / ".context" / "hook.log").exists()
+    start = injected(run_hook("session_start", payload("session_start_startup", project), env=hook_env(project)))
+    assert start.count("Store health:") == 1 and "constraints.json" in start and "- dec-" in start
+    edit = run_hook("scope_guard", payload("pre_tool_use_edit", project), env=hook_env(project))
+    assert edit.returncode == 0 and b"Traceback" not in edit.stdout
+    compact = run_hook("pre_compact", payload("pre_compact", project), env=hook_env(project))
+    assert compact.returncode == 0 and compact.stdout == b""
+    snapshot = json.loads((project / ".context" / "compaction_snapshot.json").read_text(encoding="utf-8"))
+    assert snapshot["unreadable"] == ["constraints.json"] and snapshot["entries"]["decisions"]
+    after = injected(run_hook("session_start", payload("session_start_compact", project), env=hook_env(project)))
+    assert "Not checked: constraints.json" in after and "missing" not in after
+    assert not (project / ".context" / "hook.log").exists()
 
 
 def test_an_internal_error_is_logged_not_raised(project: Path):

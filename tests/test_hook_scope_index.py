@@ -251,3 +251,25 @@ def test_an_unwritable_context_dir_still_gets_every_entry(project: Path, monkeyp
         index = scope_index.load(str(project.resolve()))
         assert "dec-999" in index["tags"]["labels"] and "con-003" in index["absolute"]
     assert not (project / ".context" / scope_index.INDEX_FILE).exists()
+
+
+def test_a_broken_constraints_file_falls_back_to_its_last_good_copy(project: Path):
+    from context_keeper.service import Service
+    from context_keeper.store import BACKUP_DIR
+
+    assert scope_index.LAST_GOOD_DIR == BACKUP_DIR
+    env = hook_env(project)
+    Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}).record("constraint", {  # leaves a last good copy
+        "rule": "Label jobs carry the station id in the ZPL header.",
+        "reason": "Reprints from the wrong station were impossible to trace back without it.",
+        "scope": "src/packwise/labels/"})
+    path = project / ".context" / "constraints.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"scope":', '"scope"', 1), encoding="utf-8")
+    text = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="a"), env=env))
+    assert "con-003" in text and "con-017" in text
+    assert "constraints.json does not parse" in text and "last good copy" in text
+    assert injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="a"), env=env)) is None
+    shutil.rmtree(project / ".context" / BACKUP_DIR)
+    text = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="b"), env=env))
+    assert "cannot be shown until it is fixed" in text and "con-003" not in text
+    assert not (project / ".context" / "hook.log").exists()

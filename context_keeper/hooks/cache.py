@@ -234,14 +234,16 @@ def _quality_hint(store: Any) -> str | None:
     from context_keeper.render import clip
 
     report = verify_quality(store, include_isolated=False)  # the link suggestions are the costly part
-    order = ("corrupt_file", "malformed_entry", "thin_reasoning", "isolated", "missing_tags", "legacy_entry")
-    issues = sorted(report["issues"], key=lambda i: order.index(i["issue"]) if i["issue"] in order else len(order))
+    order = ("malformed_entry", "thin_reasoning", "isolated", "missing_tags", "legacy_entry")
+    # A file that does not parse is already one of the store warnings session start shows.
+    issues = sorted((i for i in report["issues"] if i["issue"] != "corrupt_file"),
+                    key=lambda i: order.index(i["issue"]) if i["issue"] in order else len(order))
     if not issues:
         return None
     first = issues[0]
-    others = report["issue_count"] - 1
+    others = len(issues) - 1
     more = f" ({others} other quality note{'s' if others != 1 else ''}: verify_quality lists them)" if others > 0 else ""
-    if first["issue"] in ("corrupt_file", "malformed_entry"):
+    if first["issue"] == "malformed_entry":
         return f"Store health: {clip(first['detail'], 240)}{more}."
     what = {
         "thin_reasoning": "has little recorded reasoning",

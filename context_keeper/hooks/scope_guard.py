@@ -75,11 +75,12 @@ def handle(ctx: HookContext) -> str | None:
         for entry_id in tags.get(component, ()):
             if entry_id not in candidates and entry_id not in tagged:
                 tagged.append(entry_id)
-    if not candidates and not tagged:
+    broken = data.get("broken") or {}  # a store file that does not parse: said once per session
+    if not candidates and not tagged and not broken:
         return None
 
     state = ctx.state()
-    fresh = set(state.unseen([*candidates, *tagged]))
+    fresh = set(state.unseen([*candidates, *tagged, *(f"!broken:{name}" for name in broken)]))
     if not fresh:
         return None
     constraints, decisions = [], []
@@ -90,13 +91,11 @@ def handle(ctx: HookContext) -> str | None:
     decisions += tagged[: max(0, MAX_TAGGED_DECISIONS - len(decisions))]
     constraints = sorted(constraints, key=_id_number)[:MAX_CONSTRAINTS]
     shown = constraints + decisions
-    if not shown:
-        return None
-
-    text = scope_index.lines(ctx.root, data, shown)
+    text = scope_index.lines(ctx.root, data, shown) if shown else {}
     constraints = [i for i in constraints if i in text]  # an entry that could not be read back
     decisions = [i for i in decisions if i in text]  # stays unseen: the next edit shows it
-    if not constraints and not decisions:
+    notes = [name for name in broken if f"!broken:{name}" in fresh]
+    if not constraints and not decisions and not notes:
         return None
     lines = [f"Recorded project memory for {_clean(rel)} (from .context/; each entry is shown once per session):"]
     if constraints:
@@ -105,7 +104,12 @@ def handle(ctx: HookContext) -> str | None:
     if decisions:
         lines.append("Decisions recorded for this area:")
         lines += [text[i] for i in decisions]
-    state.mark(constraints + decisions)
+    for name in notes:
+        lines.append(f"Store health: .context/{name} does not parse (a hand edit?); "
+                     + ("the entries above from it come from its last good copy (.context/.last-good/). "
+                        if broken[name] else "its entries cannot be shown until it is fixed. ")
+                     + "`context-keeper doctor` shows where it breaks.")
+    state.mark(constraints + decisions + [f"!broken:{name}" for name in notes])
     absolute_ids = set(data.get("absolute") or ())
     absolute = [i for i in constraints if i in absolute_ids]
     if absolute and ctx.text("hook_event_name") == "PreToolUse" and _confirm_absolute(ctx.context_dir):

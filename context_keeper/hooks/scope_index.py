@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 INDEX_FILE = "hook_scope_state.json"
-FORMAT = 3
+FORMAT = 4
+LAST_GOOD_DIR = ".last-good"  # == store.BACKUP_DIR (pinned by a test)
 DEFER_BYTES = 512 * 1024  # decisions.json beyond this (~400 entries) is rebuilt in the background
 PENDING_S = 30.0  # a background rebuild not done by then is assumed lost and started again
 SOURCES = {"constraint": ("con", "constraints.json"), "decision": ("dec", "decisions.json")}
@@ -67,7 +68,7 @@ def load(root: str, *, defer: bool = True) -> dict:
             pass
     current = stamps(context_dir)
     parts = dict(data.get("parts") or {})
-    stale = [kind for kind, (_, name) in SOURCES.items() if (parts.get(kind) or {}).get("stamp", False) != current[name]]
+    stale = [kind for kind, (_, name) in SOURCES.items() if not _fresh(parts.get(kind), current[name], context_dir, name)]
     if not stale:
         return _view(parts)
     from context_keeper.hooks.cache import write_json
@@ -98,15 +99,31 @@ def load(root: str, *, defer: bool = True) -> dict:
     return _view({k: v for k, v in parts.items() if k != "decision"})
 
 
+def _fresh(part: Any, stamp: list[int] | None, context_dir: str, name: str) -> bool:
+    """``part`` still describes ``name`` (and, for a broken file, its last good copy)."""
+    if not isinstance(part, dict) or part.get("stamp", False) != stamp:
+        return False
+    return not part.get("broken") or part.get("fallback_stamp") == _fallback_stamp(context_dir, name)
+
+
+def _fallback_stamp(context_dir: str, name: str) -> list[int] | None:
+    from context_keeper.hooks.cache import stamps as file_stamps
+
+    return file_stamps(os.path.join(context_dir, LAST_GOOD_DIR), (name,))[name]
+
+
 def _view(parts: dict) -> dict:
     """The parts merged into what the edit guard reads."""
-    view: dict = {"scoped": [], "tags": {}, "absolute": [], "at": {}, "stamps": {}}
+    view: dict = {"scoped": [], "tags": {}, "absolute": [], "at": {}, "stamps": {}, "sources": {}, "broken": {}}
     for kind, part in parts.items():
         view["scoped"] += part.get("scoped") or []
         view["tags"].update(part.get("tags") or {})
         view["absolute"] += part.get("absolute") or []
         view["at"].update({entry_id: [kind, offset] for entry_id, offset in (part.get("at") or {}).items()})
         view["stamps"][kind] = part.get("stamp")
+        view["sources"][kind] = part.get("source") or SOURCES[kind][1]
+        if part.get("broken"):  # file name -> whether its entries come from the last good copy
+            view["broken"][SOURCES[kind][1]] = part.get("source") != SOURCES[kind][1]
     return view
 
 
@@ -126,10 +143,12 @@ def lines(root: str, index: dict, ids: list[str]) -> dict[str, str]:
             continue
         if kind not in texts:
             name = SOURCES[kind][1]
+            source = (index.get("sources") or {}).get(kind) or name
             if (index.get("stamps") or {}).get(kind) != current[name]:  # changed since the index was read
-                offsets = build_part(root, kind, current[name]).get("at") or {}
-                at = {**at, **{i: [kind, o] for i, o in offsets.items()}}
-            texts[kind] = _source(os.path.join(context_dir, name))
+                part = build_part(root, kind, current[name])
+                at = {**at, **{i: [kind, o] for i, o in (part.get("at") or {}).items()}}
+                source = part["source"]
+            texts[kind] = _source(os.path.join(context_dir, source))
         offset = at.get(entry_id, (None, None))[1]
         if offset is None:
             continue
@@ -175,8 +194,9 @@ def build_part(root: str, kind: str, stamp: list[int] | None) -> dict:
     tag_index: dict[str, list[str]] = {}
     at: dict[str, int] = {}
     absolute: list[str] = []
-    text, _ = _source(os.path.join(root, ".context", SOURCES[kind][1]))
-    for offset, entry in _active_entries(kind, text):
+    fallback_stamp = _fallback_stamp(os.path.join(root, ".context"), SOURCES[kind][1])  # before reading, as stamp
+    source, items, broken = _readable(root, SOURCES[kind][1])
+    for offset, entry in _active_entries(kind, items):
         entry_id = entry["id"]
         if kind == "constraint":
             row = scope_row(entry.get("scope"), entry_id)
@@ -198,7 +218,26 @@ def build_part(root: str, kind: str, stamp: list[int] | None) -> dict:
             indexed = True
         if indexed:
             at[entry_id] = offset
-    return {"stamp": stamp, "scoped": scoped, "tags": tag_index, "absolute": absolute, "at": at}
+    part = {"stamp": stamp, "scoped": scoped, "tags": tag_index, "absolute": absolute, "at": at,
+            "source": source, "broken": broken}
+    if broken:
+        part["fallback_stamp"] = fallback_stamp
+    return part
+
+
+def _readable(root: str, filename: str) -> tuple[str, list[tuple[int, Any]], bool]:
+    """``(file read, its items, whether the live file is broken)``. A live file that does not
+    parse (a bad hand edit) is read from the store's last good copy (``.last-good/``) when there
+    is one: the rules it held still apply while someone fixes it."""
+    context_dir = os.path.join(root, ".context")
+    items = _array_items(_source(os.path.join(context_dir, filename))[0])
+    if items is not None:
+        return filename, items, False
+    if not os.path.exists(os.path.join(context_dir, filename)):
+        return filename, [], False
+    fallback = os.path.join(LAST_GOOD_DIR, filename)
+    items = _array_items(_source(os.path.join(context_dir, fallback))[0])
+    return (fallback, items, True) if items is not None else (filename, [], True)
 
 
 def _now() -> float:
@@ -245,33 +284,33 @@ def _source(path: str) -> tuple[str, bool]:
     return text, "\\u" in text and ("\\ud" in text or "\\uD" in text)
 
 
-def _array_items(text: str) -> list[tuple[int, Any]]:
-    """``(offset, item)`` for each item of the JSON array ``text``; ``[]`` unless the whole
-    text is one well-formed array (the store reads nothing from any other file either)."""
+def _array_items(text: str) -> list[tuple[int, Any]] | None:
+    """``(offset, item)`` for each item of the JSON array ``text``; None unless the whole text
+    is one well-formed array (the store reads nothing from any other file either)."""
     end = len(text)
     pos = _skip(text, 0)
     if pos >= end or text[pos] != "[":
-        return []
+        return None
     pos = _skip(text, pos + 1)
     out: list[tuple[int, Any]] = []
     if pos < end and text[pos] == "]":
-        return out if _skip(text, pos + 1) == end else []
+        return out if _skip(text, pos + 1) == end else None
     scan = leanjson.scan
     while True:
         try:
             item, after = scan(text, pos)
         except ValueError:
-            return []
+            return None
         out.append((pos, item))
         pos = _skip(text, after)
         if pos >= end:
-            return []
+            return None
         mark = text[pos]
         pos = _skip(text, pos + 1)
         if mark == "]":
-            return out if pos == end else []
+            return out if pos == end else None
         if mark != ",":
-            return []
+            return None
 
 
 def _skip(text: str, pos: int) -> int:
@@ -281,13 +320,13 @@ def _skip(text: str, pos: int) -> int:
     return pos
 
 
-def _active_entries(kind: str, text: str) -> list[tuple[int, dict]]:
-    """The active entries of one file with their offsets, read as ``Store`` reads them (the
-    first of duplicate ids wins)."""
+def _active_entries(kind: str, items: list[tuple[int, Any]]) -> list[tuple[int, dict]]:
+    """The active entries among a file's items with their offsets, read as ``Store`` reads
+    them (the first of duplicate ids wins)."""
     out: list[tuple[int, dict]] = []
     seen: set[str] = set()
     prefix = SOURCES[kind][0]
-    for offset, item in _array_items(text):
+    for offset, item in items:
         plain = _plain_index_fields(item, prefix) and (kind != "constraint" or item.get("hardness", "absolute") in HARDNESS)
         entry = item if plain else _read_entry(kind, item)
         if entry is None:
