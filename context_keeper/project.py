@@ -4,6 +4,11 @@ Order: an explicit ``project_dir`` → ``CONTEXT_KEEPER_PROJECT`` → the workin
 holds ``.context/`` → the nearest parent holding ``.context/`` (starting from
 ``CLAUDE_PROJECT_DIR`` when a client sets it, else the cwd). A directory found by walking up is
 only used when ``.context/`` already exists there; nothing is created implicitly.
+
+An explicit directory may be any directory inside the project: the nearest one at or above it
+holding ``.context/`` is used, without crossing a repository root (a directory holding
+``.git``). When there is none, the directory itself is the project (a first write creates its
+``.context/``).
 """
 
 from __future__ import annotations
@@ -28,7 +33,19 @@ def _explicit(path: str, source: str) -> Path:
         )
     if not candidate.is_dir():
         raise NoProject(f"{source} {path!r} is not an existing directory; pass the project's root directory")
-    return candidate.resolve()
+    candidate = candidate.resolve()
+    return _enclosing_project(candidate) or candidate
+
+
+def _enclosing_project(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` holding ``.context/``, not above the first
+    repository root (``.git``) on the way."""
+    for directory in (start, *start.parents):
+        if (directory / CONTEXT_DIR).is_dir():
+            return directory
+        if (directory / ".git").exists():
+            return None
+    return None
 
 
 def _walk_up(start: Path) -> Path | None:

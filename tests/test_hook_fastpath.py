@@ -79,13 +79,18 @@ def _layout(tmp_path: Path) -> dict[str, Path]:
         d.mkdir(parents=True)
     (outer / ".context").mkdir()
     (inner / ".context").mkdir()
-    return {"outer": outer, "inner": inner, "inner_src": inner / "src", "mid": outer / "pkg", "plain": plain}
+    repo_sub = outer / "vendored" / "sub"  # a repository of its own inside the project
+    repo_sub.mkdir(parents=True)
+    (outer / "vendored" / ".git").mkdir()
+    return {"outer": outer, "inner": inner, "inner_src": inner / "src", "mid": outer / "pkg", "plain": plain,
+            "repo_sub": repo_sub}
 
 
 @pytest.mark.parametrize("ck,cpd,cwd", [
     (None, None, "inner_src"), (None, None, "mid"), (None, None, "plain"), (None, "outer", "inner_src"),
     (None, "plain", "inner_src"), (None, "plain", "plain"), ("outer", None, "inner_src"), ("plain", None, "inner"),
-    (None, "inner", "outer"), ("relative/path", None, "inner"),
+    (None, "inner", "outer"), ("relative/path", None, "inner"), ("inner_src", None, "plain"), ("mid", None, "plain"),
+    ("repo_sub", None, "plain"),
 ])
 def test_fast_resolution_agrees_with_resolve_project(tmp_path: Path, ck, cpd, cwd):
     dirs = _layout(tmp_path)

@@ -54,3 +54,22 @@ def test_relative_explicit_paths_are_refused(bad):
 def test_missing_explicit_directory_is_refused(tmp_path):
     with pytest.raises(NoProject, match="not an existing directory"):
         resolve_project(str(tmp_path / "missing"), env={})
+
+
+def test_an_explicit_directory_inside_the_project_resolves_to_the_project(tmp_path):
+    from context_keeper.project import resolve_project
+
+    root = tmp_path / "proj"
+    (root / ".context").mkdir(parents=True)
+    (root / "src" / "pkg").mkdir(parents=True)
+    assert resolve_project(str(root / "src" / "pkg"), env={}) == root.resolve()
+    assert resolve_project(None, env={"CONTEXT_KEEPER_PROJECT": str(root / "src")}) == root.resolve()
+    # a repository root bounds the search: a nested repository without .context/ is its own project
+    nested = root / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    (root / "vendor" / ".git").mkdir()
+    assert resolve_project(str(nested), env={}) == nested.resolve()
+    # no project anywhere above: the directory itself (a first write creates its .context/)
+    lone = tmp_path / "lone" / "dir"
+    lone.mkdir(parents=True)
+    assert resolve_project(str(lone), env={}) == lone.resolve()

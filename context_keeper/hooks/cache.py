@@ -74,11 +74,13 @@ def resolution_key(env: Mapping[str, str], cwd: str | None) -> str:
     return "\x1f".join((env.get(ENV_PROJECT, ""), env.get(ENV_CLIENT_PROJECT, ""), cwd or os.getcwd()))
 
 
-def _walk_up(start: str) -> str | None:
+def _walk_up(start: str, stop_at_repository: bool = False) -> str | None:
     directory = start
     while True:
         if os.path.isdir(os.path.join(directory, CONTEXT_DIR)):
             return directory
+        if stop_at_repository and os.path.exists(os.path.join(directory, ".git")):
+            return None
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
@@ -96,8 +98,8 @@ def guess_root(env: Mapping[str, str], cwd: str | None) -> tuple[str | None, boo
         path = os.path.expanduser(explicit)
         if not os.path.isabs(path):
             return None, False  # resolve_project reports this; let it
-        path = os.path.realpath(path)
-        return (path, False) if os.path.isdir(os.path.join(path, CONTEXT_DIR)) else (None, True)
+        found = _walk_up(os.path.realpath(path), stop_at_repository=True)
+        return (found, False) if found is not None else (None, True)
     starts = [env[ENV_CLIENT_PROJECT]] if env.get(ENV_CLIENT_PROJECT) else []
     starts.append(cwd or os.getcwd())
     for start in starts:
