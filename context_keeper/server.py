@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from context_keeper import __version__
 from context_keeper.errors import ContextKeeperError
@@ -53,7 +53,9 @@ Strs = list[str]
 Ids = list[str]
 Origin = Literal["user", "agent", "import"]
 Types = Annotated[list[str], Field(description="decisions|pipelines|constraints")]
-Budget = Annotated[int, Field(ge=0, le=200_000, description="Max tokens in the answer (0 = config default)")]
+# Left out, get_context's budget is the config's token_budget; 0 is refused like 1-49 (the minimum).
+ContextBudget = Annotated[int, Field(ge=50, le=200_000, description="Max tokens in the answer (default: config token_budget)")]
+QueryBudget = Annotated[int, Field(ge=0, le=200_000, description="Max tokens in the answer (0 = no limit)")]
 IsoDate = Annotated[str, Field(description="ISO date, e.g. 2026-01-31")]
 Alternatives = Annotated[list[dict[str, str] | str], Field(description="[{option, reason_rejected}]")]
 Steps = Annotated[list[dict[str, Any] | str], Field(description="Ordered steps: strings or {action, output}")]
@@ -76,13 +78,86 @@ def _errors_as_tool_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+class _Server(MCPServer):
+    """MCPServer whose argument-validation failures read as one sentence per field instead of
+    pydantic's dump (model name, error codes, documentation URLs)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            registered = self._tool_manager.get_tool(name)
+            schema = registered.parameters if registered is not None else {}
+            raise ToolError(argument_errors(name, cause, schema)) from cause
+
+
+def argument_errors(tool: str, exc: ValidationError, schema: dict[str, Any]) -> str:
+    """``"get_context: token_budget: got 0; allowed: an integer from 50 to 200000."`` per field."""
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    sentences = []
+    seen = set()
+    for error in exc.errors(include_url=False):
+        loc = [str(part) for part in error.get("loc", ())]
+        if not loc:
+            continue
+        field = loc[0]
+        where = field + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc[1:])
+        if where in seen:
+            continue  # a union reports one error per member; one sentence per field is enough
+        seen.add(where)
+        if error.get("type") == "missing":
+            sentences.append(f"{where} is required ({_allowed(props.get(field))}).")
+            continue
+        given = _show(error.get("input"))
+        allowed = _allowed(props.get(field)) if len(loc) == 1 else str(error.get("msg", "")).lower()
+        sentences.append(f"{where}: got {given}; allowed: {allowed}.")
+    return f"{tool}: invalid arguments. " + " ".join(sentences or [str(exc.errors(include_url=False))])
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _allowed(prop: Any) -> str:
+    """What the input schema accepts for one parameter, in words."""
+    if not isinstance(prop, dict):
+        return "see the tool's input schema"
+    options = prop.get("anyOf") or [prop]
+    words = []
+    for option in options:
+        if not isinstance(option, dict):
+            continue
+        if "enum" in option:
+            words.append("one of " + ", ".join(repr(v) for v in option["enum"]))
+            continue
+        kind = {"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
+                "array": "a list", "object": "an object", "null": "null"}.get(option.get("type"), "a value")
+        low, high = option.get("minimum"), option.get("maximum")
+        if low is not None and high is not None:
+            kind += f" from {low} to {high}"
+        elif low is not None:
+            kind += f" of at least {low}"
+        elif high is not None:
+            kind += f" of at most {high}"
+        if "maxLength" in option:
+            kind += f" of at most {option['maxLength']} characters"
+        if option.get("type") == "array" and isinstance(option.get("items"), dict) and option["items"].get("type"):
+            kind += f" of {option['items']['type']}s"
+        words.append(kind)
+    return " or ".join(words) or "see the tool's input schema"
+
+
 def _none_if_empty(value: Any) -> Any:
     return value if value not in ("", [], 0) else None
 
 
 def build_server(service: Service | None = None) -> MCPServer:
     svc = service or Service()
-    mcp = MCPServer("context-keeper", instructions=INSTRUCTIONS, version=__version__)
+    mcp = _Server("context-keeper", instructions=INSTRUCTIONS, version=__version__)
 
     def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
         def register(fn: F) -> F:
@@ -197,7 +272,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         types: Types = [],
         since: IsoDate = "",
         before: IsoDate = "",
-        token_budget: Budget = 0,
+        token_budget: ContextBudget = 0,  # the default is not validated: 0 here means "left out"
         include_related: bool = True,
         min_relevance: Annotated[float, Field(ge=0, le=1, description="Abstention threshold (0 = config)")] = 0.0,
         include_deprecated: bool = False,
@@ -226,7 +301,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         since: IsoDate = "",
         before: IsoDate = "",
         limit: Annotated[int, Field(ge=1, le=1000)] = 50,
-        token_budget: Budget = 0,
+        token_budget: QueryBudget = 0,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
         """Exact filtering (no ranking), in id order. Deprecated entries only with status='deprecated'."""

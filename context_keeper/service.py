@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 import logging
 import os
+import posixpath
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -194,6 +196,8 @@ class Service:
         if not allow_secrets:
             check_secrets(entry)
         store = self.store(project_dir)
+        if kind.spec("scope") is not None:
+            entry["scope"] = project_scope(store.root, entry["scope"])
         index_state = self.index(store)
         from context_keeper.search import Doc
 
@@ -288,18 +292,23 @@ class Service:
                         field=name,
                     )
                 cleaned[name] = model.clean_value(kind, name, value)
-            if cleaned.get("superseded_by"):
-                _require_link(store, ftxn, cleaned["superseded_by"])
+            if "scope" in cleaned and kind.spec("scope") is not None:
+                cleaned["scope"] = project_scope(store.root, cleaned["scope"])
+            if "related_to" in cleaned:
+                _check_new_links(store, ftxn, current, cleaned["related_to"])
+            cleared = _apply_status_rules(ftxn, kind, current, raw, cleaned)
             model.check_encodable(cleaned)
             if not allow_secrets:
                 check_secrets(cleaned)
             raw.update(cleaned)
+            for name in cleared:
+                raw.pop(name, None)
             raw["updated_at"] = now
             raw["verified_at"] = now
             ftxn.put(current["id"], raw)
             entry = ftxn.get(current["id"])
         self._index_after_write(store, kind, before, [entry])
-        answer = {"success": True, "id": entry["id"], "updated_fields": sorted(cleaned), "entry": entry}
+        answer = {"success": True, "id": entry["id"], "updated_fields": sorted({*cleaned, *cleared}), "entry": entry}
         if kind is DECISION:
             self._auto_export(store, answer)
         return answer
@@ -327,6 +336,25 @@ class Service:
             ftxn = txn.file(kind)
             before = store.state(kind).stamp
             target = ftxn.require(entry_id.strip())
+            if target.get("status", "active") != "active":
+                # Refused rather than overwritten: the first reason and successor are the history.
+                raw_target = ftxn.raw_item(target["id"])
+                earlier = [f"reason: {raw_target['deprecated_reason']!r}"] if raw_target.get("deprecated_reason") else []
+                if target.get("superseded_by"):
+                    earlier.append(f"superseded by {target['superseded_by']}")
+                raise InvalidInput(
+                    f"id: {target['id']} is already {target['status']} ({'; '.join(earlier) or 'no reason recorded'}); "
+                    "nothing was changed and the "
+                    "first reason is kept. To reword it use update_entry with updates.deprecated_reason; to retire "
+                    "it differently, first restore it with update_entry {\"status\": \"active\"}",
+                    field="id",
+                )
+            if merge_into and superseded_by and merge_into.strip() != superseded_by.strip():
+                raise InvalidInput(
+                    "superseded_by: give either merge_into or superseded_by (the merge survivor becomes the "
+                    "successor), not two different ids",
+                    field="superseded_by",
+                )
             changed = []
             answer: dict[str, Any] = {"success": True, "id": target["id"]}
             successor = superseded_by
@@ -343,7 +371,7 @@ class Service:
                 successor = survivor["id"]
                 answer["merged_into"] = survivor["id"]
             elif superseded_by:
-                _require_link(store, ftxn, superseded_by.strip())
+                _check_successor(ftxn, kind, target, superseded_by.strip())
             raw = ftxn.raw_item(target["id"])
             raw["status"] = "superseded" if superseded_by and not merge_into else "deprecated"
             raw["deprecated_reason"] = reason
@@ -490,6 +518,143 @@ def _require_link(store: Store, ftxn: Any, target_id: str) -> None:
         ftxn.require(target_id)
     else:
         store.find(target_id)
+
+
+_RETIREMENT_FIELDS = ("status", "superseded_by", "deprecated_reason")
+
+
+def _check_successor(ftxn: Any, kind: Kind, target: Mapping[str, Any], successor: str) -> dict:
+    """The rules ``supersedes`` and ``merge_into`` already enforce, for ``superseded_by``: another
+    existing entry of the same kind, which does not itself name ``target`` as its successor."""
+    other = model.kind_of_id(successor)
+    if other is not kind:
+        raise InvalidInput(
+            f"superseded_by: {successor} is a {other.name}; a {kind.name} can only be superseded by another "
+            f"{kind.name} (give a {kind.prefix}-... id, or link the {other.name} with related_to instead)",
+            field="superseded_by",
+        )
+    if successor == target["id"]:
+        raise InvalidInput(
+            f"superseded_by: {target['id']} cannot supersede itself; name the {kind.name} that replaces it",
+            field="superseded_by",
+        )
+    try:
+        found = ftxn.require(successor)
+    except NotFound:
+        raise NotFound(
+            f"superseded_by: no {kind.name} with id {successor!r}; record the replacement first "
+            "(or use query_entries to find its id)"
+        ) from None
+    if found.get("superseded_by") == target["id"]:
+        raise InvalidInput(
+            f"superseded_by: {successor} is itself superseded by {target['id']}; the two would replace each other",
+            field="superseded_by",
+        )
+    return found
+
+
+def _check_new_links(store: Store, ftxn: Any, current: Mapping[str, Any], related: list[str]) -> None:
+    """Links added by an update must name other, existing entries. Links already stored are
+    left alone, so an entry with an old dangling link can still be edited."""
+    kept = set(current.get("related_to") or [])
+    for linked in related:
+        if linked in kept:
+            continue
+        if linked == current["id"]:
+            raise InvalidInput(f"related_to: {linked} is the entry itself; link other entries only", field="related_to")
+        try:
+            _require_link(store, ftxn, linked)
+        except NotFound:
+            raise NotFound(
+                f"related_to: no entry with id {linked!r}; link only recorded entries "
+                "(use query_entries or get_context to find the right id)"
+            ) from None
+
+
+def _apply_status_rules(ftxn: Any, kind: Kind, current: Mapping[str, Any], raw: Mapping[str, Any],
+                        cleaned: dict[str, Any]) -> list[str]:
+    """Hold a status change made through update_entry to deprecate_entry's rules, in place in
+    ``cleaned``. Returns the fields to remove from the stored entry (on reactivation).
+
+    - ``superseded`` needs ``superseded_by``: another existing entry of the same kind.
+    - ``deprecated`` needs ``deprecated_reason`` (at least 5 characters, given now or stored).
+    - ``active`` clears ``superseded_by`` and ``deprecated_reason``; giving either with it is refused.
+    """
+    if not any(name in cleaned for name in _RETIREMENT_FIELDS):
+        return []
+    if "deprecated_reason" in cleaned:
+        reason = cleaned["deprecated_reason"]
+        if reason is not None and not isinstance(reason, str):
+            raise InvalidInput(f"deprecated_reason: must be a string, got {type(reason).__name__}", field="deprecated_reason")
+        cleaned["deprecated_reason"] = (reason or "").strip()
+    status = cleaned.get("status", current.get("status", "active"))
+    successor = cleaned["superseded_by"] if "superseded_by" in cleaned else current.get("superseded_by")
+    reason = cleaned["deprecated_reason"] if "deprecated_reason" in cleaned else raw.get("deprecated_reason")
+    if status == "active":
+        for name in ("superseded_by", "deprecated_reason"):
+            if cleaned.get(name):
+                raise InvalidInput(
+                    f"{name}: only a superseded or deprecated entry has one, and {current['id']} would be active; "
+                    "set updates.status too, or use deprecate_entry",
+                    field=name,
+                )
+        if "status" not in cleaned or current.get("status", "active") == "active":
+            return []
+        cleaned["superseded_by"] = None
+        return ["deprecated_reason"] if "deprecated_reason" in raw else []
+    if status == "superseded" and not successor:
+        raise InvalidInput(
+            "superseded_by: status 'superseded' needs updates.superseded_by, the id of the "
+            f"{kind.name} that replaces {current['id']} (or use deprecate_entry with superseded_by)",
+            field="superseded_by",
+        )
+    if successor and (cleaned.get("superseded_by") or cleaned.get("status") == "superseded"):
+        _check_successor(ftxn, kind, current, successor)
+    if status == "deprecated" and (not isinstance(reason, str) or len(reason.strip()) < 5):
+        raise InvalidInput(
+            "deprecated_reason: status 'deprecated' needs updates.deprecated_reason, a few words (at least "
+            "5 characters) on why the entry no longer holds (or use deprecate_entry with reason)",
+            field="deprecated_reason",
+        )
+    return []
+
+
+def project_scope(root: Path, scope: str) -> str:
+    """A constraint scope as stored: ``global``, or a path or glob relative to the project root.
+
+    An absolute path inside the root is made relative; anything that can only point outside
+    the root (an absolute path elsewhere, ``..``, a home-relative ``~`` path) is refused, since
+    it would never match a file of the project and the constraint would silently never apply.
+    """
+    from context_keeper.scope import is_global
+
+    text = (scope or "").strip()
+    if is_global(text):
+        return text
+    unified = text.replace("\\", "/")
+    hint = "give a path relative to the project root, e.g. 'hooks/', 'server.py' or 'src/**/*.py', or 'global'"
+    if unified.startswith("~"):
+        raise InvalidInput(f"scope: {scope!r} is relative to a home directory, not to the project; {hint}", field="scope")
+    if unified.startswith("/") or re.match(r"^[A-Za-z]:/", unified):
+        absolute = posixpath.normpath(unified)
+        relative = None
+        for base in {str(root).replace("\\", "/").rstrip("/"), str(root.resolve()).replace("\\", "/").rstrip("/")}:
+            if absolute == base:
+                relative = ""
+            elif absolute.startswith(base + "/"):
+                relative = absolute[len(base) + 1:]
+            if relative is not None:
+                break
+        if relative is None:
+            raise InvalidInput(f"scope: {scope!r} is outside the project root ({root}), so it would never match; {hint}",
+                               field="scope")
+        if not relative:
+            return "global"
+        return relative + "/" if unified.endswith("/") else relative
+    if ".." in unified.split("/"):
+        raise InvalidInput(f"scope: {scope!r} uses '..', which leaves the project root, so it would never match; {hint}",
+                           field="scope")
+    return text
 
 
 def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], merged: Mapping[str, Any]) -> dict:

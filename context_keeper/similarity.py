@@ -14,20 +14,22 @@ from typing import Any
 from context_keeper.model import Kind, entry_title
 
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|don't|do not|doesn't|does not|avoid|stop|stopped|drop|dropped|remove|removed|"
+    r"\b(?:not|no|never|don't|do not|doesn't|does not|cannot|can't|won't|shouldn't|mustn't|isn't|aren't|"
+    r"avoid|stop|stopped|drop|dropped|remove|removed|"
     r"instead|replace|replaced|replaces|switch|switched|abandon|abandoned|revert|reverted|"
     r"deprecate|deprecated|no longer|rather than|disable|disabled|ban|banned|forbid|forbidden)\b",
     re.IGNORECASE,
 )
 
 
-def _polarity_words(text: str) -> set[str]:
-    return {m.group(0).lower() for m in _NEGATION.finditer(text or "")}
+def _negated(text: str) -> bool:
+    # Curly apostrophes ("don\u2019t") are as common as straight ones in agent-written text.
+    return _NEGATION.search((text or "").replace("\u2019", "'")) is not None
 
 
 def classify_relation(kind: Kind, entry: Mapping[str, Any], other_kind: Kind, other: Mapping[str, Any]) -> str:
-    mine = _polarity_words(entry_title(kind, entry))
-    theirs = _polarity_words(entry_title(other_kind, other))
-    if bool(mine) != bool(theirs) or (mine and theirs and mine.isdisjoint(theirs)):
+    """``likely_contradiction`` when exactly one of the two titles is negated. Every negation
+    form is the same polarity: "do not import X" restates "never import X"."""
+    if _negated(entry_title(kind, entry)) != _negated(entry_title(other_kind, other)):
         return "likely_contradiction"
     return "likely_restatement"
