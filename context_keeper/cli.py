@@ -1,7 +1,7 @@
 """The ``context-keeper`` command: serves MCP over stdio by default; subcommands for people.
 
-Exit codes: 0 ok · 1 unexpected failure · 2 bad input · 3 unknown id · 4 no project ·
-5 store unusable (e.g. a corrupt file).
+Exit codes: 0 ok · 1 unexpected failure, or stdout closed early (``| head``) · 2 bad input ·
+3 unknown id · 4 no project · 5 store unusable (e.g. a corrupt file).
 """
 
 from __future__ import annotations
@@ -9,12 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from context_keeper import __version__
-from context_keeper.errors import ContextKeeperError
+from context_keeper.errors import ContextKeeperError, InvalidInput
+
+# Service parameters that the CLI spells differently: errors name the flag the person typed.
+CLI_FLAGS = {"token_budget": "--budget", "types": "--type", "scope": "--scope", "project_dir": "--project"}
 
 
 def _service():
@@ -87,12 +91,13 @@ def cmd_get(args: argparse.Namespace) -> int:
     if args.json:
         _print(json.dumps(result, indent=2, ensure_ascii=False))
         return 0
+    if not result["results"]:
+        _print("Nothing recorded matches.")
+        return 0
     if result.get("no_confident_match"):
         _print(f"No confident match (top relevance {result['top_relevance']:.2f}). Weak matches:")
     for item in result["results"]:
         _print(_format_hit(item))
-    if not result["results"]:
-        _print("Nothing recorded matches.")
     return 0
 
 
@@ -165,6 +170,22 @@ def _tolerant_console() -> None:
             reconfigure(errors="backslashreplace")
 
 
+def _cli_message(exc: ContextKeeperError) -> str:
+    message = str(exc)
+    field = exc.field if isinstance(exc, InvalidInput) else None
+    if field in CLI_FLAGS:
+        message = re.sub(rf"\b{re.escape(field)}\b", CLI_FLAGS[field], message)
+    return message
+
+
+def _stdout_closed() -> int:
+    """The reader went away (``... | head``): stop quietly. Point fd 1 at devnull so the
+    interpreter's final flush does not raise again (the idiom from the ``signal`` docs)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
@@ -176,9 +197,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.func is not cmd_serve:
         _tolerant_console()
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # inside the try: a closed pipe often shows only at this flush
+        return code
+    except BrokenPipeError:
+        return _stdout_closed()
     except ContextKeeperError as exc:
-        print(f"context-keeper: {exc}", file=sys.stderr)
+        print(f"context-keeper: {_cli_message(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -266,7 +266,10 @@ def _usage() -> str:
 
 def register_cli(subparsers: Any) -> None:
     """``context-keeper hook <event>``: the same code path as the console script."""
-    parser = subparsers.add_parser("hook", help="run a client hook (payload JSON on stdin)", description=_usage())
+    import argparse  # here, not at the top: the hook path itself never parses arguments
+
+    parser = subparsers.add_parser("hook", help="run a client hook (payload JSON on stdin)", description=_usage(),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)  # one event per line
     parser.add_argument("event", choices=sorted(EVENTS), help="which hook to run")
     parser.set_defaults(func=lambda args: run(args.event, sys.stdin.buffer, sys.stdout.buffer))
 

@@ -12,14 +12,19 @@ no-op, an older wiring of ours (the ``python .../hooks/<name>.py`` style of cont
 ``--dry-run`` prints a unified diff and writes nothing, and ``uninstall`` removes only our
 entries. A config file that does not parse is refused, never overwritten.
 
+Every command written names its program by absolute path (the console script found beside the
+running interpreter or on PATH, or the interpreter itself), so the wiring works from a shell that
+does not have the install's ``bin`` directory on PATH. Older bare forms are still recognised as
+ours and replaced.
+
 Hook command styles (``--command-style``):
 
-- ``console``  ``context-keeper-hook <event>`` — portable; needs the console script on PATH.
+- ``console``  ``"<bin>/context-keeper-hook" <event>`` — the console script of this install.
 - ``launcher`` ``"<python>" -S "<checkout>/hooks/<name>.py"`` — from a source checkout; ``-S``
   skips ``site`` start-up (an editable install's import finder alone costs ~15 ms per hook).
 - ``module``   ``"<python>" -m context_keeper.hookio <event>`` — works from any install.
 - ``auto`` (default): ``launcher`` when running from a checkout, else ``console`` when the
-  script is on PATH, else ``module``.
+  script can be found, else ``module``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
+import re
 import shutil
 import sys
 import time
@@ -66,20 +73,47 @@ def checkout_launcher(event: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def console_script(name: str) -> str | None:
+    """Absolute path of the console script ``name``, or None when there is none.
+
+    The one on PATH (what the person installing runs), else the one beside the running
+    interpreter (``/venv/bin/context-keeper install`` from a shell without the venv activated).
+    Symlinks are not followed: a venv's ``python`` is a symlink to the base interpreter, and the
+    link, not its target, is what carries the venv.
+    """
+    found = shutil.which(name)
+    if not found and sys.executable:
+        found = shutil.which(name, path=str(Path(sys.executable).parent))
+    return os.path.abspath(found) if found else None
+
+
+def _python(python: str | None) -> str:
+    return os.path.abspath(python or sys.executable)
+
+
+def _quoted(program: str) -> str:
+    return f'"{program}"'
+
+
 def resolve_style(style: str) -> str:
     if style != "auto":
         return style
     if checkout_launcher("session-start") is not None:
         return "launcher"
-    if shutil.which("context-keeper-hook"):
+    if console_script("context-keeper-hook"):
         return "console"
     return "module"
 
 
-def hook_command(event: str, style: str, project: Path | None = None, python: str | None = None) -> str:
-    python = python or sys.executable
+def hook_command(event: str, style: str, project: Path | None = None, python: str | None = None,
+                 script: str | None = None) -> str:
+    python = _python(python)
     if style == "console":
-        return f"context-keeper-hook {event}"
+        script = script or console_script("context-keeper-hook")
+        if script is None:
+            raise InvalidInput("--command-style console: the context-keeper-hook script was found neither beside "
+                               f"{python} nor on PATH; use module", field="command_style")
+        return f"{_quoted(script)} {event}"
     if style == "launcher":
         launcher = checkout_launcher(event)
         if launcher is None:
@@ -89,16 +123,19 @@ def hook_command(event: str, style: str, project: Path | None = None, python: st
             where = f"$CLAUDE_PROJECT_DIR/hooks/{launcher.name}"
         else:
             where = str(launcher)
-        return f'"{python}" -S "{where}"'
+        return f'{_quoted(python)} -S "{where}"'
     if style == "module":
-        return f'"{python}" -m context_keeper.hookio {event}'
+        return f'{_quoted(python)} -m context_keeper.hookio {event}'
     raise InvalidInput(f"unknown command style {style!r}: use auto, console, launcher or module", field="command_style")
 
 
-def server_spec(style: str, python: str | None = None) -> dict[str, Any]:
-    if style == "console" or (style != "module" and shutil.which("context-keeper")):
-        return {"command": "context-keeper", "args": ["serve"]}
-    return {"command": python or sys.executable, "args": ["-m", "context_keeper", "serve"]}
+def server_spec(style: str, python: str | None = None, script: str | None = None) -> dict[str, Any]:
+    """How a client starts the server; ``command`` is always an absolute path."""
+    if style != "module":
+        script = script or console_script("context-keeper")
+        if script is not None:
+            return {"command": script, "args": ["serve"]}
+    return {"command": _python(python), "args": ["-m", "context_keeper", "serve"]}
 
 
 _OUR_NAMES = tuple(e.launcher for e in EVENTS.values()) + LEGACY_LAUNCHERS
@@ -139,6 +176,8 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
     """``settings`` with exactly ``desired`` as our hook entries; everything else untouched.
 
     ``desired`` items are (client event, matcher, command, timeout); an empty list uninstalls.
+    Raises ``InvalidInput`` (and changes nothing) when an event we must add to is not a list:
+    guessing how to merge into a shape Claude Code does not read could lose the user's entries.
     """
     settings = json.loads(json.dumps(settings))  # deep copy, JSON types only
     hooks = settings.get("hooks")
@@ -146,6 +185,13 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
         hooks = {}
     if not isinstance(hooks, dict):
         raise InvalidInput('"hooks" in the settings file is not an object; fix it by hand first', field="hooks")
+    for event in dict.fromkeys(event for event, *_ in desired):
+        if event in hooks and not isinstance(hooks[event], list):
+            found = "an object" if isinstance(hooks[event], dict) else f"a {type(hooks[event]).__name__}"
+            raise InvalidInput(
+                f'"hooks.{event}" is {found}; Claude Code expects a list of groups, '
+                f'e.g. "{event}": [{{"matcher": "", "hooks": [{{"type": "command", "command": "..."}}]}}]. '
+                "Fix it by hand first (nothing was written)", field=f"hooks.{event}")
     wanted = {(event, matcher or "", command): timeout for event, matcher, command, timeout in desired}
     satisfied: set[tuple[str, str, str]] = set()
     for event in list(hooks):
@@ -213,31 +259,162 @@ def _toml_str(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
-def codex_block(spec: dict[str, Any]) -> str:
-    lines = [f"[mcp_servers.{SERVER_NAME}]", f"command = {_toml_str(spec['command'])}",
+def _codex_spec_lines(spec: dict[str, Any]) -> list[str]:
+    lines = [f"command = {_toml_str(spec['command'])}",
              "args = [" + ", ".join(_toml_str(a) for a in spec.get("args", [])) + "]"]
     if spec.get("env"):
         lines.append("env = { " + ", ".join(f"{k} = {_toml_str(v)}" for k, v in spec["env"].items()) + " }")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def codex_block(spec: dict[str, Any]) -> str:
+    return "\n".join([f"[mcp_servers.{SERVER_NAME}]", *_codex_spec_lines(spec)]) + "\n"
+
+
+# A TOML key part: bare, "basic" (with escapes) or 'literal'.
+_TOML_KEY_PART = re.compile(r"""\s*(?:([A-Za-z0-9_-]+)|"((?:[^"\\]|\\.)*)"|'([^']*)')\s*""")
+
+
+def _toml_key(text: str) -> tuple[str, ...] | None:
+    """The parts of a dotted TOML key (``mcp_servers."context-keeper"`` -> two parts), or None."""
+    parts = []
+    pos = 0
+    while True:
+        match = _TOML_KEY_PART.match(text, pos)
+        if not match:
+            return None
+        bare, basic, literal = match.groups()
+        if basic is not None:
+            try:
+                basic = json.loads(f'"{basic}"')
+            except json.JSONDecodeError:
+                return None
+        parts.append(bare if bare is not None else basic if basic is not None else literal)
+        pos = match.end()
+        if pos == len(text):
+            return tuple(parts)
+        if text[pos] != ".":
+            return None
+        pos += 1
+
+
+def _table_header(line: str) -> tuple[str, ...] | None:
+    """The key of a ``[table]`` or ``[[array]]`` header line; None for any other line."""
+    stripped = line.strip()
+    if not stripped.startswith("["):
+        return None
+    match = re.match(r"^\[\[?(.*?)\]\]?\s*(?:#.*)?$", stripped)
+    return _toml_key(match.group(1)) if match else None  # e.g. a line of a multi-line array
+
+
+def _toml_parse(text: str) -> dict[str, Any] | None:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: no parser in the standard library, skip the checks
+        return None
+    return tomllib.loads(text)
+
+
+def _drop_keys(body: list[str], keys: set[str]) -> list[str]:
+    """``body`` (the lines of one table) without the key/value pairs named in ``keys``.
+
+    A value may span lines (a multi-line array or string): lines are gathered until they parse.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        key = _toml_key(body[i].split("=", 1)[0]) if "=" in body[i] else None
+        if key is None or len(key) != 1 or key[0] not in keys:
+            out.append(body[i])
+            i += 1
+            continue
+        end = i + 1
+        while end < len(body) and not _parses("".join(body[i:end])):
+            end += 1
+        i = end
+    return out
+
+
+def _parses(text: str) -> bool:
+    try:
+        if _toml_parse(text) is not None:
+            return True
+    except ValueError:
+        return False
+    # No parser (Python 3.10): a value is complete once its brackets close outside strings.
+    bare = re.sub(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'', "", text)
+    return bare.count("[") <= bare.count("]") and bare.count("{") <= bare.count("}")
+
+
+def _without_ours(doc: dict[str, Any]) -> dict[str, Any]:
+    doc = dict(doc)
+    servers = doc.get("mcp_servers")
+    if isinstance(servers, dict):
+        servers = {k: v for k, v in servers.items() if k != SERVER_NAME}
+        if servers:
+            doc["mcp_servers"] = servers
+        else:
+            del doc["mcp_servers"]
+    return doc
 
 
 def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
-    """``config.toml`` text with our ``[mcp_servers.context-keeper]`` table set or removed."""
-    header = f"[mcp_servers.{SERVER_NAME}]"
-    sub = f"[mcp_servers.{SERVER_NAME}."
+    """``config.toml`` text with our ``[mcp_servers.context-keeper]`` table set or removed.
+
+    The header is recognised in any spelling (``context-keeper``, ``"context-keeper"``,
+    ``'context-keeper'``, spaces around dots). On install only ``command`` and ``args`` of an
+    existing table are replaced; other keys the user added (``env``, ``startup_timeout_sec``,
+    sub-tables) stay. Raises ``StoreError`` when the file does not parse, or when our entry is
+    spelled some other way (an inline table, dotted keys) that this text edit would duplicate.
+    """
+    ours = ("mcp_servers", SERVER_NAME)
+    try:
+        before = _toml_parse(text)
+    except ValueError as exc:
+        raise StoreError(f"does not parse as TOML ({exc}); nothing was written. Fix it by hand, "
+                         "or use --print and paste the entry.") from exc
     lines = text.splitlines(keepends=True)
-    out: list[str] = []
-    skipping = False
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    sections: list[tuple[tuple[str, ...] | None, list[str]]] = [(None, [])]  # (header key, lines)
     for line in lines:
-        stripped = line.strip()
-        if stripped.startswith("["):
-            skipping = stripped.replace(" ", "") in (header,) or stripped.replace(" ", "").startswith(sub)
-        if not skipping:
-            out.append(line)
-    body = "".join(out).rstrip("\n")
-    if spec is not None:
-        body = (body + "\n\n" if body else "") + codex_block(spec).rstrip("\n")
-    return body + "\n" if body else ""
+        key = _table_header(line)
+        if key is not None:
+            sections.append((key, [line]))
+        else:
+            sections[-1][1].append(line)
+    found = any(key == ours for key, _ in sections)
+    out: list[str] = []
+    for key, body in sections:
+        if key is not None and key[:2] == ours:
+            if spec is None:
+                continue
+            if key == ours:
+                body = [body[0], *(line + "\n" for line in _codex_spec_lines(spec)),
+                        *_drop_keys(body[1:], {"command", "args"})]
+        out.extend(body)
+    result = "".join(out)
+    if spec is not None and not found:
+        result = result.rstrip("\n")
+        result = (result + "\n\n" if result else "") + codex_block(spec)
+    elif spec is None:
+        result = result.rstrip("\n") + "\n" if result.strip() else ""
+    # The edit is textual; check its outcome so that a spelling it missed can never produce an
+    # invalid file, a duplicate, or a lost user entry.
+    refusal = StoreError(f"defines mcp_servers.{SERVER_NAME} in a form install cannot edit (it is not a "
+                         f"[mcp_servers.{SERVER_NAME}] table); nothing was written. Edit it by hand.")
+    try:
+        after = _toml_parse(result)
+    except ValueError as exc:
+        raise refusal from exc
+    if before is not None and after is not None:
+        old, new = (doc.get("mcp_servers") for doc in (before, after))
+        old = old.get(SERVER_NAME) if isinstance(old, dict) else None
+        new = new.get(SERVER_NAME) if isinstance(new, dict) else None
+        expected = None if spec is None else {**(old if isinstance(old, dict) else {}), **spec}
+        if new != expected or _without_ours(after) != _without_ours(before):
+            raise refusal
+    return result
 
 
 # ------------------------------------------------------------------ files
@@ -284,7 +461,10 @@ def _load_json(path: Path, text: str | None) -> dict[str, Any]:
 def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> Change:
     before = _read(path)
     data = _load_json(path, before)
-    after_data = edit(data)
+    try:
+        after_data = edit(data)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path}: {exc}", field=exc.field) from exc
     if before is not None and after_data == data:
         return Change(path, before, before)
     after = json.dumps(after_data, indent=2, ensure_ascii=False) + "\n"
@@ -375,7 +555,10 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
             changes.append(_json_change(target.path, lambda d, s=spec, k=target.key: merge_server(d, k, s)))
         else:
             before = _read(target.path)
-            after = merge_codex(before or "", None if remove else client_server_spec(client, style, project, user))
+            try:
+                after = merge_codex(before or "", None if remove else client_server_spec(client, style, project, user))
+            except StoreError as exc:
+                raise StoreError(f"{target.path} {exc}") from exc
             changes.append(Change(target.path, before, after if (after or before is not None) else None))
     return changes
 
@@ -440,8 +623,8 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
             print(f"{verb} {change.path}" + (f" (backup: {backup.name})" if backup else ""))
     if not remove and args.client == "claude" and args.user and not args.dry_run:
         spec = server_spec(resolve_style(args.command_style))
-        print("Register the server for all projects with:\n  claude mcp add -s user "
-              f"{SERVER_NAME} -- {' '.join([spec['command'], *spec['args']])}")
+        words = [_quoted(w) if " " in w else w for w in (spec["command"], *spec["args"])]
+        print(f"Register the server for all projects with:\n  claude mcp add -s user {SERVER_NAME} -- {' '.join(words)}")
     return 0
 
 

@@ -57,3 +57,46 @@ def test_corrupt_store_still_summarises_with_a_warning(project):
     result = run("summary", cwd=project)
     assert result.returncode == 0
     assert "pipelines.json does not parse" in result.stderr
+
+
+def test_get_with_no_results_says_so_plainly(project):
+    got = run("get", "zzqx vwkj", cwd=project)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == "Nothing recorded matches.\n"
+
+
+def test_a_budget_error_names_the_cli_flag(project):
+    for command in (("get", "carrier timeouts"), ("summary",)):
+        result = run(*command, "--budget", "10", cwd=project)
+        assert result.returncode == 2
+        assert "--budget must be at least" in result.stderr and "token_budget" not in result.stderr
+
+
+def _run_into_a_closed_pipe(*args: str, cwd) -> subprocess.CompletedProcess:
+    """Like ``context-keeper ... | head`` after head has exited: every write to stdout fails."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        return subprocess.run([sys.executable, "-m", "context_keeper", *args], cwd=cwd, env=env,
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    finally:
+        os.close(write_end)
+
+
+def test_a_closed_stdout_pipe_exits_quietly(project, tmp_path):
+    for args in (("get", "carrier API calls keep timing out"),
+                 ("install", "--client", "all", "--print", "--project", str(project), "--home", str(tmp_path))):
+        result = _run_into_a_closed_pipe(*args, cwd=project)
+        assert result.stderr == "", result.stderr
+        assert result.returncode == 1
+
+
+def test_hook_help_lists_one_event_per_line(tmp_path):
+    from context_keeper.hookio import EVENTS
+
+    result = run("hook", "--help", cwd=tmp_path)
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    for event in EVENTS.values():
+        assert any(line.split()[:1] == [event.name] and event.doc in line for line in lines), event.name

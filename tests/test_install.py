@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -10,8 +13,14 @@ from pathlib import Path
 import pytest
 
 from context_keeper import install
-from context_keeper.errors import StoreError
+from context_keeper.errors import InvalidInput, StoreError
 from tests.hook_helpers import hook_env
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = None
+needs_tomllib = pytest.mark.skipif(tomllib is None, reason="needs tomllib (Python 3.11+)")
 
 OTHER_SETTINGS = {
     "permissions": {"allow": ["Bash(npm test)"]},
@@ -173,7 +182,8 @@ def test_print_shows_a_config_without_writing(project: Path, tmp_path: Path):
 
 
 def test_command_styles():
-    assert install.hook_command("scope-guard", "console") == "context-keeper-hook scope-guard"
+    console = install.hook_command("scope-guard", "console", script="/venv/bin/context-keeper-hook")
+    assert console == '"/venv/bin/context-keeper-hook" scope-guard' and install.is_our_command(console)
     module = install.hook_command("scope-guard", "module", python="/py")
     assert module == '"/py" -m context_keeper.hookio scope-guard' and install.is_our_command(module)
     launcher = install.hook_command("scope-guard", "launcher", python="/py")
@@ -184,7 +194,8 @@ def test_command_styles():
 
 
 @pytest.mark.parametrize("command,ours", [
-    ("context-keeper-hook session-start", True),
+    ("context-keeper-hook session-start", True),  # the bare form older versions wrote
+    ('"/home/me/.venv/bin/context-keeper-hook" session-start', True),
     ("python /path/to/context-keeper/hooks/session_start.py", True),
     ("python3 ~/tools/my-hooks/hooks/session_start.py", False),
     ("echo session_start.py", False),
@@ -196,10 +207,138 @@ def test_ownership_of_hook_commands(command, ours):
 
 
 def test_merge_refuses_a_non_object_hooks_key():
-    with pytest.raises(Exception):
+    with pytest.raises(InvalidInput):
         install.merge_claude_hooks({"hooks": []}, [("Stop", None, "context-keeper-hook post-compact", 30)])
 
 
 def test_load_json_names_the_parse_position(tmp_path: Path):
     with pytest.raises(StoreError, match="line 1, column"):
         install._load_json(tmp_path / "x.json", "{nope")
+
+
+# ------------------------------------------------------------------ settings of an unexpected shape
+
+
+@pytest.mark.parametrize("value", [{"hooks": []}, {"matcher": "", "hooks": [{"type": "command", "command": "x"}]},
+                                   "echo hi", None])
+def test_an_event_that_is_not_a_list_is_refused_naming_file_and_key(project: Path, tmp_path: Path, value):
+    path = project / ".claude" / "settings.json"
+    _write(path, {"hooks": {"Stop": value, "PreToolUse": OTHER_SETTINGS["hooks"]["PreToolUse"]}})
+    before = path.read_bytes()
+    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert str(path) in proc.stderr and '"hooks.Stop"' in proc.stderr and "expects a list" in proc.stderr
+    assert path.read_bytes() == before and not (project / ".mcp.json").exists()
+    assert not list(path.parent.glob("*.bak-*"))
+
+
+def test_an_odd_event_we_do_not_write_to_is_left_alone():
+    settings = {"hooks": {"Notification": {"hooks": []}}}
+    merged = install.merge_claude_hooks(settings, [("Stop", None, "context-keeper-hook post-compact", 30)])
+    assert merged["hooks"]["Notification"] == {"hooks": []} and len(merged["hooks"]["Stop"]) == 1
+
+
+# ------------------------------------------------------------------ codex config.toml
+
+
+CODEX_SPEC = {"command": "/venv/bin/context-keeper", "args": ["serve"]}
+
+
+@needs_tomllib
+@pytest.mark.parametrize("header", ['[mcp_servers."context-keeper"]', "[mcp_servers.'context-keeper']",
+                                    "[ mcp_servers . context-keeper ]", "[mcp_servers.context-keeper]  # ours"])
+def test_codex_recognises_every_spelling_of_our_table(header):
+    text = f'model = "o4"\n\n{header}\ncommand = "context-keeper"\nargs = ["serve"]\n\n[profiles.fast]\nmodel = "m"\n'
+    merged = install.merge_codex(text, CODEX_SPEC)
+    parsed = tomllib.loads(merged)
+    assert parsed["mcp_servers"]["context-keeper"] == CODEX_SPEC and parsed["profiles"] == {"fast": {"model": "m"}}
+    assert install.merge_codex(merged, CODEX_SPEC) == merged
+    assert tomllib.loads(install.merge_codex(merged, None)) == {"model": "o4", "profiles": {"fast": {"model": "m"}}}
+
+
+@needs_tomllib
+def test_codex_reinstall_keeps_keys_the_user_added(project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('[mcp_servers."context-keeper"]\n# pinned by me\ncommand = "context-keeper"\nargs = [\n  "serve",\n]\n'
+                    'env = { CONTEXT_KEEPER_PROJECT = "/src/app" }\nstartup_timeout_sec = 30\n\n'
+                    '[mcp_servers."context-keeper".tools.get_context]\nenabled = true\n', encoding="utf-8")
+    proc = _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    text = path.read_text(encoding="utf-8")
+    ours = tomllib.loads(text)["mcp_servers"]["context-keeper"]
+    assert ours["env"] == {"CONTEXT_KEEPER_PROJECT": "/src/app"} and ours["startup_timeout_sec"] == 30
+    assert ours["tools"] == {"get_context": {"enabled": True}} and "# pinned by me" in text
+    assert ours["args"][-1] == "serve" and Path(ours["command"]).is_absolute()
+
+
+@needs_tomllib
+@pytest.mark.parametrize("text", ['[mcp_servers]\ncontext-keeper = { command = "x", args = [] }\n',
+                                  'mcp_servers.context-keeper.command = "x"\n', "[mcp_servers\n"])
+def test_codex_refuses_what_it_cannot_edit_safely(project: Path, tmp_path: Path, text):
+    home = tmp_path / "home"
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    proc = _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 5 and "Traceback" not in proc.stderr and str(path) in proc.stderr
+    assert path.read_text(encoding="utf-8") == text
+
+
+# ------------------------------------------------------------------ absolute commands
+
+
+def _fake_install(bin_dir: Path) -> None:
+    """A venv-like bin directory whose console scripts answer with their name and arguments."""
+    bin_dir.mkdir(parents=True)
+    for name in ("context-keeper", "context-keeper-hook"):
+        script = bin_dir / name
+        script.write_text(f'#!/bin/sh\necho "{name} $*"\n', encoding="utf-8")
+        script.chmod(script.stat().st_mode | stat.S_IXUSR)
+
+
+def test_console_commands_are_absolute_paths(monkeypatch, tmp_path: Path):
+    bin_dir = tmp_path / "venv" / "bin"
+    _fake_install(bin_dir)
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert install.resolve_style("console") == "console"
+    assert install.hook_command("session-start", "console") == f'"{bin_dir}/context-keeper-hook" session-start'
+    assert install.server_spec("console") == {"command": str(bin_dir / "context-keeper"), "args": ["serve"]}
+    assert install.server_spec("module")["command"] == str(bin_dir / "python")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="runs the written commands through /bin/sh")
+def test_installed_wiring_runs_from_a_shell_without_the_venv_on_path(project: Path, tmp_path: Path):
+    bin_dir = tmp_path / "venv" / "bin"
+    _fake_install(bin_dir)
+    env = hook_env(PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")  # an activated venv
+    proc = subprocess.run([sys.executable, "-m", "context_keeper", "install", "--command-style", "console",
+                           "--project", str(project), "--home", str(tmp_path / "home")],
+                          cwd=project, capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    server = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["context-keeper"]
+    bare_shell = {"PATH": "/nonexistent", "HOME": str(tmp_path)}
+    for _, command in _commands(settings):
+        assert Path(shlex.split(command)[0]).is_absolute(), command
+        run = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, env=bare_shell,
+                             timeout=60, check=False)
+        assert run.returncode == 0 and "not found" not in run.stderr, (command, run.stderr)
+    assert Path(server["command"]).is_absolute() and os.access(server["command"], os.X_OK)
+
+
+def test_reinstall_replaces_the_bare_commands_older_versions_wrote(project: Path, tmp_path: Path):
+    path = project / ".claude" / "settings.json"
+    _write(path, {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "context-keeper-hook session-start"}]}]}})
+    _write(project / ".mcp.json", {"mcpServers": {"context-keeper": {"command": "context-keeper", "args": ["serve"],
+                                                                       "env": {"K": "v"}}}})
+    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    commands = [c for _, c in _commands(json.loads(path.read_text(encoding="utf-8")))]
+    assert len(commands) == len(install.CLAUDE_HOOKS) and "context-keeper-hook session-start" not in commands
+    server = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["context-keeper"]
+    assert Path(server["command"]).is_absolute() and server["env"] == {"K": "v"}
+    _cli("uninstall", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert json.loads(path.read_text(encoding="utf-8")) == {}
