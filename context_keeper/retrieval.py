@@ -24,8 +24,13 @@ GUIDANCE_NO_MATCH = (
     "not present them as established project decisions. If you settle the question, record it "
     "with record_decision / record_constraint."
 )
+GUIDANCE_NOTHING = (
+    "Nothing recorded matches this question. If you settle the question, record it with "
+    "record_decision / record_constraint."
+)
 MAX_HITS = 50
 SEMANTIC_CANDIDATES = 200
+MIN_ENTRY_TOKENS = 24  # below this an entry cannot say what it is about: skipped, counted
 
 
 MAX_QUERY_CHARS = 4000
@@ -120,7 +125,7 @@ def get_context(
     answer["top_relevance"] = round(result.top_relevance, 3) if text else None
     if text and result.top_relevance < threshold:
         answer["no_confident_match"] = True
-        answer["guidance"] = GUIDANCE_NO_MATCH
+        answer["guidance"] = GUIDANCE_NO_MATCH if answer["results"] else GUIDANCE_NOTHING
     warnings = service._warnings(store)
     if warnings:
         answer["warnings"] = warnings
@@ -198,6 +203,7 @@ def _pack(
     results: list[dict[str, Any]] = []
     seen: set[str] = set()
     used = 0
+    omitted = 0
 
     def try_add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
         nonlocal used
@@ -207,7 +213,15 @@ def _pack(
             item["shortened"] = True
         cost = entry_tokens(item) + 2
         if used + cost > budget:
-            return False
+            # Shortened further to the room left rather than dropped for a lower-ranked entry.
+            room = budget - used - (cost - entry_tokens(shortened))
+            if room < MIN_ENTRY_TOKENS:
+                return False
+            item["entry"], _ = shorten_entry(entry, room)
+            item["shortened"] = True
+            cost = entry_tokens(item) + 2
+            if used + cost > budget:
+                return False
         used += cost
         results.append(item)
         seen.add(entry["id"])
@@ -227,7 +241,8 @@ def _pack(
         predecessors = _predecessors(store, hit.kind, hit.entry)
         if predecessors:
             item["predecessor"] = "; ".join(predecessors)
-        try_add(item, hit.entry)
+        if not try_add(item, hit.entry) and not item.get("weak_match"):
+            omitted += 1
 
     if include_related:
         for primary in list(results):
@@ -241,9 +256,14 @@ def _pack(
                 if entry.get("status") == "deprecated":
                     continue
                 try_add({"score": 0.0, "type": kind.name, "related": True, "via": primary["entry"]["id"]}, entry)
-    return {
+    answer = {
         "results": results,
         "tokens_used": used,
         "token_budget": budget,
         "entries_returned": len(results),
     }
+    if omitted:
+        answer["omitted"] = omitted
+        answer["budget_note"] = (f"{omitted} more matching entr{'y' if omitted == 1 else 'ies'} did not fit in "
+                                 f"token_budget {budget}; ask again with a larger token_budget, or by id.")
+    return answer
