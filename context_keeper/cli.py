@@ -43,6 +43,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     verb = "Created" if result["created"] else "Already initialised:"
     _print(f"{verb} {result['context_dir']}\nNext: register the server with your client (see README) "
            "or try `context-keeper summary`.")
+    for warning in result.get("warnings", []):
+        _print(f"Warning: {warning}")
     return 0
 
 

@@ -192,6 +192,8 @@ def describe(report: Mapping[str, Any]) -> str | None:
                    if unchecked else "")
     if report.get("status") == "clean" or not (missing or modified):
         checked = report.get("checked_count")
+        if checked == 0 and not unchecked:
+            return None  # nothing was recorded before the compaction: nothing to say
         count = f"all {checked} active entries" if isinstance(checked, int) else "all active entries"
         return (f"Compaction check: {count} recorded before the compaction (snapshot {when}) are unchanged in the "
                 f"store.{not_checked}")

@@ -125,7 +125,13 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
             "and writes to it are refused until it is fixed.",
             file=name,
             fix="save the broken file aside and restore the last good copy" if usable else None,
-        )]
+        )] + ([] if usable else [Finding(
+            ERROR, "no_backup",
+            f"{name} has no usable last-good copy (it was never written through context-keeper, or the copy "
+            "is broken too), so `doctor --fix` cannot restore it: fix the JSON at the position above by hand, "
+            "or restore the file from version control (git checkout -- .context/" + name + ")",
+            file=name,
+        )])
     findings = []
     duplicates = _duplicates(store, kind)
     for index, problems in sorted(state.item_problems.items()):
@@ -190,6 +196,9 @@ def _check_links(store: Store) -> list[Finding]:
         known.update(state.entries_by_id)
         # ids of items skipped as malformed still exist for a reader of the file
         known.update(i["id"].strip() for i in state.raw if isinstance(i, dict) and isinstance(i.get("id"), str))
+    # Ids in a file that does not parse cannot be known: a link into it is not reported as
+    # dangling (that advice would strip real links); the corrupt file is reported instead.
+    unreadable = {KINDS[state.kind.name].prefix for state in states if state.error is not None}
     findings = []
     for state in states:
         for entry in state.entries:
@@ -200,7 +209,7 @@ def _check_links(store: Store) -> list[Finding]:
             if isinstance(supersedes, list):
                 links += [("supersedes", t) for t in supersedes if isinstance(t, str)]
             for field_name, target in links:
-                if target.strip() not in known:
+                if target.strip() not in known and target.strip().split("-")[0] not in unreadable:
                     findings.append(Finding(
                         WARNING, "dangling_link",
                         f"{entry['id']}.{field_name} names {target}, which no entry has; correct the id "

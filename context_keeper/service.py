@@ -162,7 +162,15 @@ class Service:
                     "embeddings.json\ncompaction_snapshot.json\ncompaction_report.json\n",
                     encoding="utf-8",
                 )
-        return {"success": True, "project_dir": str(root), "context_dir": str(context), "created": created}
+        answer = {"success": True, "project_dir": str(root), "context_dir": str(context), "created": created}
+        outer = next((d for d in root.parents if (d / CONTEXT_DIR).is_dir()), None)
+        if created and outer is not None:
+            answer["warnings"] = [
+                f"{outer} already has a .context/: this is a second, separate project memory inside it. "
+                f"Tools and hooks started in {root} or below now use this one, not {outer}'s. If that is "
+                f"not what you meant, remove {context} and run init in {outer} (or not at all)."
+            ]
+        return answer
 
     # ------------------------------------------------------------ record
 

@@ -100,3 +100,16 @@ def test_hook_help_lists_one_event_per_line(tmp_path):
     lines = result.stdout.splitlines()
     for event in EVENTS.values():
         assert any(line.split()[:1] == [event.name] and event.doc in line for line in lines), event.name
+
+
+def test_init_inside_a_project_warns_about_the_nested_store(tmp_path, capsys):
+    from context_keeper.cli import main
+
+    outer = tmp_path / "proj"
+    (outer / "src").mkdir(parents=True)
+    assert main(["init", str(outer)]) == 0
+    capsys.readouterr()
+    assert main(["init", str(outer / "src")]) == 0
+    out = capsys.readouterr().out
+    assert "Warning:" in out and str(outer) in out and "second, separate project memory" in out
+    assert main(["init", str(outer / "src")]) == 0 and "Warning" not in capsys.readouterr().out  # only on creation

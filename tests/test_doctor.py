@@ -218,3 +218,14 @@ def test_doctor_never_writes_without_fix(tmp_path):
         after = {p: p.read_bytes() for p in project.rglob("*") if p.is_file() and p.name != ".lock"}
         assert after == {p: b for p, b in before.items() if p.name != ".lock"}
         assert not (project / ".context" / ".last-good").exists()
+
+
+def test_a_corrupt_file_does_not_make_links_into_it_look_dangling(project: Path):
+    (project / ".context" / "decisions.json").write_text('[{"id": "dec-001",', encoding="utf-8")
+    report = doctor.diagnose(project)
+    codes = _codes(report)
+    assert "corrupt_file" in codes and "dangling_link" not in codes  # constraints link to decisions
+    no_backup = [f for f in report.findings if f.code == "no_backup"]
+    assert no_backup and "git checkout" in no_backup[0].message
+    _give_last_good(project)
+    assert "no_backup" not in _codes(doctor.diagnose(project))
