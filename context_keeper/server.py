@@ -53,8 +53,9 @@ Strs = list[str]
 Ids = list[str]
 Origin = Literal["user", "agent", "import"]
 Types = Annotated[list[str], Field(description="decisions|pipelines|constraints")]
-# Left out, get_context's budget is the config's token_budget; 0 is refused like 1-49 (the minimum).
-ContextBudget = Annotated[int, Field(ge=50, le=200_000, description="Max tokens in the answer (default: config token_budget)")]
+# 0 (or left out) means the config's token_budget, as it always has; 1-49 is refused by the
+# service with a message naming the minimum (a schema cannot say "0 or at least 50").
+ContextBudget = Annotated[int, Field(ge=0, le=200_000, description="Max tokens in the answer, at least 50 (0 = config token_budget)")]
 QueryBudget = Annotated[int, Field(ge=0, le=200_000, description="Max tokens in the answer (0 = no limit)")]
 IsoDate = Annotated[str, Field(description="ISO date, e.g. 2026-01-31")]
 Alternatives = Annotated[list[dict[str, str] | str], Field(description="[{option, reason_rejected}]")]
@@ -272,7 +273,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         types: Types = [],
         since: IsoDate = "",
         before: IsoDate = "",
-        token_budget: ContextBudget = 0,  # the default is not validated: 0 here means "left out"
+        token_budget: ContextBudget = 0,
         include_related: bool = True,
         min_relevance: Annotated[float, Field(ge=0, le=1, description="Abstention threshold (0 = config)")] = 0.0,
         include_deprecated: bool = False,

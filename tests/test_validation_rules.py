@@ -169,8 +169,8 @@ def test_scope_inside_the_project_is_stored_relative(service, project, given, ke
 # ------------------------------------------------------------------ 4. argument errors over MCP
 
 ARGUMENT_ERRORS = [
-    ("get_context", {"token_budget": 0}, ["token_budget", "got 0", "from 50 to 200000"]),
-    ("get_context", {"token_budget": 10}, ["token_budget", "got 10", "from 50 to 200000"]),
+    ("get_context", {"query": "carriers", "token_budget": 10}, ["token_budget", "at least 50", "got 10"]),
+    ("get_context", {"token_budget": 300000}, ["token_budget", "got 300000", "from 0 to 200000"]),
     ("get_context", {"token_budget": "lots"}, ["token_budget", "'lots'", "an integer"]),
     ("get_context", {"min_relevance": 3}, ["min_relevance", "got 3", "from 0 to 1"]),
     ("get_project_summary", {"token_budget": 5}, ["token_budget", "got 5", "from 100 to 50000"]),
@@ -195,9 +195,10 @@ async def test_argument_errors_read_as_one_sentence_per_field(service, mode, too
 
 
 @pytest.mark.anyio
-async def test_leaving_out_token_budget_still_means_the_config_default(service):
+async def test_leaving_out_token_budget_or_zero_means_the_config_default(service):
     async with connect(service, "legacy") as client:
         answer = await ok(client, "get_context", {"query": "carrier API retries"})
+        zero = await ok(client, "get_context", {"query": "carrier API retries", "token_budget": 0})
         unlimited = await ok(client, "query_entries", {"token_budget": 0, "limit": 5})
-    assert answer["token_budget"] == 4000
+    assert answer["token_budget"] == zero["token_budget"] == 4000  # 0 has always meant the default
     assert unlimited["entries_returned"] == 5  # 0 stays "no limit" for query_entries
