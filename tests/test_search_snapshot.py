@@ -137,3 +137,22 @@ def test_a_server_write_refreshes_the_snapshot_in_the_background(project: Path):
     assert path.stat().st_mtime_ns == written  # the prompt restored it, built nothing
     assert "dec-032" in text
     assert not (project / ".context" / "hook.log").exists()
+    deadline = time.monotonic() + 30
+    while _zombie_children() and time.monotonic() < deadline:  # the server reaps what it started
+        time.sleep(0.05)
+    assert _zombie_children() == []
+
+
+def _zombie_children() -> list[int]:
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    found = []
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] == "Z" and int(fields[1]) == os.getpid():
+            found.append(int(stat.parent.name))
+    return found

@@ -302,23 +302,35 @@ def refresh(root: str) -> None:
     if os.path.exists(os.path.join(context_dir, scope_index.INDEX_FILE)):
         scope_index.build(root)
     if os.path.exists(os.path.join(context_dir, SNAPSHOT_FILE)):
-        spawn("context_keeper.hooks.user_prompt", "rebuild_main", root, site=True)
+        pid = spawn("context_keeper.hooks.user_prompt", "rebuild_main", root, site=True)
+        if pid is not None:
+            # The server lives on: reap the child when it ends, or every rebuild leaves a zombie.
+            import threading
+
+            threading.Thread(target=_reap, args=(pid,), daemon=True).start()
 
 
-def spawn(module: str, function: str, root: str, *, site: bool = False) -> bool:
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except (ChildProcessError, OSError):
+        pass
+
+
+def spawn(module: str, function: str, root: str, *, site: bool = False) -> int | None:
     """Start ``module.function(root)`` in a detached process: its own session, stdio on
     /dev/null, so a client waiting for a hook's output and exit (or a server's caller) does not
-    wait for it. ``site``: the function needs the installed dependencies. False where
-    ``posix_spawn`` is missing (Windows): the caller does the work inline or leaves it."""
+    wait for it. ``site``: the function needs the installed dependencies. Returns the child's
+    pid (a long-lived caller must reap it), or None where ``posix_spawn`` is missing (Windows):
+    the caller does the work inline or leaves it."""
     start = getattr(os, "posix_spawn", None)
     if start is None or not sys.executable:
-        return False
+        return None
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = f"import sys; sys.path.insert(0, sys.argv[1]); from {module} import {function}; {function}(sys.argv[2])"
     args = [sys.executable, *([] if site else ["-S"]), "-c", code, package_parent, root]
     quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY, 0) for fd in (0, 1, 2)]
     try:
-        start(sys.executable, args, dict(os.environ), file_actions=quiet, setsid=True)
+        return start(sys.executable, args, dict(os.environ), file_actions=quiet, setsid=True)
     except (OSError, ValueError, TypeError):
-        return False
-    return True
+        return None

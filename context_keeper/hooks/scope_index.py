@@ -247,9 +247,10 @@ def _now() -> float:
 
 
 def _spawn_rebuild(root: str) -> bool:
+    """Started by a hook process, which exits right after: the child needs no reaping."""
     from context_keeper.hooks.cache import spawn
 
-    return spawn("context_keeper.hooks.scope_index", "rebuild_main", root)
+    return spawn("context_keeper.hooks.scope_index", "rebuild_main", root) is not None
 
 
 def rebuild_main(root: str) -> None:
