@@ -5,10 +5,10 @@ holds ``.context/`` → the nearest parent holding ``.context/`` (starting from
 ``CLAUDE_PROJECT_DIR`` when a client sets it, else the cwd). A directory found by walking up is
 only used when ``.context/`` already exists there; nothing is created implicitly.
 
-An explicit directory may be any directory inside the project: the nearest one at or above it
-holding ``.context/`` is used, without crossing a repository root (a directory holding
-``.git``). When there is none, the directory itself is the project (a first write creates its
-``.context/``).
+An explicit directory may be any directory inside a repository: the nearest directory at or
+above it holding ``.context/``, not above the repository root (the first directory holding
+``.git``), is used, else the repository root. Outside any repository the directory itself is the
+project. Either way a first write creates ``.context/`` there.
 """
 
 from __future__ import annotations
@@ -38,13 +38,14 @@ def _explicit(path: str, source: str) -> Path:
 
 
 def _enclosing_project(start: Path) -> Path | None:
-    """The nearest directory at or above ``start`` holding ``.context/``, not above the first
-    repository root (``.git``) on the way."""
+    """Within the repository holding ``start``: the nearest directory at or above it holding
+    ``.context/``, else the repository root. None outside any repository."""
+    found = None
     for directory in (start, *start.parents):
-        if (directory / CONTEXT_DIR).is_dir():
-            return directory
+        if found is None and (directory / CONTEXT_DIR).is_dir():
+            found = directory
         if (directory / ".git").exists():
-            return None
+            return found or directory
     return None
 
 

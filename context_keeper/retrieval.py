@@ -206,19 +206,24 @@ def _pack(
     used = 0
     omitted = 0
 
+    # No one entry takes more than a third of a small budget: a long first match is shortened
+    # instead of crowding out the next ones (at the default budget this is above max_entry_tokens).
+    per_entry = min(max_entry_tokens, max(MIN_ENTRY_TOKENS, budget // 3))
+
     def try_add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
         nonlocal used
-        shortened, cut = shorten_entry(entry, max_entry_tokens)
+        shortened, cut = shorten_entry(entry, per_entry)
         item["entry"] = shortened
         if cut:
             item["shortened"] = True
         cost = entry_tokens(item) + 2
         if used + cost > budget:
-            # Shortened further to the room left rather than dropped for a lower-ranked entry.
+            # Shortened further rather than dropped for a lower-ranked entry: to half the room
+            # left, so the entries after it still get some (all of it when that is too little).
             room = budget - used - (cost - entry_tokens(shortened))
             if room < MIN_ENTRY_TOKENS:
                 return False
-            item["entry"], _ = shorten_entry(entry, room)
+            item["entry"], _ = shorten_entry(entry, room // 2 if room // 2 >= MIN_ENTRY_TOKENS else room)
             item["shortened"] = True
             cost = entry_tokens(item) + 2
             if used + cost > budget:

@@ -105,10 +105,13 @@ def argument_errors(tool: str, exc: ValidationError, schema: dict[str, Any]) -> 
         if not loc:
             continue
         field = loc[0]
-        where = field + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc[1:])
-        if where in seen:
-            continue  # a union reports one error per member; one sentence per field is enough
-        seen.add(where)
+        # Union members show up in the location ("dict[str,str]", "str"): not part of the path.
+        path = [p for p in loc[1:] if "[" not in p and "(" not in p and p not in _TYPE_NAMES]
+        where = field + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in path)
+        element = field + (f"[{path[0]}]" if path and path[0].isdigit() else "")
+        if element in seen:
+            continue  # a union reports one error per member; one sentence per field or item is enough
+        seen.add(element)
         if error.get("type") == "missing":
             sentences.append(f"{where} is required ({_allowed(props.get(field))}).")
             continue
@@ -116,6 +119,10 @@ def argument_errors(tool: str, exc: ValidationError, schema: dict[str, Any]) -> 
         allowed = _allowed(props.get(field)) if len(loc) == 1 else str(error.get("msg", "")).lower()
         sentences.append(f"{where}: got {given}; allowed: {allowed}.")
     return f"{tool}: invalid arguments. " + " ".join(sentences or [str(exc.errors(include_url=False))])
+
+
+_TYPE_NAMES = frozenset({"str", "int", "float", "bool", "dict", "list", "none", "null", "json-or-python",
+                         "function-after", "function-before", "function-wrap", "union", "tagged-union"})
 
 
 def _show(value: Any) -> str:

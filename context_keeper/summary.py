@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_GROUPS = 8
+MIN_ROOM = 12  # tokens: below this no further line is started
 
 
 def _active(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -95,7 +96,7 @@ class _Packer:
         (an empty heading tells the reader nothing)."""
         if not items:
             return
-        if not self.fits([heading, line_of(items[0])]):
+        if not self.fits([heading, line_of(items[0])]) or self.budget - self.used - _cost([heading]) < MIN_ROOM:
             self.dropped[what] += len(items)
             return
         self.add(heading)
@@ -104,7 +105,7 @@ class _Packer:
     def add_many(self, items: Sequence[Any], line_of, what: str) -> None:
         """Add lines until the budget is spent; count the rest without rendering them."""
         for i, item in enumerate(items):
-            if self.budget - self.used < 12:
+            if self.budget - self.used < MIN_ROOM:
                 self.dropped[what] += len(items) - i
                 return
             self.add(line_of(item), what)
@@ -150,8 +151,11 @@ def build_summary(
     pipelines = sorted(active_pipelines, key=lambda e: id_sort_key(e["id"]))
     pipeline_line = lambda p: render.pipeline_line(p, max_steps=5)  # noqa: E731
     advisory_line = lambda c: render.constraint_line(c, reason_chars=0)  # noqa: E731
-    reserve = _capped_cost("\nPipelines:", pipelines, pipeline_line, int(packer.budget * 0.2))
-    reserve += _capped_cost("\nConstraints (advisory):", advisory, advisory_line, int(packer.budget * 0.1))
+    # Advisory rules only once every absolute one is shown: they never outrank them.
+    advisory = advisory if not packer.dropped["constraints"] else []
+    advisory_dropped = len(active_constraints) - len(absolute) - len(advisory)
+    advisory_reserve = _capped_cost("\nConstraints (advisory):", advisory, advisory_line, int(packer.budget * 0.1))
+    reserve = _capped_cost("\nPipelines:", pipelines, pipeline_line, int(packer.budget * 0.2)) + advisory_reserve
 
     if active_decisions:
         packer.budget -= reserve
@@ -161,7 +165,9 @@ def build_summary(
         ordered = [d for _tag, group in groups for d in group]
         why_chars = next((w for w in (120, 60) if _capped_cost("", ordered, lambda d, w=w: render.decision_line(d, why_chars=w),
                                                                room) + 2 * len(groups) < room), 0)
-        if packer.fits(["\nDecisions:", f"[{groups[0][0]}]", render.decision_line(groups[0][1][0], why_chars=why_chars)]):
+        opening = ["\nDecisions:", f"[{groups[0][0]}]"]
+        if (packer.fits([*opening, render.decision_line(groups[0][1][0], why_chars=why_chars)])
+                and packer.budget - packer.used - _cost(opening) >= MIN_ROOM):
             packer.add("\nDecisions:")
             for tag, group in groups:
                 packer.section(f"[{tag}]", group, lambda d: render.decision_line(d, why_chars=why_chars), "decisions")
@@ -169,8 +175,11 @@ def build_summary(
             packer.dropped["decisions"] += len(active_decisions)
         packer.budget += reserve
 
+    packer.budget -= advisory_reserve  # pipelines may not eat the advisory rules' share
     packer.section("\nPipelines:", pipelines, pipeline_line, "pipelines")
+    packer.budget += advisory_reserve
     packer.section("\nConstraints (advisory):", advisory, advisory_line, "constraints")
+    packer.dropped["constraints"] += advisory_dropped
 
     dropped = dict(packer.dropped)
     if dropped:

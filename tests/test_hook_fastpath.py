@@ -78,19 +78,23 @@ def _layout(tmp_path: Path) -> dict[str, Path]:
     for d in (inner / "src", plain):
         d.mkdir(parents=True)
     (outer / ".context").mkdir()
+    (outer / ".git").mkdir()
     (inner / ".context").mkdir()
     repo_sub = outer / "vendored" / "sub"  # a repository of its own inside the project
     repo_sub.mkdir(parents=True)
     (outer / "vendored" / ".git").mkdir()
+    loose = tmp_path / "loose" / "sub"  # no repository: explicit directories are taken as they are
+    loose.mkdir(parents=True)
+    (tmp_path / "loose" / ".context").mkdir()
     return {"outer": outer, "inner": inner, "inner_src": inner / "src", "mid": outer / "pkg", "plain": plain,
-            "repo_sub": repo_sub}
+            "repo_sub": repo_sub, "loose_sub": loose, "loose": loose.parent}
 
 
 @pytest.mark.parametrize("ck,cpd,cwd", [
     (None, None, "inner_src"), (None, None, "mid"), (None, None, "plain"), (None, "outer", "inner_src"),
     (None, "plain", "inner_src"), (None, "plain", "plain"), ("outer", None, "inner_src"), ("plain", None, "inner"),
     (None, "inner", "outer"), ("relative/path", None, "inner"), ("inner_src", None, "plain"), ("mid", None, "plain"),
-    ("repo_sub", None, "plain"),
+    ("repo_sub", None, "plain"), ("loose_sub", None, "plain"), ("loose", None, "plain"),
 ])
 def test_fast_resolution_agrees_with_resolve_project(tmp_path: Path, ck, cpd, cwd):
     dirs = _layout(tmp_path)

@@ -123,6 +123,21 @@ async def test_export_never_replaces_the_store_code_or_the_repository(service, p
     assert json.loads((project / ".context" / "decisions.json").read_text(encoding="utf-8"))  # still the store
 
 
+def test_export_does_not_replace_writing_it_did_not_produce(service, project):
+    readme = project / "README.md"
+    readme.write_text("# My notes\nHand-written.\n", encoding="utf-8")
+    from context_keeper.errors import InvalidInput
+
+    with pytest.raises(InvalidInput) as refused:
+        service.export_markdown("README.md")
+    assert "was not written by export_markdown" in str(refused.value)
+    assert readme.read_text(encoding="utf-8") == "# My notes\nHand-written.\n"
+    first = service.export_markdown("docs/decisions.md")  # a new file, then its own refresh
+    assert service.export_markdown("docs/decisions.md")["path"] == first["path"]
+    (project / "DECISIONS.md").write_text("# Decisions (older tool)\n", encoding="utf-8")
+    assert service.export_markdown()["success"]  # the established target is always refreshed
+
+
 async def test_export_paths_inside_the_project_work_relative_or_absolute(service, project):
     async with connect(service, "legacy") as client:
         for target in ("DECISIONS.md", "docs/decisions.md", str(project / "notes" / "d.md")):

@@ -56,20 +56,27 @@ def test_missing_explicit_directory_is_refused(tmp_path):
         resolve_project(str(tmp_path / "missing"), env={})
 
 
-def test_an_explicit_directory_inside_the_project_resolves_to_the_project(tmp_path):
+def test_an_explicit_directory_inside_a_repository_resolves_to_its_project(tmp_path):
     from context_keeper.project import resolve_project
 
     root = tmp_path / "proj"
-    (root / ".context").mkdir(parents=True)
+    (root / ".git").mkdir(parents=True)
+    (root / ".context").mkdir()
     (root / "src" / "pkg").mkdir(parents=True)
     assert resolve_project(str(root / "src" / "pkg"), env={}) == root.resolve()
     assert resolve_project(None, env={"CONTEXT_KEEPER_PROJECT": str(root / "src")}) == root.resolve()
-    # a repository root bounds the search: a nested repository without .context/ is its own project
+    # a nested repository is its own project; without .context/ yet, its root is (not the subdirectory)
     nested = root / "vendor" / "lib"
-    nested.mkdir(parents=True)
-    (root / "vendor" / ".git").mkdir()
-    assert resolve_project(str(nested), env={}) == nested.resolve()
-    # no project anywhere above: the directory itself (a first write creates its .context/)
-    lone = tmp_path / "lone" / "dir"
-    lone.mkdir(parents=True)
+    (nested / "src").mkdir(parents=True)
+    (nested / ".git").mkdir()
+    assert resolve_project(str(nested / "src"), env={}) == nested.resolve()
+    # a repository without .context/ yet: its root, so a first write does not start a store in src/
+    fresh = tmp_path / "fresh"
+    (fresh / ".git").mkdir(parents=True)
+    (fresh / "src").mkdir()
+    assert resolve_project(str(fresh / "src"), env={}) == fresh.resolve()
+    # outside any repository the directory itself, even under another project's .context/
+    (tmp_path / "nogit" / ".context").mkdir(parents=True)
+    lone = tmp_path / "nogit" / "newproj"
+    lone.mkdir()
     assert resolve_project(str(lone), env={}) == lone.resolve()

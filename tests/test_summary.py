@@ -66,3 +66,45 @@ def test_a_big_store_shows_every_section(tmp_path):
     root = make_store(tmp_path / "big", decisions=1500, constraints=300, pipelines=100)
     text = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}).get_project_summary(2000)["summary"]
     assert "- dec-" in text and "- pipe-" in text and _empty_headings(text) == []
+
+
+def _shapes(seed: int = 7, count: int = 12):
+    import random
+
+    rng = random.Random(seed)
+    for _ in range(count):
+        nd, np_, na, nv = rng.randint(0, 40), rng.randint(0, 10), rng.randint(0, 15), rng.randint(0, 5)
+        dec = [{"id": f"dec-{i:03d}", "summary": "Decision " * rng.randint(1, 12),
+                "why_chosen": "because " * rng.randint(0, 30), "tags": [rng.choice("abcde")]} for i in range(1, nd + 1)]
+        pipes = [{"id": f"pipe-{i:03d}", "name": "P" * rng.randint(1, 40),
+                  "steps": [{"order": 1, "action": "x" * rng.randint(1, 50)}] * rng.randint(0, 7)} for i in range(1, np_ + 1)]
+        cons = [{"id": f"con-{i:03d}", "rule": "Rule " * rng.randint(1, 20), "reason": "why " * rng.randint(0, 40),
+                 "hardness": "absolute"} for i in range(1, na + 1)]
+        cons += [{"id": f"con-{i:03d}", "rule": "Adv " * rng.randint(1, 10), "hardness": "advisory"}
+                 for i in range(na + 1, na + nv + 1)]
+        yield dec, pipes, cons
+
+
+def test_no_empty_heading_and_no_overrun_across_shapes_and_budgets():
+    from context_keeper.summary import build_summary
+
+    for dec, pipes, cons in _shapes():
+        for budget in range(100, 1600, 37):
+            text = build_summary("x", dec, pipes, cons, token_budget=budget)["summary"]
+            assert _empty_headings(text) == [], (budget, text)
+            assert estimate_tokens(text) <= budget
+
+
+def test_advisory_rules_never_show_while_absolute_ones_are_cut(service):
+    from context_keeper.model import KINDS
+
+    store = service.store()
+    absolute = [c["id"] for c in store.entries(KINDS["constraint"])
+                if c.get("status") == "active" and c.get("hardness") == "absolute"]
+    seen_advisory = False
+    for budget in (300, 500, 800, 1100, 1500, 2000):
+        text = service.get_project_summary(budget)["summary"]
+        if "Constraints (advisory):" in text:
+            seen_advisory = True
+            assert all(f"- {cid} " in text for cid in absolute), budget
+    assert seen_advisory

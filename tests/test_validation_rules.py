@@ -202,3 +202,31 @@ async def test_leaving_out_token_budget_or_zero_means_the_config_default(service
         unlimited = await ok(client, "query_entries", {"token_budget": 0, "limit": 5})
     assert answer["token_budget"] == zero["token_budget"] == 4000  # 0 has always meant the default
     assert unlimited["entries_returned"] == 5  # 0 stays "no limit" for query_entries
+
+
+def test_stored_values_sent_back_unchanged_are_accepted(project):
+    """A client that reads an entry and writes it back must be able to edit a legacy entry."""
+    import json as _json
+
+    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
+    path = project / ".context" / "decisions.json"
+    items = _json.loads(path.read_text(encoding="utf-8"))
+    items[1] = dict(items[1], status="superseded", superseded_by="dec-077")  # a successor long gone
+    path.write_text(_json.dumps(items, indent=2), encoding="utf-8")
+    entry_id = items[1]["id"]
+    service.update_entry(entry_id, {"status": "superseded", "superseded_by": "dec-077", "tags": ["legacy"]})
+    cpath = project / ".context" / "constraints.json"
+    cons = _json.loads(cpath.read_text(encoding="utf-8"))
+    cons[0] = dict(cons[0], scope="../shared/app/")
+    cpath.write_text(_json.dumps(cons, indent=2), encoding="utf-8")
+    service.update_entry(cons[0]["id"], {"scope": "../shared/app/", "tags": ["legacy"]})
+    with pytest.raises(InvalidInput):  # a new bad value is still refused
+        service.update_entry(cons[0]["id"], {"scope": "../elsewhere/"})
+
+
+@pytest.mark.anyio
+async def test_nested_argument_errors_name_the_item_once_without_type_names(service):
+    async with connect(service, "legacy") as client:
+        is_error, text = await call(client, "record_decision", {
+            "summary": "Use zones for picking", "problem": "x" * 50, "why_chosen": "y" * 70, "alternatives": [{"option": 1}]})
+    assert is_error and text.count("alternatives[0]") == 1 and "dict[" not in text and ".str" not in text

@@ -74,13 +74,27 @@ def resolution_key(env: Mapping[str, str], cwd: str | None) -> str:
     return "\x1f".join((env.get(ENV_PROJECT, ""), env.get(ENV_CLIENT_PROJECT, ""), cwd or os.getcwd()))
 
 
-def _walk_up(start: str, stop_at_repository: bool = False) -> str | None:
+def _enclosing_project(start: str) -> str | None:
+    """``project._enclosing_project`` for an explicit directory, when it leads to a
+    ``.context/``: the nearest one inside the repository holding ``start``."""
+    directory, found = start, None
+    while True:
+        if found is None and os.path.isdir(os.path.join(directory, CONTEXT_DIR)):
+            found = directory
+        if os.path.exists(os.path.join(directory, ".git")):
+            return found
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            # outside a repository the explicit directory itself is the project
+            return start if os.path.isdir(os.path.join(start, CONTEXT_DIR)) else None
+        directory = parent
+
+
+def _walk_up(start: str) -> str | None:
     directory = start
     while True:
         if os.path.isdir(os.path.join(directory, CONTEXT_DIR)):
             return directory
-        if stop_at_repository and os.path.exists(os.path.join(directory, ".git")):
-            return None
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
@@ -98,7 +112,7 @@ def guess_root(env: Mapping[str, str], cwd: str | None) -> tuple[str | None, boo
         path = os.path.expanduser(explicit)
         if not os.path.isabs(path):
             return None, False  # resolve_project reports this; let it
-        found = _walk_up(os.path.realpath(path), stop_at_repository=True)
+        found = _enclosing_project(os.path.realpath(path))
         return (found, False) if found is not None else (None, True)
     starts = [env[ENV_CLIENT_PROJECT]] if env.get(ENV_CLIENT_PROJECT) else []
     starts.append(cwd or os.getcwd())
