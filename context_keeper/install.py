@@ -458,7 +458,9 @@ def _load_json(path: Path, text: str | None) -> dict[str, Any]:
     return data
 
 
-def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> Change:
+def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *, remove: bool = False) -> Change:
+    """``remove``: an uninstall; a file left holding nothing but empty containers held only our
+    entries, so it is deleted (``apply`` keeps a backup) rather than left as ``{}``."""
     before = _read(path)
     data = _load_json(path, before)
     try:
@@ -468,9 +470,18 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]]) -
     if before is not None and after_data == data:
         return Change(path, before, before)
     after = json.dumps(after_data, indent=2, ensure_ascii=False) + "\n"
-    if before is None and not after_data:
+    if (before is None or remove) and _empty(after_data):
         after = None
     return Change(path, before, after)
+
+
+def _empty(value: Any) -> bool:
+    """Nothing but empty objects and lists."""
+    if isinstance(value, dict):
+        return all(_empty(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_empty(v) for v in value)
+    return False
 
 
 def apply(change: Change, *, now: float | None = None) -> Path | None:
@@ -549,16 +560,18 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
                 (event, matcher, hook_command(ours, style, None if user else project), timeout)
                 for event, matcher, ours, timeout in CLAUDE_HOOKS
             ]
-            changes.append(_json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project)))
+            changes.append(_json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project), remove=remove))
         elif target.kind == "json-servers":
             spec = None if remove else client_server_spec(client, style, project, user)
-            changes.append(_json_change(target.path, lambda d, s=spec, k=target.key: merge_server(d, k, s)))
+            changes.append(_json_change(target.path, lambda d, s=spec, k=target.key: merge_server(d, k, s), remove=remove))
         else:
             before = _read(target.path)
             try:
                 after = merge_codex(before or "", None if remove else client_server_spec(client, style, project, user))
             except StoreError as exc:
                 raise StoreError(f"{target.path} {exc}") from exc
+            if remove and before is not None and after is not None and after != before and not after.strip():
+                after = None  # only our table was in it: delete (with a backup) rather than leave it empty
             changes.append(Change(target.path, before, after if (after or before is not None) else None))
     return changes
 

@@ -102,8 +102,7 @@ def test_round_trip_on_fresh_files_leaves_nothing_behind(project: Path, tmp_path
     home = tmp_path / "home"
     _cli("install", "--project", str(project), cwd=project, home=home)
     _cli("uninstall", "--project", str(project), cwd=project, home=home)
-    assert json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8")) == {}
-    assert json.loads((project / ".mcp.json").read_text(encoding="utf-8")) == {}
+    assert not (project / ".claude" / "settings.json").exists() and not (project / ".mcp.json").exists()
 
 
 def test_dry_run_prints_a_diff_and_writes_nothing(configured: Path, tmp_path: Path):
@@ -341,4 +340,23 @@ def test_reinstall_replaces_the_bare_commands_older_versions_wrote(project: Path
     server = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["context-keeper"]
     assert Path(server["command"]).is_absolute() and server["env"] == {"K": "v"}
     _cli("uninstall", "--project", str(project), cwd=project, home=tmp_path / "home")
-    assert json.loads(path.read_text(encoding="utf-8")) == {}
+    assert not path.exists()  # it held only our hooks (a backup is kept)
+
+
+def test_uninstall_deletes_files_that_held_only_our_entries(tmp_path: Path, monkeypatch):
+    from context_keeper.cli import main
+
+    project, home = tmp_path / "proj", tmp_path / "home"
+    (project / ".context").mkdir(parents=True)
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    assert main(["install", "--client", "claude", "--project", str(project)]) == 0
+    for client in ("vscode", "codex"):
+        assert main(["install", "--client", client, "--project", str(project), "--write"]) == 0
+    created = [project / ".claude" / "settings.json", project / ".mcp.json", project / ".vscode" / "mcp.json",
+               home / ".codex" / "config.toml"]
+    assert all(p.exists() for p in created)
+    for client in ("claude", "vscode", "codex"):
+        assert main(["uninstall", "--client", client, "--project", str(project)]) == 0
+    assert [p for p in created if p.exists()] == []
+    assert all(list(p.parent.glob(p.name + ".bak-*")) for p in created)  # each kept as a backup
