@@ -394,11 +394,13 @@ def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
                         *_drop_keys(body[1:], {"command", "args"})]
         out.extend(body)
     result = "".join(out)
+    newline = "\r\n" if "\r\n" in text else "\n"  # keep a Windows file's line endings
     if spec is not None and not found:
-        result = result.rstrip("\n")
-        result = (result + "\n\n" if result else "") + codex_block(spec)
+        result = result.rstrip("\r\n")
+        block = codex_block(spec).replace("\n", newline)
+        result = (result + newline * 2 if result else "") + block
     elif spec is None:
-        result = result.rstrip("\n") + "\n" if result.strip() else ""
+        result = result.rstrip("\r\n") + newline if result.strip() else ""
     # The edit is textual; check its outcome so that a spelling it missed can never produce an
     # invalid file, a duplicate, or a lost user entry.
     refusal = StoreError(f"defines mcp_servers.{SERVER_NAME} in a form install cannot edit (it is not a "

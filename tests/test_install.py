@@ -360,3 +360,10 @@ def test_uninstall_deletes_files_that_held_only_our_entries(tmp_path: Path, monk
         assert main(["uninstall", "--client", client, "--project", str(project)]) == 0
     assert [p for p in created if p.exists()] == []
     assert all(list(p.parent.glob(p.name + ".bak-*")) for p in created)  # each kept as a backup
+
+
+def test_codex_uninstall_keeps_a_windows_file_clean():
+    other = '[mcp_servers.other]\r\ncommand = "other"\r\n'
+    installed = install.merge_codex(other, {"command": "/x/context-keeper", "args": []})
+    removed = install.merge_codex(installed, None)
+    assert removed == other
