@@ -364,6 +364,8 @@ def test_uninstall_deletes_files_that_held_only_our_entries(tmp_path: Path, monk
 
 def test_codex_uninstall_keeps_a_windows_file_clean():
     other = '[mcp_servers.other]\r\ncommand = "other"\r\n'
+    written_on_windows = other + '\r\n[mcp_servers.context-keeper]\r\ncommand = "/x/ck"\r\nargs = []\r\n'
+    assert install.merge_codex(written_on_windows, None) == other
     installed = install.merge_codex(other, {"command": "/x/context-keeper", "args": []})
-    removed = install.merge_codex(installed, None)
-    assert removed == other
+    assert "\r\n" in installed and "\n" not in installed.replace("\r\n", "")  # one line-ending style
+    assert install.merge_codex(installed, None) == other
