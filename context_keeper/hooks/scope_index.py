@@ -326,10 +326,8 @@ def _active_entries(kind: str, items: list[tuple[int, Any]]) -> list[tuple[int, 
     them (the first of duplicate ids wins)."""
     out: list[tuple[int, dict]] = []
     seen: set[str] = set()
-    prefix = SOURCES[kind][0]
     for offset, item in items:
-        plain = _plain_index_fields(item, prefix) and (kind != "constraint" or item.get("hardness", "absolute") in HARDNESS)
-        entry = item if plain else _read_entry(kind, item)
+        entry = item if _plain_index_fields(item, kind) else _read_entry(kind, item)
         if entry is None:
             continue
         entry_id = entry["id"]
@@ -341,51 +339,37 @@ def _active_entries(kind: str, items: list[tuple[int, Any]]) -> list[tuple[int, 
     return out
 
 
-def _plain_index_fields(item: Any, prefix: str) -> bool:
-    """True when the fields the index uses (id, status, scope, tags; a constraint's hardness is
-    checked by the caller) are already as
-    ``read_entry`` would leave them (which of them it keeps never depends on other fields)."""
+def _plain_index_fields(item: Any, kind: str) -> bool:
+    """True when the fields the index uses (id, status, scope, tags, a constraint's hardness)
+    are already as ``read_entry`` would leave them (which of them it keeps never depends on
+    other fields)."""
     if type(item) is not dict:
         return False
     entry_id = item.get("id")
     status = item.get("status", "active")
     scope = item.get("scope", "")
     tags = item.get("tags", ())
-    return (type(entry_id) is str and plain_id(entry_id, prefix)
+    return (type(entry_id) is str and plain_id(entry_id, SOURCES[kind][0])
             and type(status) is str and status in STATUSES
             and type(scope) is str
-            and (tags == () or type(tags) is list and all(type(t) is str for t in tags)))
+            and (tags == () or type(tags) is list and all(type(t) is str for t in tags))
+            and (kind != "constraint" or item.get("hardness", "absolute") in HARDNESS))
 
 
 def _entry(kind: str, item: Any) -> dict | None:
-    return _plain(item, SOURCES[kind][0], _TEXT_FIELDS[kind], kind) or _read_entry(kind, item)
+    return _plain(item, kind) or _read_entry(kind, item)
 
 
-def _plain(item: Any, prefix: str, fields: tuple[str, ...], kind: str) -> dict | None:
-    """``item`` itself when every field this index uses is already as ``read_entry`` would
+def _plain(item: Any, kind: str) -> dict | None:
+    """``item`` itself when every field a rendered line uses is already as ``read_entry`` would
     leave it; None to let ``read_entry`` decide."""
-    if type(item) is not dict:
+    if not _plain_index_fields(item, kind):
         return None
-    entry_id = item.get("id")
-    if type(entry_id) is not str or not plain_id(entry_id, prefix):
-        return None
-    status = item.get("status", "active")
-    if type(status) is not str or status not in STATUSES:
-        return None
-    for name in fields:
+    for name in _TEXT_FIELDS[kind]:
         value = item.get(name)
-        if value is not None and type(value) is not str:
+        if type(value) is not str and (value is not None or name in item):
             return None
-        if value is None and name in item:
-            return None
-    tags = item.get("tags", [])
-    if type(tags) is not list or not all(type(t) is str for t in tags):
-        return None
-    if kind == "constraint":
-        hardness = item.get("hardness", "absolute")
-        if type(hardness) is not str or hardness not in HARDNESS:
-            return None
-    elif not item.get("why_chosen") and "rationale" in item:
+    if kind == "decision" and not item.get("why_chosen") and "rationale" in item:
         return None  # the legacy name: read_entry moves it over
     return item
 
