@@ -89,6 +89,8 @@ def payloads(root: Path, scoped_file: str) -> dict[str, object]:
         "post-compact (Stop), nothing pending": ("post-compact", {**base, "hook_event_name": "Stop", "stop_hook_active": False}),
         "user-prompt-submit": ("user-prompt-submit", {**base, "hook_event_name": "UserPromptSubmit",
                                                       "prompt": "how do we retry carrier API calls when they time out?"}),
+        "user-prompt-submit cold (store changed outside the server)": ("user-prompt-submit", {
+            **base, "hook_event_name": "UserPromptSubmit", "prompt": "how do we retry carrier API calls when they time out?"}),
     }
 
 
