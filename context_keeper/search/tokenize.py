@@ -16,7 +16,9 @@ _CHUNK = re.compile(r"[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*|_+[^\W_]+(?:[_./\-:@+#]+[^
 _SEPARATORS = re.compile(r"[_./\-:@+#]+")
 # camelCase / PascalCase / acronym boundaries: getUserName, HTTPServer, utf8Decode, v2Api.
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
-_APOSTROPHE = re.compile(r"(?<=\w)['’](?:s\b)?")
+# An apostrophe goes, and with it a possessive or a contraction's clitic: "they're" → "they",
+# "isn't" → "isn" (both stop words), "I'd" → "I", not the terms "theyr" and "id".
+_APOSTROPHE = re.compile(r"(?<=\w)['’](?:(?:s|re|ve|ll|d|m|t)\b)?", re.IGNORECASE)
 
 STOP_WORDS = frozenset(
     """
@@ -30,7 +32,7 @@ STOP_WORDS = frozenset(
     these they this those through thus to too under until up upon us very was wasn way we
     were weren what whatever when where whether which while who whom whose why will with
     within without won would wouldn yes yet you your yours yourself yourselves
-    anyone anything everything something someone somebody thing things stuff really actually
+    ain anyone anything everything something someone somebody thing things stuff really actually
     going gonna want wanted wants need needs needed know knew known tell told say said
     """.split()
 )
