@@ -33,7 +33,7 @@ class _Query:
     absent: float                           # share of the topical query weight the store never uses
 
 
-_LEAD_RANKS = 1          # history questions: predecessors of the first few entries lead them
+_LEAD_RANKS = 2          # history questions: predecessors of the first two entries lead them
 _SIMILAR_TERMS = 12      # similar(): candidates from the probe's heaviest terms only
 _SIMILAR_SHORTLIST = 20  # ... and exact cosine for this many of them
 

@@ -97,6 +97,8 @@ notify notification push poke websocket realtime live
 battery power energy drain
 wrong incorrect mismatch discrepancy drift inconsistent inaccurate
 blank empty white spinner loading
+accessibility accessible a11y blind impaired screenreader wcag aria keyboard contrast
+sms text texts texting textmessage
 """.strip().splitlines()
 
 
