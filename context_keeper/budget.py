@@ -18,11 +18,20 @@ CHARS_PER_TOKEN = 4
 
 
 def estimate_tokens(text: str) -> int:
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+    return chars_to_tokens(len(text))
+
+
+def chars_to_tokens(chars: int) -> int:
+    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def json_chars(value: Any) -> int:
+    """Length of ``value`` as compact JSON, the text every estimate here is taken from."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def entry_tokens(entry: Mapping[str, Any]) -> int:
-    return estimate_tokens(json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+    return chars_to_tokens(json_chars(entry))
 
 
 _SHORTEN_ORDER = (
@@ -31,10 +40,11 @@ _SHORTEN_ORDER = (
 )
 
 
-def shorten_entry(entry: Mapping[str, Any], max_tokens: int) -> tuple[dict, bool]:
+def shorten_entry(entry: Mapping[str, Any], max_tokens: int, chars: int | None = None) -> tuple[dict, bool]:
     """A copy of ``entry`` within ``max_tokens``: long text fields are cut (marked with …),
-    lists trimmed, bookkeeping dropped. Returns (entry, was_shortened)."""
-    if entry_tokens(entry) <= max_tokens:
+    lists trimmed, bookkeeping dropped. Returns (entry, was_shortened). ``chars``, when the
+    caller has it, is ``json_chars(entry)``."""
+    if chars_to_tokens(json_chars(entry) if chars is None else chars) <= max_tokens:
         return dict(entry), False
     out = dict(entry)
     for key in ("verified_sha", "schema_version", "retrieval_hints"):

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from context_keeper import diversity, model
-from context_keeper.budget import entry_tokens, shorten_entry
+from context_keeper.budget import chars_to_tokens, json_chars, shorten_entry
 from context_keeper.config import number
 from context_keeper.errors import ContextKeeperError, InvalidInput
 from context_keeper.model import KINDS
@@ -31,6 +31,9 @@ GUIDANCE_NOTHING = (
 MAX_HITS = 50
 SEMANTIC_CANDIDATES = 200
 MIN_ENTRY_TOKENS = 24  # below this an entry cannot say what it is about: skipped, counted
+# What the "entry" and "shortened" fields add to an item's compact JSON (it always has fields).
+_ENTRY_FIELD = len(',"entry":')
+_SHORTENED_FIELD = len(',"shortened":true')
 
 
 MAX_QUERY_CHARS = 4000
@@ -212,22 +215,28 @@ def _pack(
 
     def try_add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
         nonlocal used
-        shortened, cut = shorten_entry(entry, per_entry)
-        item["entry"] = shortened
-        if cut:
-            item["shortened"] = True
-        cost = entry_tokens(item) + 2
+        # Costs come from JSON lengths: the item's own fields, plus its entry, plus the
+        # "shortened" flag, add up to exactly json_chars of the finished item. Most hits of a
+        # full answer are refused, and this way a refusal costs no shortening.
+        rest = json_chars(item)
+        chars = json_chars(entry)
+        shortened, cut = shorten_entry(entry, per_entry, chars)
+        entry_chars = chars if not cut else json_chars(shortened)
+        cost = chars_to_tokens(rest + _ENTRY_FIELD + (_SHORTENED_FIELD if cut else 0) + entry_chars) + 2
         if used + cost > budget:
             # Shortened further rather than dropped for a lower-ranked entry: to half the room
             # left, so the entries after it still get some (all of it when that is too little).
-            room = budget - used - (cost - entry_tokens(shortened))
+            room = budget - used - (cost - chars_to_tokens(entry_chars))
             if room < MIN_ENTRY_TOKENS:
                 return False
-            item["entry"], _ = shorten_entry(entry, room // 2 if room // 2 >= MIN_ENTRY_TOKENS else room)
-            item["shortened"] = True
-            cost = entry_tokens(item) + 2
+            shortened, _ = shorten_entry(entry, room // 2 if room // 2 >= MIN_ENTRY_TOKENS else room, chars)
+            cut = True
+            cost = chars_to_tokens(rest + _ENTRY_FIELD + _SHORTENED_FIELD + json_chars(shortened)) + 2
             if used + cost > budget:
                 return False
+        item["entry"] = shortened
+        if cut:
+            item["shortened"] = True
         used += cost
         results.append(item)
         seen.add(entry["id"])

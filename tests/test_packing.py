@@ -36,3 +36,14 @@ def test_nothing_found_is_not_called_weak_matches(svc):
     answer = svc.get_context(query="carrier retries", tags=["no-such-tag"])
     assert answer["results"] == [] and answer["no_confident_match"]
     assert "weak matches" not in answer["guidance"] and "Nothing recorded matches" in answer["guidance"]
+
+
+@pytest.mark.parametrize("budget", [60, 150, 400, 1500, 4000])
+@pytest.mark.parametrize("query", ["carrier retries", "label printing stalls during a deploy", "handheld offline sync"])
+def test_tokens_used_is_the_estimate_of_every_returned_item(svc, budget, query):
+    # Packing adds costs up from JSON lengths instead of serialising each finished item; this
+    # holds it to the estimate of what is actually returned (each item plus 2 for the list).
+    answer = svc.get_context(query=query, token_budget=budget)
+    assert answer["results"]
+    assert answer["tokens_used"] == sum(entry_tokens(item) + 2 for item in answer["results"])
+    assert answer["tokens_used"] <= budget

@@ -143,6 +143,8 @@ class SearchIndex(InvertedIndex):
         raw relevance. Priors and filters are evaluated best-first on a shortlist that grows
         until no unexamined candidate could still enter the top ``limit`` even with the largest
         possible prior — so a query touching thousands of entries evaluates only a few dozen.
+        Relevance (coherence needs a look at every query word's postings) is computed only for
+        the candidates whose score can still place them: those at or above the ``limit``-th score.
         """
         max_raw = q.max_raw
         if limit <= 0 or not order or max_raw <= 0.0:
@@ -156,15 +158,20 @@ class SearchIndex(InvertedIndex):
                 if exhausted
                 else heapq.nlargest(k, order.items(), key=itemgetter(1))
             )
-            scored: dict[int, tuple[float, float, int]] = {}
+            scored: dict[int, float] = {}
             for slot, raw in shortlist:
                 info = self._entries[slot]
                 if info is None or not flt.passes(info):
                     continue
-                scored[slot] = self._scored(slot, info, raw, relevance, q, flt, now, history)
+                scored[slot] = raw / max_raw * flt.prior(info, now, history)
             if t.successor_credit > 0.0:
-                self._credit_successors(scored, order, relevance, q, flt, now, history)
-            best = heapq.nlargest(limit, scored.values())
+                self._credit_successors(scored, order, q, flt, now, history)
+            if len(scored) > limit:
+                kth = heapq.nlargest(limit, scored.values())[-1]
+                placed = [(v, slot) for slot, v in scored.items() if v >= kth]
+            else:
+                placed = [(v, slot) for slot, v in scored.items()]
+            best = heapq.nlargest(limit, ((v, self._relevance(q, slot, relevance), slot) for v, slot in placed))
             if exhausted:
                 return best
             ceiling = shortlist[-1][1] / max_raw * P.max_prior(history, flt.scope is not None)
@@ -172,27 +179,14 @@ class SearchIndex(InvertedIndex):
                 return best
             k *= 2
 
-    def _scored(
-        self,
-        slot: int,
-        info: _Entry,
-        raw: float,
-        relevance: dict[int, float],
-        q: _Query,
-        flt: _Filter,
-        now: float,
-        history: bool,
-    ) -> tuple[float, float, int]:
+    def _relevance(self, q: _Query, slot: int, relevance: dict[int, float]) -> float:
         rel = self.base_relevance(q, slot, relevance.get(slot, 0.0))
-        if self.tuning.confidence:
-            rel = confidence(rel)
-        return (raw / q.max_raw * flt.prior(info, now, history), rel, slot)
+        return confidence(rel) if self.tuning.confidence else rel
 
     def _credit_successors(
         self,
-        scored: dict[int, tuple[float, float, int]],
+        scored: dict[int, float],
         order: dict[int, float],
-        relevance: dict[int, float],
         q: _Query,
         flt: _Filter,
         now: float,
@@ -202,7 +196,7 @@ class SearchIndex(InvertedIndex):
         the question, often in other words: the successor gets at least ``successor_credit``
         of the replaced entry's ordering score (its own relevance is unchanged)."""
         credit = self.tuning.successor_credit
-        for slot, (score, _rel, _) in list(scored.items()):
+        for slot in list(scored):
             info = self._entries[slot]
             if info is None or info.status != "superseded":
                 continue
@@ -213,13 +207,11 @@ class SearchIndex(InvertedIndex):
             target_info = self._entries[target] if target is not None else None
             if target_info is None or target_info.status == "superseded" or not flt.passes(target_info):
                 continue
-            mine = scored.get(target) or self._scored(
-                target, target_info, order.get(target, 0.0), relevance, q, flt, now, history
-            )
+            mine = scored.get(target)
+            if mine is None:
+                mine = order.get(target, 0.0) / q.max_raw * flt.prior(target_info, now, history)
             unpenalised = order.get(slot, 0.0) / q.max_raw * flt.prior(target_info, now, False)
-            if unpenalised * credit > mine[0]:
-                mine = (unpenalised * credit, mine[1], target)
-            scored[target] = mine
+            scored[target] = max(mine, unpenalised * credit) if unpenalised * credit > mine else mine
 
     def base_relevance(self, q: _Query, slot: int, raw: float) -> float:
         """Coverage × coherence (abstain.py), before the confidence mapping."""
