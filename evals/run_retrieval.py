@@ -67,9 +67,24 @@ class Store:
     drop: frozenset[str] = frozenset()  # entry ids left out of the service's copy (ablation)
 
 
-def load_stores() -> dict[str, Store]:
+def store_dirs(paths: Iterable[Path]) -> list[Path]:
+    """Projects named on the command line: a directory holding ``.context/`` is one, any
+    other directory is searched one level down (a folder of projects, like evals/stores)."""
+    out = []
+    for path in paths:
+        path = Path(path)
+        if (path / ".context").is_dir():
+            out.append(path)
+        elif path.is_dir():
+            out.extend(p for p in sorted(path.iterdir()) if (p / ".context").is_dir())
+        else:
+            raise SystemExit(f"--stores {path}: not a directory")
+    return out
+
+
+def load_stores(dirs: Iterable[Path] | None = None) -> dict[str, Store]:
     stores = {}
-    for path in STORE_DIRS:
+    for path in STORE_DIRS if dirs is None else dirs:
         ctx = path / ".context"
         if not ctx.is_dir():
             continue
@@ -383,7 +398,9 @@ def markdown(rows: Sequence[Row]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="retrieval eval over evals/golden.jsonl")
-    parser.add_argument("--golden", type=Path, default=GOLDEN)
+    parser.add_argument("--golden", type=Path, default=GOLDEN, help="cases, one JSON object a line (default evals/golden.jsonl)")
+    parser.add_argument("--stores", type=Path, action="append", metavar="DIR", help="evaluate on these stores instead of the bundled "
+                        "ones: a project directory (with .context/) or a folder of them; a case's \"store\" is the directory name")
     parser.add_argument("--split", default="all", choices=["dev", "test", "all"])
     parser.add_argument("--engine-only", action="store_true", help="skip the service row")
     parser.add_argument("--no-references", action="store_true", help="skip naive/BM25 rows")
@@ -402,10 +419,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write_baseline and (args.semantic_url or args.min_relevance is not None):
         parser.error("--write-baseline records the default configuration only")
 
-    stores = load_stores()
+    stores = load_stores(store_dirs(args.stores) if args.stores else None)
     cases = [c for c in load_cases(args.golden) if c.store in stores]
+    if not cases:
+        parser.error(f"no case of {args.golden} names one of the stores ({', '.join(sorted(stores)) or 'none found'})")
     splits = ["dev", "test"] if args.split == "all" else [args.split]
     by_split = {s: [c for c in cases if c.split == s] for s in splits}
+    if args.split == "all":  # a case file without a test split (cases default to dev) shows its one table
+        splits = [s for s in splits if by_split[s]]
 
     overrides = {}
     for item in args.set:

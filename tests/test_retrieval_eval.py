@@ -56,3 +56,29 @@ def test_retrieval_figures_do_not_regress(figures, split):
         elif got[metric] < committed - TOLERANCE:
             worse.append(f"{metric}: {got[metric]:.3f} < {committed:.3f}")
     assert not worse, f"{split} split regressed: " + "; ".join(worse)
+
+
+def test_the_eval_runs_on_stores_given_on_the_command_line(tmp_path, capsys):
+    # Someone else's stores and questions, with no split field: one command, one table.
+    rr = _runner()
+    project = tmp_path / "stores" / "orders-app"
+    (project / ".context").mkdir(parents=True)
+    demo = ROOT / "examples" / "demo-project" / ".context"
+    for name in ("decisions.json", "constraints.json"):
+        (project / ".context" / name).write_bytes((demo / name).read_bytes())
+    golden = tmp_path / "cases.jsonl"
+    golden.write_text(
+        json.dumps({"store": "orders-app", "query": "can I edit files under migrations directly?", "kind": "positive", "expected": ["con-001"]})
+        + "\n"
+        + json.dumps({"store": "orders-app", "query": "which font does the marketing site use?", "kind": "negative", "expected": []})
+        + "\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "figures.json"
+    assert rr.main(["--stores", str(tmp_path / "stores"), "--golden", str(golden), "--no-references", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text(encoding="utf-8"))
+    assert set(figures) == {"context-keeper (service.get_context)|dev", "engine (SearchIndex)|dev"}
+    assert figures["engine (SearchIndex)|dev"]["hit@5"] == 1.0
+    assert "stores: orders-app; cases: 2" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        rr.main(["--stores", str(tmp_path / "stores"), "--golden", str(GOLDEN)])  # no case names orders-app
