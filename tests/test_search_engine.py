@@ -352,6 +352,16 @@ def test_unrelated_question_is_below_the_default_threshold():
         ("what should I start with when adding a carrier?", False),
         ("can I call the tax service before committing the invoice?", False),
         ("how do handhelds authenticate?", False),
+        ("what was the original heating logic, the plain on/off one?", True),
+        ("prior to per-device certificates, what credentials did devices present?", True),
+        ("we stopped using celery, what did we use instead?", True),
+        # A symptom described today is not a question about the past.
+        ("sync stopped working after the update", False),
+        ("the app no longer shows my notes", False),
+        ("front desk can see patients who have only ever been to another branch", False),
+        ("a few people are hoping for an earlier appointment, who gets told?", False),
+        ("release is throwing 500s, how do I get back to the previous build fast", False),
+        ("how do we stop showing a day before its data is in? yesterday it did that twice", False),
     ],
 )
 def test_questions_about_the_past_are_recognised(query, past):

@@ -32,29 +32,33 @@ def max_prior(history: bool, scoped: bool) -> float:
 
 # Cues that a question is about what used to be true.
 _HISTORY = re.compile(
-    r"\b(used to|previous(?:ly)?|originally|initially|at first|formerly|earlier|in the past|"
-    r"at some point|at one point|back then|back when|once upon|ever|"
-    r"old (?:approach|way|version|behaviou?r|design|setup|system|scheme)|"
-    r"no longer|any ?more|stopped|stop (?:doing|using)|gave up|abandon(?:ed)?|"
+    r"\b(used to|previously|originally|initially|at first|formerly|in the past|"
+    r"at some point|at one point|back then|back when|once upon|"
+    r"(?:old|earlier) (?:approach|way|version|behaviou?r|design|setup|system|scheme)|"
     r"replaced|superseded|switch(?:ed)? (?:away )?from|moved away|moved off|what happened to|"
     r"why did we (?:stop|drop|change|switch|move|remove|abandon)|history of|"
     r"was it always|did we (?:use|have|do) before)\b",
     re.IGNORECASE,
 )
-# "before X" / "start with" / "first version" are about the past only in a past-tense question ("before the merge, how did…"),
-# not in "can I call the tax service before committing?".
+# Cues that are about the past only in a past-tense sentence: "before the merge, how did…",
+# "what was the original…", "did we ever…", "we no longer use X, what was it?" — not "can I call
+# the tax service before committing?", "roll back to the previous build", "an earlier
+# appointment", "patients who have only ever been to another branch", "sync stopped working",
+# "the app no longer shows my notes" (a symptom today, which is what most questions describe).
 _BEFORE = re.compile(
-    r"\b(before|start(?:ed)? (?:out )?(?:with|on|by)|began|begin with|first (?:version|release|design))\b",
+    r"\b(before|prior to|start(?:ed)? (?:out )?(?:with|on|by)|began|begin with|first (?:version|release|design)|"
+    r"previous|original|ever|no longer|any ?more|stopped|stop (?:doing|using)|gave up|abandon(?:ed)?)\b",
     re.IGNORECASE,
 )
 _PAST_TENSE = re.compile(r"\b(did|was|were|had|used)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"[.?!;]+(?:\s+|$)")
 
 
 def asks_about_past(query: str) -> bool:
     text = query or ""
     if _HISTORY.search(text):
         return True
-    return bool(_BEFORE.search(text) and _PAST_TENSE.search(text))
+    return any(_BEFORE.search(part) and _PAST_TENSE.search(part) for part in _SENTENCE.split(text))
 
 
 _DECAY_PER_SECOND = math.log(2) / (RECENCY_HALF_LIFE_DAYS * 86400.0)
