@@ -40,7 +40,7 @@ def index(*docs):
     ("text", "expected"),
     [
         ("storage?", {"storag"}),
-        ("getUserName", {"getusername", "user", "name"}),
+        ("getUserName", {"getusernam", "user", "name"}),  # the camelCase whole is stemmed, like "getusername"
         ("snake_case", {"snake_case", "snake", "case"}),
         ("kebab-case", {"kebab-case", "kebab", "case"}),
         ("HTTPServer", {"httpserver", "http", "server"}),
@@ -66,6 +66,12 @@ def test_non_ascii_words_survive():
 def test_question_mark_glued_to_word_still_matches():
     ix = index(dec("dec-001", "Storage layout", "where the JSON storage lives"))
     assert ids(ix.search("storage?")) == ["dec-001"]
+
+
+@pytest.mark.parametrize(("written", "asked"), [("PagerDuty", "pagerduty"), ("pagerduty", "PagerDuty"), ("iOS", "ios"), ("getUserName", "getusername")])
+def test_a_camel_case_word_and_its_lower_case_spelling_meet(written, asked):
+    ix = index(dec("dec-001", f"On-call rota lives in {written}", "escalation policy"), dec("dec-002", "Other", "nothing related"))
+    assert ids(ix.search(asked))[:1] == ["dec-001"]
 
 
 def test_camel_case_query_matches_spaced_words():

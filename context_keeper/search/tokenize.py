@@ -143,7 +143,10 @@ def _chunk_terms(chunk: str) -> tuple[tuple[str, bool], ...]:
     parts = [p for p in _parts(chunk) if p]
     if len(parts) > 1:
         whole = chunk.lower()
-        out.append((whole, True))
+        # A camelCase word is stemmed whole, as the same word typed in lower case is:
+        # "PagerDuty" and "pagerduty", "iOS" and "ios" must meet. Identifiers with separators
+        # (snake_case, paths) stay verbatim.
+        out.append((whole if _SEPARATORS.search(whole) else stem(whole), True))
         # Each path segment as a whole too ("scope_guard.py" → "scope_guard"): an agent
         # naming the module without its directory should still match exactly.
         if "/" in whole:
