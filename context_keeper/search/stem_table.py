@@ -24,10 +24,11 @@ def words() -> list[str]:
 
 def live_stems() -> dict[str, str]:
     """The table as the live stemmer computes it (bypassing the seeded cache)."""
+    from context_keeper.search.spelling import american
     from context_keeper.search.tokenize import _english_stemmer
 
     stemmer = _english_stemmer()
-    return {w: (w if w.isdigit() or len(w) <= 2 else stemmer.stemWord(w)) for w in words()}
+    return {w: (w if w.isdigit() or len(w) <= 2 else stemmer.stemWord(american(w))) for w in words()}
 
 
 def generate() -> str:
@@ -498,7 +499,7 @@ STEMS: dict[str, str] = {
     'inconsistent': 'inconsist',
     'incorrect': 'incorrect',
     'init': 'init',
-    'initialise': 'initialis',
+    'initialise': 'initi',
     'initialize': 'initi',
     'injection': 'inject',
     'input': 'input',
@@ -657,7 +658,7 @@ STEMS: dict[str, str] = {
     'options': 'option',
     'order': 'order',
     'ordering': 'order',
-    'organisation': 'organis',
+    'organisation': 'organiz',
     'organization': 'organiz',
     'others': 'other',
     'otherwise': 'otherwis',
@@ -820,7 +821,7 @@ STEMS: dict[str, str] = {
     'rows': 'row',
     'salt': 'salt',
     'same': 'same',
-    'sanitise': 'sanitis',
+    'sanitise': 'sanit',
     'sanitize': 'sanit',
     'save': 'save',
     'saving': 'save',
@@ -912,7 +913,7 @@ STEMS: dict[str, str] = {
     'swap': 'swap',
     'sweep': 'sweep',
     'sync': 'sync',
-    'synchronise': 'synchronis',
+    'synchronise': 'synchron',
     'synchronization': 'synchron',
     'synchronize': 'synchron',
     'table': 'tabl',

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from context_keeper.search.spelling import american
+
 # A chunk is a run of word characters possibly joined by identifier/path punctuation.
 _CHUNK = re.compile(r"[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*|_+[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*", re.UNICODE)
 _SEPARATORS = re.compile(r"[_./\-:@+#]+")
@@ -97,7 +99,7 @@ def stem(word: str) -> str:
         else:
             if _stemmer is None:
                 _stemmer = _english_stemmer()
-            cached = _stemmer.stemWord(word)
+            cached = _stemmer.stemWord(american(word))
         if len(_stem_cache) < 200_000:
             _stem_cache[word] = cached
     return cached
