@@ -478,3 +478,30 @@ def test_rankings_do_not_depend_on_the_string_hash_seed():
                               env=env, timeout=300, check=True)
         runs.append(proc.stdout)
     assert runs[0] == runs[1]
+
+
+def test_the_shortlist_ranks_as_an_exhaustive_search_does():
+    # _rank stops examining candidates once none could still place, and computes relevance only
+    # for those at or above the limit-th score: the first k hits (scores, relevance, order) must
+    # be those of a search that examines everything.
+    import random
+
+    from context_keeper.search.tuning import Tuning
+
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(60)] + ["deploy", "cache", "retry", "sync", "label", "queue"]
+    ix = SearchIndex(Tuning(history_follows=False, history_floor=0, history_leads=False))
+    for n in range(1, 301):
+        entry = {"id": f"dec-{n:03d}", "summary": " ".join(rng.choices(words, k=5)), "problem": " ".join(rng.choices(words, k=25)),
+                 "created_at": f"2025-{rng.randint(1, 12):02d}-01T00:00:00+00:00", "origin": rng.choice(["user", "agent", "import"])}
+        if n > 20 and rng.random() < 0.6:
+            entry["status"] = "superseded"
+            entry["superseded_by"] = f"dec-{rng.randint(1, n - 1):03d}"
+        ix.upsert(Doc("decision", entry))
+    now = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    for _ in range(150):
+        query = " ".join(rng.choices(words, k=rng.randint(1, 6)))
+        full = ix.search(query, SearchOptions(now=now, limit=400)).hits
+        for k in (1, 5, 20):
+            got = ix.search(query, SearchOptions(now=now, limit=k)).hits
+            assert [(h.entry["id"], h.score, h.relevance) for h in got] == [(h.entry["id"], h.score, h.relevance) for h in full[:k]], query
