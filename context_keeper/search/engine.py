@@ -211,7 +211,7 @@ class SearchIndex(InvertedIndex):
             if mine is None:
                 mine = order.get(target, 0.0) / q.max_raw * flt.prior(target_info, now, history)
             unpenalised = order.get(slot, 0.0) / q.max_raw * flt.prior(target_info, now, False)
-            scored[target] = max(mine, unpenalised * credit) if unpenalised * credit > mine else mine
+            scored[target] = max(mine, unpenalised * credit)
 
     def base_relevance(self, q: _Query, slot: int, raw: float) -> float:
         """Coverage × coherence (abstain.py), before the confidence mapping."""

@@ -5,7 +5,7 @@ The Snowball stemmer strips "-ize" but not "-ise" ("normalize" → "normal", "no
 store written in one spelling and a question asked in the other (an agent writes "authorize",
 the team wrote "authorise") then share no term. The rules below are the regular British
 patterns; the exception lists hold the ordinary words that only look like them ("promise",
-"hour", "acre"), so those are left as they are.
+"exercise", "otherwise", "hour", "detour"), so those are left as they are.
 """
 
 from __future__ import annotations
