@@ -93,6 +93,8 @@ def cmd_get(args: argparse.Namespace) -> int:
     if args.json:
         _print(json.dumps(result, indent=2, ensure_ascii=False))
         return 0
+    for warning in result.get("warnings", []):  # a broken store file hides its entries: say so
+        print(f"warning: {warning}", file=sys.stderr)
     if not result["results"]:
         _print("Nothing recorded matches.")
         return 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -125,7 +125,16 @@ def get_context(
         result = diversity.apply(result, config.get("mmr"))
     threshold = service.min_relevance(store, min_relevance)
     max_entry = int(number(config, "max_entry_tokens", 1000))
-    answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related)
+    def admits(kind: str, entry_id: str) -> bool:
+        with state.lock:
+            return state.index.admits(kind, entry_id, options)
+
+    def predecessors(kind: str, entry: Mapping[str, Any]) -> list[str]:
+        with state.lock:
+            named = state.index.predecessors(kind, entry["id"])
+        return _predecessors(store, kind, entry, named)
+
+    answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related, admits, predecessors)
     answer["top_relevance"] = round(result.top_relevance, 3) if text else None
     if text and result.top_relevance < threshold:
         answer["no_confident_match"] = True
@@ -184,12 +193,14 @@ def _link_summary(store: Store, entry_id: str) -> dict[str, Any] | None:
             "why": entry.get("why_chosen") or entry.get("reason") or entry.get("purpose") or ""}
 
 
-def _predecessors(store: Store, kind_name: str, entry: Mapping[str, Any]) -> list[str]:
+def _predecessors(store: Store, kind_name: str, entry: Mapping[str, Any], named: Sequence[str] = ()) -> list[str]:
+    """The entries this one replaced: its own ``supersedes`` list and those whose
+    ``superseded_by`` names it (``deprecate_entry`` records only that side)."""
     ids = entry.get("supersedes") or []
     if isinstance(ids, str):
         ids = [ids]
     out = []
-    for old_id in ids:
+    for old_id in dict.fromkeys([*ids, *named]):
         old = store.state(KINDS[kind_name]).entries_by_id.get(old_id)
         if old is not None:
             out.append(f"{old_id}: {model.entry_title(KINDS[kind_name], old)}")
@@ -203,6 +214,8 @@ def _pack(
     max_entry_tokens: int,
     threshold: float | None,
     include_related: bool,
+    admits: Callable[[str, str], bool],
+    predecessors: Callable[[str, Mapping[str, Any]], list[str]],
 ) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -242,20 +255,24 @@ def _pack(
         seen.add(entry["id"])
         return True
 
+    def annotate(item: dict[str, Any], kind: str, entry: Mapping[str, Any]) -> None:
+        # A replaced entry always says so and names what replaced it, however it got here.
+        if entry.get("status") == "superseded":
+            item["history"] = True
+            successor = entry.get("superseded_by")
+            if successor:
+                item["replaced_by"] = _link_summary(store, successor)
+        replaced = predecessors(kind, entry)
+        if replaced:
+            item["predecessor"] = "; ".join(replaced)
+
     for hit in hits:
         if hit.entry["id"] in seen:
             continue
         item: dict[str, Any] = {"score": round(hit.score, 3), "relevance": round(hit.relevance, 3), "type": hit.kind}
         if threshold is not None and hit.relevance < threshold:
             item["weak_match"] = True
-        if hit.entry.get("status") == "superseded":
-            item["history"] = True
-            successor = hit.entry.get("superseded_by")
-            if successor:
-                item["replaced_by"] = _link_summary(store, successor)
-        predecessors = _predecessors(store, hit.kind, hit.entry)
-        if predecessors:
-            item["predecessor"] = "; ".join(predecessors)
+        annotate(item, hit.kind, hit.entry)
         if not try_add(item, hit.entry) and not item.get("weak_match"):
             omitted += 1
 
@@ -268,9 +285,13 @@ def _pack(
                     kind, entry = store.find(linked)
                 except ContextKeeperError:  # a dangling link is skipped, not fatal
                     continue
-                if entry.get("status") == "deprecated":
+                # The question's filters (types, tags, dates, scope, deprecated) hold for linked
+                # entries too: "tags": ["caching"] must not bring back untagged ones.
+                if entry.get("status") == "deprecated" or not admits(kind.name, entry["id"]):
                     continue
-                try_add({"score": 0.0, "type": kind.name, "related": True, "via": primary["entry"]["id"]}, entry)
+                item = {"score": 0.0, "type": kind.name, "related": True, "via": primary["entry"]["id"]}
+                annotate(item, kind.name, entry)
+                try_add(item, entry)
     answer = {
         "results": results,
         "tokens_used": used,

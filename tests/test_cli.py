@@ -59,6 +59,14 @@ def test_corrupt_store_still_summarises_with_a_warning(project):
     assert "pipelines.json does not parse" in result.stderr
 
 
+def test_get_warns_when_a_store_file_does_not_parse(project):
+    # Without the warning the decisions simply vanish from the answer.
+    (project / ".context" / "decisions.json").write_text("[{oops", encoding="utf-8")
+    result = run("get", "how long are carrier quotes cached", cwd=project)
+    assert result.returncode == 0
+    assert "decisions.json does not parse" in result.stderr
+
+
 def test_get_with_no_results_says_so_plainly(project):
     got = run("get", "zzqx vwkj", cwd=project)
     assert got.returncode == 0, got.stderr

@@ -3,6 +3,8 @@ what did not fit."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from context_keeper.budget import entry_tokens
@@ -47,3 +49,53 @@ def test_tokens_used_is_the_estimate_of_every_returned_item(svc, budget, query):
     assert answer["results"]
     assert answer["tokens_used"] == sum(entry_tokens(item) + 2 for item in answer["results"])
     assert answer["tokens_used"] <= budget
+
+
+def test_a_superseded_entry_pulled_in_by_a_link_says_what_replaced_it(tmp_path):
+    # The link target shares no word with the question, so it arrives only through related_to.
+    ctx = tmp_path / "proj" / ".context"
+    ctx.mkdir(parents=True)
+    stamp = "2025-03-01T00:00:00+00:00"
+    base = {"created_at": stamp, "updated_at": stamp, "origin": "user", "tags": []}
+    decisions = [
+        {**base, "id": "dec-001", "summary": "Handhelds present one shared site password", "problem": "Scanners must identify themselves.",
+         "why_chosen": "Simple to provision.", "status": "superseded", "superseded_by": "dec-002"},
+        {**base, "id": "dec-002", "summary": "Handhelds use signed device tokens", "problem": "A leaked site key exposed every scanner.",
+         "why_chosen": "Revocable per device.", "status": "active"},
+    ]
+    constraints = [{**base, "id": "con-001", "rule": "Never write secrets to log files", "reason": "Logs are shipped to a vendor.",
+                    "scope": "global", "hardness": "absolute", "related_to": ["dec-001"], "status": "active"}]
+    (ctx / "decisions.json").write_text(json.dumps(decisions), encoding="utf-8")
+    (ctx / "constraints.json").write_text(json.dumps(constraints), encoding="utf-8")
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path / "proj")})
+    answer = svc.get_context(query="secrets in log files", include_related=True)
+    linked = [r for r in answer["results"] if r["entry"]["id"] == "dec-001"]
+    assert linked and linked[0]["related"] is True
+    assert linked[0]["history"] is True
+    assert linked[0]["replaced_by"]["id"] == "dec-002"
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [{"types": ["constraints"]}, {"tags": ["caching"]}, {"before": "2025-07-01"}, {"since": "2025-10-01"}],
+)
+def test_linked_entries_obey_the_question_filters(svc, filters):
+    answer = svc.get_context(query="carrier quote cache for rate shopping", include_related=True, **filters)
+    related = [r for r in answer["results"] if r.get("related")]
+    for item in related:
+        entry = item["entry"]
+        if "types" in filters:
+            assert item["type"] == "constraint"
+        if "tags" in filters:
+            assert "caching" in entry.get("tags", [])
+        if "before" in filters:
+            assert entry["created_at"] < "2025-07-01"
+        if "since" in filters:
+            assert entry["created_at"] >= "2025-10-01"
+
+
+def test_an_entry_replaced_through_deprecate_names_its_predecessor(svc):
+    # The demo's supersessions were recorded on the old entry only (superseded_by).
+    answer = svc.get_context(query="how do handhelds authenticate to the API")
+    current = next(r for r in answer["results"] if r["entry"]["id"] == "dec-013-a7f3")
+    assert "dec-006" in current.get("predecessor", "")

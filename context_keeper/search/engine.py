@@ -82,6 +82,18 @@ class _Filter:
 class SearchIndex(InvertedIndex):
     """In-memory index over store entries (see the package docstring for the contract)."""
 
+    def admits(self, kind: str, entry_id: str, options: SearchOptions) -> bool:
+        """Would ``search`` with these options consider this entry (status, types, tags, dates,
+        scope)? For entries that reach an answer by another way than ranking (``related_to``)."""
+        slot = self._slots.get((kind, entry_id))
+        info = self._entries[slot] if slot is not None else None
+        return info is not None and _Filter(options).passes(info)
+
+    def predecessors(self, kind: str, entry_id: str) -> list[str]:
+        """Ids of the entries of this kind that name this one as their ``superseded_by``."""
+        slots = self._predecessors.get((kind, entry_id), ())
+        return sorted(F.entry_id(info.doc.entry) or "" for info in (self._entries[s] for s in slots) if info is not None)
+
     def _query(self, query: str) -> _Query:
         """Weighted alternatives per query word, and the raw score of a perfect match."""
         t = self.tuning
