@@ -181,7 +181,7 @@ def build_summary(
     packer.section("\nConstraints (advisory):", advisory, advisory_line, "constraints")
     packer.dropped["constraints"] += advisory_dropped
 
-    dropped = dict(packer.dropped)
+    dropped = {what: n for what, n in packer.dropped.items() if n > 0}  # a zero is not a cut
     if dropped:
         parts = ", ".join(f"{n} {what}" for what, n in dropped.items())
         note = f"\n(Budget of {token_budget} tokens reached: {parts} not shown; get_context or query_entries retrieves them.)"

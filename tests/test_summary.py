@@ -108,3 +108,13 @@ def test_advisory_rules_never_show_while_absolute_ones_are_cut(service):
             seen_advisory = True
             assert all(f"- {cid} " in text for cid in absolute), budget
     assert seen_advisory
+
+
+def test_nothing_cut_means_no_budget_note(empty_project):
+    # "Budget reached: 0 constraints not shown" told every new project its memory was cut short.
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)})
+    svc.record("constraint", {"rule": "Never log customer email addresses anywhere", "reason": "They are personal data and logs go to a vendor.",
+                              "scope": "global", "hardness": "absolute"})
+    out = svc.get_project_summary()
+    assert "Budget of" not in out["summary"]
+    assert out["dropped"] == {}

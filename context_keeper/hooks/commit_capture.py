@@ -81,10 +81,10 @@ def handle(ctx: HookContext) -> str | None:
     state.mark([key])
     shown = subject.replace("<", "‹").replace("`", "'")[:200]
     return frame(
-        f"Commit {sha} (\"{shown}\") reads like a decision, constraint or gotcha. The project memory "
-        "has no entry recorded from it in this session. If it settles something later sessions "
-        "should know, record_decision (problem, why_chosen, alternatives) or record_constraint "
-        "(rule, reason, scope) keeps the reasoning; trivial commits need nothing."
+        f"Commit {sha} (\"{shown}\") reads like a decision, constraint or gotcha. If it settles "
+        "something later sessions should know and the project memory does not hold it yet "
+        "(get_context shows what is there), record_decision (problem, why_chosen, alternatives) "
+        "or record_constraint (rule, reason, scope) keeps the reasoning; trivial commits need nothing."
     )
 
 
