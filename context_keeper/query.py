@@ -10,7 +10,7 @@ from context_keeper.budget import entry_tokens
 from context_keeper.errors import InvalidInput
 from context_keeper.model import KINDS
 from context_keeper.retrieval import check_bounds, kinds_filter, parse_date
-from context_keeper.scope import normalize_path, scope_covers
+from context_keeper.scope import project_area, scope_overlaps
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -69,7 +69,7 @@ def query_entries(
     since_t, before_t = parse_date(since, "since"), parse_date(before, "before")
     terms = [t for t in (text or "").lower().split() if t]
     any_tags, all_tags = _lower_set(tags_any), _lower_set(tags_all)
-    rel_scope = normalize_path(scope, str(store.root)) if scope else None
+    rel_scope = project_area(scope, str(store.root)) if scope else None
 
     matches: list[tuple[str, dict]] = []
     for kind_def in KINDS.values():
@@ -90,7 +90,7 @@ def query_entries(
                 continue
             if all_tags and not all_tags <= entry_tags:
                 continue
-            if rel_scope is not None and (kind_def.name != "constraint" or not scope_covers(entry.get("scope"), rel_scope)):
+            if rel_scope is not None and (kind_def.name != "constraint" or not scope_overlaps(entry.get("scope"), rel_scope)):
                 continue
             if supersedes and supersedes not in (entry.get("supersedes") or []):
                 continue

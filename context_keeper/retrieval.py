@@ -13,7 +13,7 @@ from context_keeper.budget import chars_to_tokens, json_chars, shorten_entry
 from context_keeper.config import number
 from context_keeper.errors import ContextKeeperError, InvalidInput
 from context_keeper.model import KINDS
-from context_keeper.scope import normalize_path
+from context_keeper.scope import project_area
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -99,7 +99,7 @@ def get_context(
     options = SearchOptions(
         kinds=kinds_filter(types),
         tags=frozenset(t.strip().lower() for t in tags if t.strip()) if tags else None,
-        scope=normalize_path(scope, str(store.root)) if scope else None,
+        scope=project_area(scope, str(store.root)) if scope else None,
         include_deprecated=include_deprecated,
         since=parse_date(since, "since"),
         before=parse_date(before, "before"),

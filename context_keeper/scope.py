@@ -38,6 +38,27 @@ def normalize_path(path: str, project_root: str | None = None) -> str:
     return "/".join(parts)
 
 
+def project_area(path: str, project_root: str) -> str:
+    """A file, directory or glob someone works on, relative to the project like
+    ``normalize_path``; an absolute path that reaches the project through a symlink or ``..``
+    ("/tmp/link/src/a.py" when the project is "/private/tmp/proj") is resolved first."""
+    import os
+    import posixpath
+
+    text = str(path).strip().replace("\\", "/")
+    root = str(project_root).replace("\\", "/").rstrip("/")
+    if not text:
+        return ""
+    if os.path.isabs(text):
+        real_root = os.path.realpath(root).replace("\\", "/").rstrip("/")
+        for candidate in (posixpath.normpath(text), os.path.realpath(text).replace("\\", "/")):
+            for base in (root, real_root):
+                if candidate == base or candidate.startswith(base + "/"):
+                    return normalize_path(candidate, base)
+        return normalize_path(text, root)
+    return normalize_path(posixpath.normpath(text), root)
+
+
 def is_glob(pattern: str) -> bool:
     return any(c in pattern for c in GLOB_CHARS)
 
@@ -102,3 +123,34 @@ def covers_literally(pattern: str, target: str) -> bool:
     """``scope_covers`` for a normalised, glob-free scope and a normalised path: equal, or a
     descendant on whole components."""
     return target == pattern or target.startswith(pattern + "/")
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The whole components of a glob before its first wildcard ("src/pkg/**/*.py" → "src/pkg")."""
+    parts = []
+    for part in pattern.split("/"):
+        if is_glob(part):
+            break
+        parts.append(part)
+    return "/".join(parts)
+
+
+def scope_overlaps(scope: str | None, area: str) -> bool:
+    """True when ``scope`` applies to some file of ``area`` — a normalised file, directory or
+    glob someone is working on. A file inside the area counts: working on
+    ``src/carriers/`` concerns the rule scoped to ``src/carriers/client.py``."""
+    if is_global(scope):
+        return True
+    pattern = normalize_path(scope)
+    if not pattern or not area:
+        return True
+    if is_glob(area):
+        if is_glob(pattern):
+            a, b = _literal_prefix(area), _literal_prefix(pattern)
+            return bool(a and b) and (covers_literally(a, b) or covers_literally(b, a))
+        return bool(_glob_regex(area).match(pattern)) or covers_literally(pattern, _literal_prefix(area))
+    if is_glob(pattern):
+        prefix = _literal_prefix(pattern)
+        return bool(_glob_regex(pattern).match(area)) or bool(prefix) and covers_literally(area, prefix)
+    return covers_literally(pattern, area) or covers_literally(area, pattern)
+

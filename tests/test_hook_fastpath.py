@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from context_keeper import project as project_mod
 from context_keeper.errors import ContextKeeperError
 from context_keeper.hooks import cache, leanjson
-from context_keeper.hooks.scope_guard import relative_path
+from context_keeper.hooks.scope_guard import relative_path, relative_paths
 from context_keeper.scope import covers_literally, normalize_path, scope_covers
 from context_keeper.service import Service
 from tests.hook_helpers import LAUNCHERS, hook_env, injected, payload, run_hook
@@ -156,3 +156,15 @@ def test_lean_json_round_trips_and_is_ascii(value):
     text = leanjson.dumps(value)
     text.encode("ascii")
     assert json.loads(text) == value and leanjson.loads(text) == value
+
+
+def test_an_edit_through_a_symlink_inside_the_project_gets_the_target_s_constraints(project: Path):
+    # "qlink/streams.py" writes src/packwise/queue/streams.py, which con-011 covers.
+    (project / "src" / "packwise" / "queue").mkdir(parents=True, exist_ok=True)
+    (project / "src" / "packwise" / "queue" / "streams.py").write_text("", encoding="utf-8")
+    os.symlink(project / "src" / "packwise" / "queue", project / "qlink")
+    edit = payload("pre_tool_use_edit", project, session_id="symlink",
+                   tool_input={"file_path": str(project / "qlink" / "streams.py"), "old_string": "a", "new_string": "b"})
+    text = injected(run_hook("scope_guard", edit, env=hook_env(project)))
+    assert text is not None and "con-011" in text
+    assert relative_paths(str(project / "qlink" / "streams.py"), str(project), None) == ["qlink/streams.py", "src/packwise/queue/streams.py"]

@@ -99,3 +99,22 @@ def test_an_entry_replaced_through_deprecate_names_its_predecessor(svc):
     answer = svc.get_context(query="how do handhelds authenticate to the API")
     current = next(r for r in answer["results"] if r["entry"]["id"] == "dec-013-a7f3")
     assert "dec-006" in current.get("predecessor", "")
+
+
+def test_a_directory_scope_brings_the_constraints_on_files_inside_it(svc):
+    # con-005 is scoped to src/packwise/carriers/client.py; working on the whole directory
+    # concerns it as much as editing the file does.
+    for area in ("src/packwise/carriers/", "src/packwise/**/*.py", "src/packwise/carriers/client.py"):
+        answer = svc.get_context(query="retrying carrier calls", scope=area, types=["constraints"])
+        assert "con-005" in [r["entry"]["id"] for r in answer["results"]], area
+
+
+def test_a_scope_reached_through_a_symlinked_project_path_still_matches(project, tmp_path):
+    link = tmp_path / "link"
+    link.symlink_to(project)
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(link)})
+    answer = svc.get_context(query="retrying carrier calls", scope=str(link / "src/packwise/carriers/client.py"), types=["constraints"])
+    assert "con-005" in [r["entry"]["id"] for r in answer["results"]]
+    inside = svc.get_context(query="retrying carrier calls", scope=str(project / "src/packwise/../packwise/carriers/client.py"),
+                             types=["constraints"])
+    assert "con-005" in [r["entry"]["id"] for r in inside["results"]]

@@ -37,38 +37,46 @@ def target_path(tool_input: object) -> str:
 
 def relative_path(path: str, root: str, cwd: str | None) -> str | None:
     """``path`` relative to ``root`` in POSIX form, or None when it lies outside the project."""
+    paths = relative_paths(path, root, cwd)
+    return paths[0] if paths else None
+
+
+def relative_paths(path: str, root: str, cwd: str | None) -> list[str]:
+    """Every project-relative POSIX form of ``path``: as written, and with symlinks resolved
+    when that differs ("qlink/streams.py" writes "src/queue/streams.py": both scopes apply)."""
     if not os.path.isabs(path):
         path = os.path.join(cwd or root, path)
-    candidates = [os.path.normpath(path)]
-    real = os.path.realpath(path)
-    if real not in candidates:
-        candidates.append(real)
-    for candidate in candidates:
+    out: list[str] = []
+    prefix = root.rstrip(os.sep) + os.sep
+    for candidate in (os.path.normpath(path), os.path.realpath(path)):
         if candidate == root:
-            return ""
-        prefix = root.rstrip(os.sep) + os.sep
-        if candidate.startswith(prefix):
-            rel = candidate[len(prefix):].replace(os.sep, "/")
-            return "/".join(p for p in rel.split("/") if p not in ("", "."))
-    return None
+            rel = ""
+        elif candidate.startswith(prefix):
+            rel = "/".join(p for p in candidate[len(prefix):].replace(os.sep, "/").split("/") if p not in ("", "."))
+        else:
+            continue
+        if rel not in out:
+            out.append(rel)
+    return out
 
 
 def handle(ctx: HookContext) -> str | None:
     path = target_path(ctx.payload.get("tool_input"))
     if not path or not ctx.locate():
         return None
-    rel = relative_path(path, ctx.root, ctx.cwd)
-    if not rel or rel == ".context" or rel.startswith(".context/"):
+    rels = relative_paths(path, ctx.root, ctx.cwd)
+    if not rels or any(not r or r == ".context" or r.startswith(".context/") for r in rels):
         return None
+    rel = rels[0]
     from context_keeper.hooks import scope_index
 
     data = scope_index.load(ctx.root)
 
     candidates: dict[str, tuple[str, list]] = {}  # id -> (kind, [(scope, is_glob)])
     for entry_id, scope, prefix, is_glob, kind in data.get("scoped", ()):
-        if rel.startswith(prefix):
+        if any(r.startswith(prefix) for r in rels):
             candidates.setdefault(entry_id, (kind, []))[1].append((scope, is_glob))
-    directories = rel.lower().split("/")[:-1]
+    directories = list(dict.fromkeys(c for r in rels for c in r.lower().split("/")[:-1]))
     tagged: list[str] = []
     tags = data.get("tags") or {}
     for component in directories:
@@ -85,7 +93,7 @@ def handle(ctx: HookContext) -> str | None:
         return None
     constraints, decisions = [], []
     for entry_id, (kind, scopes) in candidates.items():
-        if entry_id in fresh and _covered(scopes, rel, ctx.root):
+        if entry_id in fresh and any(_covered(scopes, r, ctx.root) for r in rels):
             (constraints if kind == "constraint" else decisions).append(entry_id)
     tagged = sorted((i for i in tagged if i in fresh), key=_id_number, reverse=True)
     decisions += tagged[: max(0, MAX_TAGGED_DECISIONS - len(decisions))]

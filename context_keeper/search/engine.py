@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from operator import itemgetter
 
-from context_keeper.scope import is_global, scope_covers
+from context_keeper.scope import is_global, scope_overlaps
 from context_keeper.search import fields as F
 from context_keeper.search import priors as P
 from context_keeper.search.abstain import DEFAULT_MIN_RELEVANCE, coherence, confidence, normalise
@@ -63,7 +63,7 @@ class _Filter:
             if self.before is not None and info.created >= self.before:
                 return False
         if self.scope is not None and info.scopes is not None:
-            if not any(is_global(s) or scope_covers(s, self.scope) for s in info.scopes):
+            if not any(scope_overlaps(s, self.scope) for s in info.scopes):
                 return False
         return True
 
@@ -74,7 +74,7 @@ class _Filter:
         elif history:
             prior *= P.HISTORY_CURRENT_PRIOR
         if self.scope is not None and info.scopes is not None:
-            if any(not is_global(s) and scope_covers(s, self.scope) for s in info.scopes):
+            if any(not is_global(s) and scope_overlaps(s, self.scope) for s in info.scopes):
                 prior *= P.SCOPE_MATCH_PRIOR
         return prior
 
