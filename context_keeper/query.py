@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from context_keeper import model
 from context_keeper.budget import entry_tokens
-from context_keeper.errors import InvalidInput
+from context_keeper.errors import ContextKeeperError, InvalidInput
 from context_keeper.model import KINDS
 from context_keeper.retrieval import check_bounds, kinds_filter, parse_date
 from context_keeper.scope import project_area, scope_overlaps
@@ -31,6 +32,9 @@ def _text_of(entry: Mapping[str, Any]) -> str:
 
     walk({k: v for k, v in entry.items() if k not in ("created_at", "updated_at", "verified_at", "verified_sha")})
     return " ".join(parts).lower()
+
+
+_WORD = re.compile(r"\w(?:[\w./\-]*\w)?")
 
 
 def _lower_set(values: Sequence[str] | None) -> set[str]:
@@ -67,9 +71,19 @@ def query_entries(
     if limit < 1:
         raise InvalidInput("limit must be at least 1", field="limit")
     since_t, before_t = parse_date(since, "since"), parse_date(before, "before")
-    terms = [t for t in (text or "").lower().split() if t]
+    # Words without the punctuation glued to them ("storage?", "Redis,"); identifier and path
+    # punctuation inside a word stays ("scope_guard.py").
+    terms = _WORD.findall((text or "").lower())
     any_tags, all_tags = _lower_set(tags_any), _lower_set(tags_all)
     rel_scope = project_area(scope, str(store.root)) if scope else None
+    # An entry replaced with deprecate_entry(superseded_by=...) names its successor; the
+    # successor itself may not list it in "supersedes".
+    successor_of_named = None
+    if supersedes:
+        try:
+            successor_of_named = store.find(supersedes)[1].get("superseded_by")
+        except ContextKeeperError:
+            pass
 
     matches: list[tuple[str, dict]] = []
     for kind_def in KINDS.values():
@@ -92,7 +106,7 @@ def query_entries(
                 continue
             if rel_scope is not None and (kind_def.name != "constraint" or not scope_overlaps(entry.get("scope"), rel_scope)):
                 continue
-            if supersedes and supersedes not in (entry.get("supersedes") or []):
+            if supersedes and supersedes not in (entry.get("supersedes") or []) and entry.get("id") != successor_of_named:
                 continue
             if superseded_by and entry.get("superseded_by") != superseded_by:
                 continue

@@ -28,6 +28,10 @@ GUIDANCE_NOTHING = (
     "Nothing recorded matches this question. If you settle the question, record it with "
     "record_decision / record_constraint."
 )
+GUIDANCE_FILTERED = (
+    "Nothing recorded matches this question within the filters given ({filters}). Ask again "
+    "without them before concluding that nothing is recorded."
+)
 MAX_HITS = 50
 SEMANTIC_CANDIDATES = 200
 MIN_ENTRY_TOKENS = 24  # below this an entry cannot say what it is about: skipped, counted
@@ -106,6 +110,12 @@ def get_context(
         now=service.now(),
         limit=MAX_HITS,
     )
+    if options.since is not None and options.before is not None and options.since >= options.before:
+        raise InvalidInput(f"since ({since}) must be earlier than before ({before}): no entry can be in that range",
+                           field="since")
+    # Filters that can hide a recorded answer: named in the guidance when nothing passes them.
+    filters = [name for name, value in (("types", types), ("tags", tags), ("scope", scope), ("since", since),
+                                        ("before", before)) if value]
     text = (query or "").strip()
     if not text and not (options.tags or options.scope or options.kinds or options.since or options.before):
         raise InvalidInput(
@@ -138,7 +148,12 @@ def get_context(
     answer["top_relevance"] = round(result.top_relevance, 3) if text else None
     if text and result.top_relevance < threshold:
         answer["no_confident_match"] = True
-        answer["guidance"] = GUIDANCE_NO_MATCH if answer["results"] else GUIDANCE_NOTHING
+        if answer["results"]:
+            answer["guidance"] = GUIDANCE_NO_MATCH
+        elif filters:
+            answer["guidance"] = GUIDANCE_FILTERED.format(filters=", ".join(filters))
+        else:
+            answer["guidance"] = GUIDANCE_NOTHING
     warnings = service._warnings(store)
     if warnings:
         answer["warnings"] = warnings

@@ -118,3 +118,29 @@ def test_a_scope_reached_through_a_symlinked_project_path_still_matches(project,
     inside = svc.get_context(query="retrying carrier calls", scope=str(project / "src/packwise/../packwise/carriers/client.py"),
                              types=["constraints"])
     assert "con-005" in [r["entry"]["id"] for r in inside["results"]]
+
+
+def test_query_entries_text_ignores_glued_punctuation(svc):
+    # A known defect of the old server (COMPAT.md): "storage?" matched nothing.
+    plain = {e["entry"]["id"] for e in svc.query_entries(text="carrier quotes")["results"]}
+    glued = {e["entry"]["id"] for e in svc.query_entries(text="carrier, quotes?")["results"]}
+    assert plain and glued == plain
+
+
+def test_query_entries_supersedes_finds_a_successor_named_only_by_the_old_entry(svc):
+    # dec-006 has superseded_by dec-013-a7f3; dec-013-a7f3 lists no "supersedes".
+    got = [e["entry"]["id"] for e in svc.query_entries(supersedes="dec-006")["results"]]
+    assert got == ["dec-013-a7f3"]
+
+
+def test_an_empty_answer_under_filters_says_the_filters_may_hide_the_answer(svc):
+    answer = svc.get_context(query="carrier quote cache", tags=["no-such-tag"])
+    assert answer["results"] == []
+    assert "within the filters given (tags)" in answer["guidance"] and "record it" not in answer["guidance"]
+
+
+def test_an_empty_date_range_is_refused(svc):
+    from context_keeper.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="since .* must be earlier than before"):
+        svc.get_context(query="carrier quote cache", since="2026-01-01", before="2025-01-01")

@@ -16,7 +16,7 @@ from context_keeper.search.tokenize import stem
         ("optimising", "optimizing"), ("recognisable", "recognizable"), ("colours", "colors"),
         ("behavioural", "behavioral"), ("favourite", "favorite"), ("centre", "center"),
         ("licence", "license"), ("catalogue", "catalog"), ("analysed", "analyzed"), ("grey", "gray"),
-        ("criticise", "criticize"),
+        ("criticise", "criticize"), ("millimetres", "millimeters"), ("kilometre", "kilometer"), ("millilitre", "milliliter"),
     ],
 )
 def test_a_british_spelling_stems_like_the_american_one(british, us):

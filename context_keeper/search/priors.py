@@ -32,7 +32,7 @@ def max_prior(history: bool, scoped: bool) -> float:
 
 # Cues that a question is about what used to be true.
 _HISTORY = re.compile(
-    r"\b(used to|previously|originally|initially|at first|formerly|in the past|"
+    r"\b(used to|did \w+(?: \w+)? use to|previously|originally|initially|at first|formerly|in the past|"
     r"at some point|at one point|back then|back when|once upon|"
     r"(?:old|earlier) (?:approach|way|version|behaviou?r|design|setup|system|scheme)|"
     r"replaced|superseded|switch(?:ed)? (?:away )?from|moved away|moved off|what happened to|"

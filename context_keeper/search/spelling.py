@@ -34,6 +34,8 @@ _OUR_ROOTS = frozenset(
     """.split()
 )
 _OUR_SUFFIXES = ("", "s", "ed", "ing", "al", "ally", "able", "ably", "er", "ers", "ite", "ites", "ful", "less", "hood", "ly")
+# Units: "metre"/"litre" and every prefixed form.
+_UNIT_ENDINGS = (("metres", "meters"), ("metre", "meter"), ("litres", "liters"), ("litre", "liter"))
 # Whole-word spellings.
 _WORDS = {
     "centre": "center", "centres": "centers", "centred": "centered", "centring": "centering",
@@ -61,6 +63,9 @@ def american(word: str) -> str:
         return mapped
     if len(word) < 5 or not word.isalpha():
         return word
+    for british, us in _UNIT_ENDINGS:  # millimetres, kilometre, millilitre
+        if word.endswith(british):
+            return word[: -len(british)] + us
     if "is" in word:
         for british, us in _ISE_ENDINGS:
             if word.endswith(british):
