@@ -66,6 +66,9 @@ def shorten_entry(entry: Mapping[str, Any], max_tokens: int, chars: int | None =
         keep = ("id", "summary", "name", "rule", "status", "superseded_by", "scope", "hardness")
         out = {k: out[k] for k in keep if k in out}
         for key in ("summary", "name", "rule"):
-            if isinstance(out.get(key), str):
-                out[key] = out[key][: max(40, budget_chars // 2)]
+            value = out.get(key)
+            cap = max(40, budget_chars // 2)
+            if isinstance(value, str) and len(value) > cap:
+                # Marked, like every other cut: a rule missing its exception reads as stricter.
+                out[key] = value[: cap - 1].rstrip() + "…"
     return out, True

@@ -71,6 +71,8 @@ def _format_hit(item: dict[str, Any]) -> str:
         marks.append("superseded")
     if item.get("weak_match"):
         marks.append("weak match")
+    if item.get("shortened"):
+        marks.append("shortened to fit the budget")
     head = f"{entry['id']}  {entry_title(kind, entry)}"
     if "relevance" in item:
         head += f"  (relevance {item['relevance']:.2f}{', ' + ', '.join(marks) if marks else ''})"

@@ -218,7 +218,14 @@ class Service:
             for old_id in supersedes:
                 if model.parse_id(old_id)[0] != kind.prefix:
                     raise InvalidInput(f"supersedes: {old_id} is not a {kind.name}; only a {kind.name} can be superseded by one", field="supersedes")
-                ftxn.require(old_id)
+                old = ftxn.require(old_id)
+                status = old.get("status", "active")
+                if status != "active":
+                    # As deprecate_entry: a retired entry keeps its first successor and reason.
+                    hint = (f"supersede its successor {old['superseded_by']} instead" if status == "superseded" and old.get("superseded_by")
+                            else "restore it first with update_entry {\"status\": \"active\"} if it should be replaced")
+                    raise InvalidInput(f"supersedes: {old_id} is already {status}; nothing was recorded. To replace today's "
+                                       f"answer, {hint}", field="supersedes")
             entry["id"] = ftxn.next_id()
             changed = []
             for old_id in supersedes:

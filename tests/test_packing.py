@@ -144,3 +144,11 @@ def test_an_empty_date_range_is_refused(svc):
 
     with pytest.raises(InvalidInput, match="since .* must be earlier than before"):
         svc.get_context(query="carrier quote cache", since="2026-01-01", before="2025-01-01")
+
+
+def test_a_rule_cut_to_fit_a_tiny_budget_is_marked_as_cut():
+    from context_keeper.budget import shorten_entry
+
+    rule = "No production deploys between 13:30 and 17:30 site time on weekdays, or from 20 November to 24 December without ops sign-off."
+    out, cut = shorten_entry({"id": "con-013", "rule": rule, "reason": "Peak shipping hours. " * 20, "scope": "global"}, 30)
+    assert cut and out["rule"].endswith("…") and rule.startswith(out["rule"][:-1])

@@ -230,3 +230,26 @@ async def test_nested_argument_errors_name_the_item_once_without_type_names(serv
         is_error, text = await call(client, "record_decision", {
             "summary": "Use zones for picking", "problem": "x" * 50, "why_chosen": "y" * 70, "alternatives": [{"option": 1}]})
     assert is_error and text.count("alternatives[0]") == 1 and "dict[" not in text and ".str" not in text
+
+
+def test_superseding_an_entry_that_is_no_longer_active_is_refused_and_writes_nothing(tmp_path):
+    # Re-superseding rewrote the first successor; superseding a deprecated entry revived it.
+    from context_keeper.service import Service
+
+    Service(env={}).init_project(str(tmp_path))
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path)})
+    store_file = tmp_path / ".context" / "decisions.json"
+    fields = {"problem": "Label jobs need a queue the printers can drain at their own pace without loss.",
+              "why_chosen": "Redis streams give consumer groups and acknowledgements, which the printers need to resume."}
+    first = svc.record("decision", {"summary": "Label jobs go through Redis streams", **fields})["id"]
+    second = svc.record("decision", {"summary": "Label jobs go through Postgres SKIP LOCKED", **fields}, supersedes=[first])["id"]
+    before = store_file.read_bytes()
+    with pytest.raises(InvalidInput, match=f"{first} is already superseded.*{second}"):
+        svc.record("decision", {"summary": "Label jobs go through SQS", **fields}, supersedes=[first])
+    assert store_file.read_bytes() == before
+    svc.deprecate_entry(second, "We stopped printing labels in-house altogether.")
+    retired = store_file.read_bytes()
+    with pytest.raises(InvalidInput, match=f"{second} is already deprecated"):
+        svc.record("decision", {"summary": "Label jobs go through a vendor API", **fields}, supersedes=[second])
+    assert store_file.read_bytes() == retired
+    assert svc.get_context(id=first)["entry"]["superseded_by"] == second
