@@ -130,6 +130,13 @@ def test_a_corrupt_store_file_is_reported_and_the_rest_keeps_working(project: Pa
     assert not (project / ".context" / "hook.log").exists()
 
 
+def test_an_unreadable_config_is_reported_at_session_start(project: Path):
+    # Defaults apply (project name, confirm_absolute), as the CLI already warns.
+    (project / ".context" / "config.json").write_text('{"project_name": "packwise",', encoding="utf-8")
+    start = injected(run_hook("session_start", payload("session_start_startup", project), env=hook_env(project)))
+    assert "Store health:" in start and "config.json" in start and "- dec-" in start
+
+
 def test_an_internal_error_is_logged_not_raised(project: Path):
     # A fault inside a handler (here: the index lookup raising), run through the real boundary.
     code = ("import sys; sys.path.insert(0, sys.argv[1]); from context_keeper.hooks import scope_index\n"

@@ -152,3 +152,11 @@ def test_a_rule_cut_to_fit_a_tiny_budget_is_marked_as_cut():
     rule = "No production deploys between 13:30 and 17:30 site time on weekdays, or from 20 November to 24 December without ops sign-off."
     out, cut = shorten_entry({"id": "con-013", "rule": rule, "reason": "Peak shipping hours. " * 20, "scope": "global"}, 30)
     assert cut and out["rule"].endswith("…") and rule.startswith(out["rule"][:-1])
+
+
+@pytest.mark.parametrize("query", ["what time is it", "is it going to work this week?"])
+def test_a_question_of_everyday_words_only_is_not_a_confident_match(svc, query):
+    # "time" alone matched every entry that mentions a time, at relevance 0.95, and the prompt
+    # hook injected five of them.
+    answer = svc.get_context(query=query)
+    assert answer.get("no_confident_match") is True

@@ -281,13 +281,14 @@ def build(root: str) -> dict:
     context_dir = os.path.join(root, CONTEXT_DIR)
     before = stamps(context_dir)  # taken first: a write racing with us makes the cache look stale
     store = Store(Path(root))
-    config = store.config()[0]
+    config, config_warnings = store.config()
     states = {kind.name: store.state(kind) for kind in KINDS.values()}
     entries = {name: state.entries for name, state in states.items()}
     name = config.get("project_name") or os.path.basename(root)
     full = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=SUMMARY_BUDGET)
     briefing = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=BRIEFING_BUDGET)
-    warnings = [str(s.error) for s in states.values() if s.error is not None]
+    # config.json included: an unreadable one means defaults (project name, confirm_absolute).
+    warnings = [*map(str, config_warnings), *(str(s.error) for s in states.values() if s.error is not None)]
 
     data = {
         "format": FORMAT,

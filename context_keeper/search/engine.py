@@ -31,6 +31,7 @@ class _Query:
     n_atoms: int                            # query words (stop words and compounds aside)
     related: list[tuple[dict[int, float], list[dict[int, float]]]]  # per word: own postings, stand-ins
     absent: float                           # share of the topical query weight the store never uses
+    topical: bool = True                    # some query word is not an everyday one
 
 
 _LEAD_RANKS = 2          # history questions: predecessors of the first two entries lead them
@@ -137,7 +138,8 @@ class SearchIndex(InvertedIndex):
         for term in compounds:
             if term not in atoms and term in self._postings:
                 groups.append([(term, self._idf(term))])
-        return _Query(groups, max_raw, direct, len(atoms), related, absent / topical if topical > 0.0 else 0.0)
+        return _Query(groups, max_raw, direct, len(atoms), related, absent / topical if topical > 0.0 else 0.0,
+                      topical > 0.0 or not atoms)
 
     def _rank(
         self,
@@ -226,7 +228,11 @@ class SearchIndex(InvertedIndex):
             scored[target] = max(mine, unpenalised * credit)
 
     def base_relevance(self, q: _Query, slot: int, raw: float) -> float:
-        """Coverage × coherence (abstain.py), before the confidence mapping."""
+        """Coverage × coherence (abstain.py), before the confidence mapping. A question made only
+        of everyday words ("what time is it") names no topic: whatever matches it, it is not a
+        confident answer."""
+        if not q.topical:
+            return 0.0
         return normalise(raw, q.max_raw) * self._coherence(q, slot)
 
     def _follow_successors(self, best: list[tuple[float, float, int]]) -> list[tuple[float, float, int]]:
