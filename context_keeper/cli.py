@@ -200,6 +200,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         return cmd_serve(args)
+    if isinstance(getattr(args, "project", None), str) and args.project.strip():
+        # On the command line a relative --project means relative to here, as any path does.
+        args.project = os.path.abspath(os.path.expanduser(args.project))
     if args.func is not cmd_serve:
         _tolerant_console()
     try:

@@ -307,6 +307,10 @@ class Service:
                         field=name,
                     )
                 cleaned[name] = model.clean_value(kind, name, value)
+            if kind is DECISION and "rationale" in cleaned and "why_chosen" not in cleaned and "rationale" not in raw:
+                # The legacy alias, as record_decision takes it: on an entry that has no
+                # rationale field of its own it is the why_chosen text the answers show.
+                cleaned["why_chosen"] = cleaned.pop("rationale")
             if "scope" in cleaned and kind.spec("scope") is not None and cleaned["scope"] != current.get("scope"):
                 cleaned["scope"] = project_scope(store.root, cleaned["scope"])  # a value sent back unchanged passes
             if "related_to" in cleaned:

@@ -121,3 +121,8 @@ def test_init_inside_a_project_warns_about_the_nested_store(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Warning:" in out and str(outer) in out and "second, separate project memory" in out
     assert main(["init", str(outer / "src")]) == 0 and "Warning" not in capsys.readouterr().out  # only on creation
+
+
+def test_project_may_be_given_relative_to_the_current_directory(project):
+    got = run("get", "how long are carrier quotes cached", "--project", project.name, cwd=project.parent)
+    assert got.returncode == 0 and "dec-024" in got.stdout

@@ -253,3 +253,12 @@ def test_superseding_an_entry_that_is_no_longer_active_is_refused_and_writes_not
         svc.record("decision", {"summary": "Label jobs go through a vendor API", **fields}, supersedes=[second])
     assert store_file.read_bytes() == retired
     assert svc.get_context(id=first)["entry"]["superseded_by"] == second
+
+
+def test_update_with_the_legacy_rationale_changes_what_answers_show(project):
+    from context_keeper.service import Service
+
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
+    text = "Quotes for the same parcel shape repeat within minutes, so caching them saves carrier calls."
+    svc.update_entry("dec-024", {"rationale": text})
+    assert svc.get_context(id="dec-024")["entry"]["why_chosen"] == text
