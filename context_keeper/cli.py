@@ -91,7 +91,8 @@ def _format_hit(item: dict[str, Any]) -> str:
 def cmd_get(args: argparse.Namespace) -> int:
     svc = _service()
     result = svc.get_context(project_dir=args.project, query=args.query, scope=args.scope,
-                             types=args.type or None, token_budget=args.budget)
+                             types=args.type or None, tags=args.tag or None, since=args.since,
+                             before=args.before, token_budget=args.budget)
     if args.json:
         _print(json.dumps(result, indent=2, ensure_ascii=False))
         return 0
@@ -139,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", help="the question or task, in your own words")
     p.add_argument("--scope", help="file or directory you are working on")
     p.add_argument("--type", action="append", choices=["decisions", "pipelines", "constraints"])
+    p.add_argument("--tag", action="append", help="only entries with this tag (repeat for any of several)")
+    p.add_argument("--since", help="only entries created on or after this date (YYYY-MM-DD)")
+    p.add_argument("--before", help="only entries created before this date (YYYY-MM-DD)")
     p.add_argument("--budget", type=int, help="token budget")
     p.add_argument("--project", help="project root")
     p.add_argument("--json", action="store_true", help="print the full JSON answer")

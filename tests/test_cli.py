@@ -126,3 +126,10 @@ def test_init_inside_a_project_warns_about_the_nested_store(tmp_path, capsys):
 def test_project_may_be_given_relative_to_the_current_directory(project):
     got = run("get", "how long are carrier quotes cached", "--project", project.name, cwd=project.parent)
     assert got.returncode == 0 and "dec-024" in got.stdout
+
+
+def test_get_takes_the_tag_and_date_filters(project):
+    got = run("get", "carrier quotes", "--tag", "caching", "--since", "2025-10-01", "--json", cwd=project)
+    assert got.returncode == 0
+    results = json.loads(got.stdout)["results"]
+    assert results and all("caching" in r["entry"]["tags"] and r["entry"]["created_at"] >= "2025-10-01" for r in results)
