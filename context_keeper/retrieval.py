@@ -222,6 +222,24 @@ def _predecessors(store: Store, kind_name: str, entry: Mapping[str, Any], named:
     return out
 
 
+_CHARS_CACHE: dict[int, tuple[Mapping[str, Any], int]] = {}
+_CHARS_CACHE_SIZE = 20_000
+
+
+def _entry_chars(entry: Mapping[str, Any]) -> int:
+    """``json_chars(entry)``, remembered per entry object: the store cache hands out the same
+    objects until a file changes, and a warm server packs the same entries again and again.
+    The cache holds the object itself, so its id cannot be reused while the length is kept."""
+    cached = _CHARS_CACHE.get(id(entry))
+    if cached is not None and cached[0] is entry:
+        return cached[1]
+    if len(_CHARS_CACHE) >= _CHARS_CACHE_SIZE:
+        _CHARS_CACHE.clear()
+    chars = json_chars(entry)
+    _CHARS_CACHE[id(entry)] = (entry, chars)
+    return chars
+
+
 def _pack(
     store: Store,
     hits: list[Any],
@@ -247,7 +265,7 @@ def _pack(
         # "shortened" flag, add up to exactly json_chars of the finished item. Most hits of a
         # full answer are refused, and this way a refusal costs no shortening.
         rest = json_chars(item)
-        chars = json_chars(entry)
+        chars = _entry_chars(entry)
         shortened, cut = shorten_entry(entry, per_entry, chars)
         entry_chars = chars if not cut else json_chars(shortened)
         cost = chars_to_tokens(rest + _ENTRY_FIELD + (_SHORTENED_FIELD if cut else 0) + entry_chars) + 2
