@@ -99,6 +99,7 @@ wrong incorrect mismatch discrepancy drift inconsistent inaccurate
 blank empty white spinner loading
 accessibility accessible a11y blind impaired screenreader wcag aria keyboard contrast
 sms text texts texting textmessage
+weekday weekdays weekend weekends monday tuesday wednesday thursday friday saturday sunday
 """.strip().splitlines()
 
 
