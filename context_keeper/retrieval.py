@@ -135,6 +135,7 @@ def get_context(
         result = diversity.apply(result, config.get("mmr"))
     threshold = service.min_relevance(store, min_relevance)
     max_entry = int(number(config, "max_entry_tokens", 1000))
+
     def admits(kind: str, entry_id: str) -> bool:
         with state.lock:
             return state.index.admits(kind, entry_id, options)
