@@ -28,8 +28,9 @@ def _say(text: str = "") -> None:
     print(text, flush=True)
 
 
-def _answer(result: Any) -> dict[str, Any]:
-    return json.loads(result.content[0].text)
+async def _answer(client: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    text, _is_error = await client.call(tool, arguments)
+    return json.loads(text)
 
 
 def _show_hits(answer: dict[str, Any], limit: int = 3) -> None:
@@ -47,16 +48,15 @@ def _show_hits(answer: dict[str, Any], limit: int = 3) -> None:
 
 
 async def _walkthrough(project: Path) -> None:
-    from mcp import Client, StdioServerParameters
+    from context_keeper.server import stdio_client  # the protocol lives in the server adapter
 
     env = {**os.environ, "CONTEXT_KEEPER_PROJECT": str(project), "PYTHONIOENCODING": "utf-8"}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "context_keeper"], env=env)
-    async with Client(params) as client:
-        tools = await client.list_tools()
-        _say(f"Started the server over stdio: {len(tools.tools)} tools ({', '.join(t.name for t in tools.tools[:4])}, …)\n")
+    async with stdio_client(env) as client:
+        tools = await client.tool_names()
+        _say(f"Started the server over stdio: {len(tools)} tools ({', '.join(tools[:4])}, …)\n")
 
         _say("1. Session start — the agent asks for the project briefing (get_project_summary):")
-        summary = _answer(await client.call_tool("get_project_summary", {"token_budget": 400}))
+        summary = await _answer(client, "get_project_summary", {"token_budget": 400})
         for line in summary["summary"].splitlines()[:12]:
             _say("    " + line[:110])
         _say("    …\n")
@@ -72,11 +72,11 @@ async def _walkthrough(project: Path) -> None:
         for title, query in questions:
             _say(title)
             _say(f'  "{query}"')
-            _show_hits(_answer(await client.call_tool("get_context", {"query": query, "token_budget": 1500})))
+            _show_hits(await _answer(client, "get_context", {"query": query, "token_budget": 1500}))
             _say()
 
         _say("5. The agent records a decision it just made (record_decision):")
-        recorded = _answer(await client.call_tool("record_decision", {
+        recorded = await _answer(client, "record_decision", {
             "summary": "Retry failed label prints once on the paired printer before alerting a supervisor",
             "problem": "Printers at the packing stations jam a few times per shift and the packer waits for a "
                        "supervisor even when the paired printer next to them is free.",
@@ -84,19 +84,19 @@ async def _walkthrough(project: Path) -> None:
                           "idempotent label key means a retry can never buy or print a second label.",
             "tags": ["labels", "printers"],
             "related_to": ["dec-027"],
-        }))
+        })
         _say(f"  → stored as {recorded['id']} in .context/decisions.json")
         for similar in recorded.get("similar_entries", [])[:2]:
             _say(f"  → similar existing entry {similar['id']} ({similar['relation']}): {similar['summary']}")
         _say()
 
         _say("6. Bad input is an error the agent can act on (isError):")
-        failed = await client.call_tool("record_decision", {"summary": "Use tabs", "problem": "style", "why_chosen": "looks nicer"})
-        _say(textwrap.fill(failed.content[0].text, width=96, initial_indent="  → ", subsequent_indent="    "))
+        failed, _is_error = await client.call("record_decision", {"summary": "Use tabs", "problem": "style", "why_chosen": "looks nicer"})
+        _say(textwrap.fill(failed, width=96, initial_indent="  → ", subsequent_indent="    "))
         _say()
 
         _say("7. Retrieval finds the new decision right away:")
-        _show_hits(_answer(await client.call_tool("get_context", {"query": "printer jammed, packer stuck waiting", "token_budget": 1500})), 2)
+        _show_hits(await _answer(client, "get_context", {"query": "printer jammed, packer stuck waiting", "token_budget": 1500}), 2)
 
 
 def run_demo(keep: bool = False) -> int:

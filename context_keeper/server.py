@@ -6,10 +6,12 @@ service call, the answer dict out; ``ContextKeeperError`` becomes ``ToolError`` 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -434,3 +436,29 @@ def main() -> None:
     timer.daemon = True
     timer.start()
     build_server(svc).run()
+
+
+class StdioClient:
+    """A real MCP client session with ``python -m context_keeper`` over stdio, reduced to what
+    the demo shows (tool names; a call's text and error flag), so the protocol stays here."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    async def tool_names(self) -> list[str]:
+        return [t.name for t in (await self._session.list_tools()).tools]
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        result = await self._session.call_tool(name, arguments)
+        return result.content[0].text, bool(result.is_error)
+
+
+@contextlib.asynccontextmanager
+async def stdio_client(env: dict[str, str]) -> AsyncIterator[StdioClient]:
+    """Start the server as a subprocess with ``env`` and yield a client connected to it."""
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "context_keeper"], env=env)
+    async with Client(params) as session:
+        yield StdioClient(session)
+

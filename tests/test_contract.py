@@ -78,3 +78,18 @@ async def test_read_tools_are_annotated_read_only(service, mode):
         assert tools[name].annotations.read_only_hint is True
     for name in ("record_decision", "update_entry", "deprecate_entry"):
         assert not tools[name].annotations.read_only_hint
+
+
+def test_only_the_server_adapter_imports_the_mcp_sdk():
+    # DESIGN.md: the core never imports mcp; the protocol lives in context_keeper/server.py.
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "context_keeper"
+    offenders = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(n == "mcp" or n.startswith("mcp.") for n in names) and path.name != "server.py":
+                offenders.append(str(path.relative_to(package)))
+    assert offenders == []
