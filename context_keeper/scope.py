@@ -38,25 +38,38 @@ def normalize_path(path: str, project_root: str | None = None) -> str:
     return "/".join(parts)
 
 
-def project_area(path: str, project_root: str) -> str:
-    """A file, directory or glob someone works on, relative to the project like
-    ``normalize_path``; an absolute path that reaches the project through a symlink or ``..``
-    ("/tmp/link/src/a.py" when the project is "/private/tmp/proj") is resolved first."""
+def project_relative(path: str, project_root: str) -> str | None:
+    """An absolute ``path`` relative to the project (POSIX, ``""`` for the root itself), also
+    when it reaches the project through a symlink or ``..`` ("/tmp/link/src/a.py" when the
+    project is "/private/tmp/proj"); None when it lies outside."""
     import os
     import posixpath
 
     text = str(path).strip().replace("\\", "/")
     root = str(project_root).replace("\\", "/").rstrip("/")
+    bases = dict.fromkeys((root, os.path.realpath(root).replace("\\", "/").rstrip("/")))
+    for candidate in dict.fromkeys((posixpath.normpath(text), os.path.realpath(text).replace("\\", "/"))):
+        for base in bases:
+            if candidate == base:
+                return ""
+            if candidate.startswith(base + "/"):
+                return candidate[len(base) + 1:]
+    return None
+
+
+def project_area(path: str, project_root: str) -> str:
+    """A file, directory or glob someone works on, relative to the project like
+    ``normalize_path``; an absolute path is resolved first (``project_relative``)."""
+    import os
+    import posixpath
+
+    text = str(path).strip().replace("\\", "/")
     if not text:
         return ""
     if os.path.isabs(text):
-        real_root = os.path.realpath(root).replace("\\", "/").rstrip("/")
-        for candidate in (posixpath.normpath(text), os.path.realpath(text).replace("\\", "/")):
-            for base in (root, real_root):
-                if candidate == base or candidate.startswith(base + "/"):
-                    return normalize_path(candidate, base)
-        return normalize_path(text, root)
-    return normalize_path(posixpath.normpath(text), root)
+        relative = project_relative(text, project_root)
+        return normalize_path(text if relative is None else relative, None if relative is not None else project_root)
+    return normalize_path(posixpath.normpath(text), project_root)
 
 
 def is_glob(pattern: str) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import posixpath
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -666,7 +665,7 @@ def project_scope(root: Path, scope: str) -> str:
     the root (an absolute path elsewhere, ``..``, a home-relative ``~`` path) is refused, since
     it would never match a file of the project and the constraint would silently never apply.
     """
-    from context_keeper.scope import is_global
+    from context_keeper.scope import is_global, project_relative
 
     text = (scope or "").strip()
     if is_global(text):
@@ -676,15 +675,7 @@ def project_scope(root: Path, scope: str) -> str:
     if unified.startswith("~"):
         raise InvalidInput(f"scope: {scope!r} is relative to a home directory, not to the project; {hint}", field="scope")
     if unified.startswith("/") or re.match(r"^[A-Za-z]:/", unified):
-        absolute = posixpath.normpath(unified)
-        relative = None
-        for base in {str(root).replace("\\", "/").rstrip("/"), str(root.resolve()).replace("\\", "/").rstrip("/")}:
-            if absolute == base:
-                relative = ""
-            elif absolute.startswith(base + "/"):
-                relative = absolute[len(base) + 1:]
-            if relative is not None:
-                break
+        relative = project_relative(unified, str(root))
         if relative is None:
             raise InvalidInput(f"scope: {scope!r} is outside the project root ({root}), so it would never match; {hint}",
                                field="scope")
