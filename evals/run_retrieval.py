@@ -402,6 +402,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stores", type=Path, action="append", metavar="DIR", help="evaluate on these stores instead of the bundled "
                         "ones: a project directory (with .context/) or a folder of them; a case's \"store\" is the directory name")
     parser.add_argument("--split", default="all", choices=["dev", "test", "all"])
+    parser.add_argument("--only", metavar="STORE[,STORE]", help="figures over these stores' cases only, e.g. "
+                        "thermoslate,riverbank,carebook (the stores added in round 4); references are still fitted on all dev")
     parser.add_argument("--engine-only", action="store_true", help="skip the service row")
     parser.add_argument("--no-references", action="store_true", help="skip naive/BM25 rows")
     parser.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="override a Tuning knob (engine row), e.g. --set synonyms=False")
@@ -416,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--semantic-model", default="all-MiniLM-L6-v2", help="model name sent to the endpoint")
     parser.add_argument("--min-relevance", type=float, help="service row: config min_relevance (abstention threshold) in every store copy")
     args = parser.parse_args(argv)
-    if args.write_baseline and (args.semantic_url or args.min_relevance is not None):
+    if args.write_baseline and (args.semantic_url or args.min_relevance is not None or args.only):
         parser.error("--write-baseline records the default configuration only")
 
     stores = load_stores(store_dirs(args.stores) if args.stores else None)
@@ -424,7 +426,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not cases:
         parser.error(f"no case of {args.golden} names one of the stores ({', '.join(sorted(stores)) or 'none found'})")
     splits = ["dev", "test"] if args.split == "all" else [args.split]
-    by_split = {s: [c for c in cases if c.split == s] for s in splits}
+    selected = cases
+    if args.only:
+        names = {n.strip() for n in args.only.split(",") if n.strip()}
+        unknown = names - set(stores)
+        if unknown:
+            parser.error(f"--only: no store named {', '.join(sorted(unknown))} (stores: {', '.join(sorted(stores))})")
+        selected = [c for c in cases if c.store in names]
+    by_split = {s: [c for c in selected if c.split == s] for s in splits}
     if args.split == "all":  # a case file without a test split (cases default to dev) shows its one table
         splits = [s for s in splits if by_split[s]]
 

@@ -82,3 +82,12 @@ def test_the_eval_runs_on_stores_given_on_the_command_line(tmp_path, capsys):
     assert "stores: orders-app; cases: 2" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         rr.main(["--stores", str(tmp_path / "stores"), "--golden", str(GOLDEN)])  # no case names orders-app
+
+
+def test_only_restricts_the_figures_to_the_named_stores(capsys):
+    rr = _runner()
+    assert rr.main(["--only", "carebook", "--split", "dev", "--no-references", "--engine-only"]) == 0
+    dev = [c for c in rr.load_cases() if c.store == "carebook" and c.split == "dev"]
+    counts = "/".join(str(sum(c.type == t for c in dev)) for t in ("positive", "negative", "history"))
+    table = capsys.readouterr().out
+    assert dev and f"| engine (SearchIndex) | dev | {counts} |" in table
