@@ -64,11 +64,29 @@ def shorten_entry(entry: Mapping[str, Any], max_tokens: int, chars: int | None =
             break
     if entry_tokens(out) > max_tokens:
         keep = ("id", "summary", "name", "rule", "status", "superseded_by", "scope", "hardness")
-        out = {k: out[k] for k in keep if k in out}
-        for key in ("summary", "name", "rule"):
-            value = out.get(key)
-            cap = max(40, budget_chars // 2)
-            if isinstance(value, str) and len(value) > cap:
-                # Marked, like every other cut: a rule missing its exception reads as stricter.
-                out[key] = value[: cap - 1].rstrip() + "…"
+        out = {k: out[k] for k in keep if out.get(k) is not None}
+        _cut_title(out, max(40, budget_chars // 2))
+        # Still over (a tiny budget): what the entry's title can do without goes first, then the
+        # title is cut to the room left. An answer with the best match cut short beats one that
+        # skips it for a lower-ranked entry that happens to be shorter.
+        for key in ("hardness", "scope", "status"):
+            if entry_tokens(out) <= max_tokens:
+                break
+            if key != "status" or out.get(key) == "active":
+                out.pop(key, None)
+        excess = json_chars(out) - budget_chars
+        if excess > 0:
+            title = next((out[k] for k in ("summary", "name", "rule") if isinstance(out.get(k), str)), "")
+            _cut_title(out, max(MIN_TITLE_CHARS, len(title) - excess))
     return out, True
+
+
+MIN_TITLE_CHARS = 24  # shorter than this a title no longer says what the entry is about
+
+
+def _cut_title(out: dict, cap: int) -> None:
+    for key in ("summary", "name", "rule"):
+        value = out.get(key)
+        if isinstance(value, str) and len(value) > cap:
+            # Marked, like every other cut: a rule missing its exception reads as stricter.
+            out[key] = value[: cap - 1].rstrip() + "…"

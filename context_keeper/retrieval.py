@@ -35,6 +35,7 @@ GUIDANCE_FILTERED = (
 MAX_HITS = 50
 SEMANTIC_CANDIDATES = 200
 MIN_ENTRY_TOKENS = 24  # below this an entry cannot say what it is about: skipped, counted
+MIN_FIRST_ENTRY_TOKENS = 16  # an id and a title cut to budget.MIN_TITLE_CHARS
 # What the "entry" and "shortened" fields add to an item's compact JSON (it always has fields).
 _ENTRY_FIELD = len(',"entry":')
 _SHORTENED_FIELD = len(',"shortened":true')
@@ -241,6 +242,28 @@ def _entry_chars(entry: Mapping[str, Any]) -> int:
     return chars
 
 
+def _compact_annotations(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
+    """Shrink an item's history annotations to ids; False when there is nothing to shrink.
+    ``replaced_by`` goes when the entry's own ``superseded_by`` (kept by every shortening) names
+    the same successor, and ``history`` still says it was replaced."""
+    changed = False
+    successor = item.get("replaced_by")
+    if isinstance(successor, dict):
+        if successor.get("id") == entry.get("superseded_by"):
+            del item["replaced_by"]
+            changed = True
+        elif set(successor) != {"id"}:
+            item["replaced_by"] = {"id": successor["id"]}
+            changed = True
+    predecessor = item.get("predecessor")
+    if predecessor:
+        ids = "; ".join(part.split(":", 1)[0] for part in predecessor.split("; "))
+        if ids != predecessor:
+            item["predecessor"] = ids
+            changed = True
+    return changed
+
+
 def _pack(
     store: Store,
     hits: list[Any],
@@ -261,6 +284,13 @@ def _pack(
     per_entry = min(max_entry_tokens, max(MIN_ENTRY_TOKENS, budget // 3))
 
     def try_add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
+        if add(item, entry):
+            return True
+        # Too little room with what replaced it (or what it replaced) spelled out: those shrink
+        # to ids, so the entry itself is not given up for a lower-ranked one.
+        return _compact_annotations(item, entry) and add(item, entry)
+
+    def add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
         nonlocal used
         # Costs come from JSON lengths: the item's own fields, plus its entry, plus the
         # "shortened" flag, add up to exactly json_chars of the finished item. Most hits of a
@@ -274,7 +304,9 @@ def _pack(
             # Shortened further rather than dropped for a lower-ranked entry: to half the room
             # left, so the entries after it still get some (all of it when that is too little).
             room = budget - used - (cost - chars_to_tokens(entry_chars))
-            if room < MIN_ENTRY_TOKENS:
+            # The first entry may go down to its id and a cut title: anything else in its place
+            # would be a lower-ranked match.
+            if room < (MIN_ENTRY_TOKENS if results else MIN_FIRST_ENTRY_TOKENS):
                 return False
             shortened, _ = shorten_entry(entry, room // 2 if room // 2 >= MIN_ENTRY_TOKENS else room, chars)
             cut = True

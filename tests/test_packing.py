@@ -162,3 +162,41 @@ def test_a_question_of_everyday_words_only_is_not_a_confident_match(svc, query):
     # hook injected five of them.
     answer = svc.get_context(query=query)
     assert answer.get("no_confident_match") is True
+
+
+# Questions whose best match is replaced, replaces something, or is a long constraint: at the
+# smallest budgets its annotations and its keys alone took the room, and a shorter, lower-ranked
+# entry was returned in its place.
+_SMALL_BUDGET_QUESTIONS = [
+    "should we keep quotes from the carriers for a while instead of asking every time",
+    "did handheld clocks ever decide which edit won during sync?",
+    "carrier retries",
+    "what are the rules about deploying during peak shipping hours",
+]
+
+
+@pytest.mark.parametrize("budget", [60, 80, 100])
+@pytest.mark.parametrize("query", _SMALL_BUDGET_QUESTIONS)
+def test_the_best_match_leads_even_the_smallest_answers(svc, query, budget):
+    full = svc.get_context(query=query, token_budget=20000)
+    small = svc.get_context(query=query, token_budget=budget)
+    assert small["results"][0]["entry"]["id"] == full["results"][0]["entry"]["id"]
+    assert small["tokens_used"] <= budget
+
+
+def test_a_replaced_entry_squeezed_into_a_tiny_answer_still_names_its_successor(svc):
+    answer = svc.get_context(query="did handheld clocks ever decide which edit won during sync?", token_budget=60)
+    first = answer["results"][0]
+    assert first["history"] is True
+    successor = (first.get("replaced_by") or {}).get("id") or first["entry"].get("superseded_by")
+    assert successor
+
+
+def test_the_last_resort_form_of_an_entry_is_its_id_and_a_cut_title():
+    from context_keeper.budget import MIN_TITLE_CHARS, entry_tokens, shorten_entry
+
+    entry = {"id": "con-002", "rule": "Every carrier API call goes through the retry wrapper with jittered backoff " * 2,
+             "scope": "src/carriers/", "hardness": "absolute", "status": "active", "reason": "x" * 400}
+    out, cut = shorten_entry(entry, 12)
+    assert cut and out["id"] == "con-002" and out["rule"].endswith("…")
+    assert len(out["rule"]) >= MIN_TITLE_CHARS - 1 and entry_tokens(out) <= 14  # - 1: a space before the cut goes

@@ -47,7 +47,9 @@ def handle(ctx: HookContext) -> str | None:
             if not r.get("weak_match") and not r.get("history") and not r.get("related")]
     state = ctx.state()
     fresh = set(state.unseen(r["entry"]["id"] for r in hits))
-    chosen = [r for r in hits if r["entry"]["id"] in fresh][:MAX_ENTRIES]
+    # The prompt's best matches minus those already shown: once they are all in the
+    # conversation, the same prompt again brings nothing, not the next-best ones.
+    chosen = [r for r in hits[:MAX_ENTRIES] if r["entry"]["id"] in fresh]
     if not chosen:
         return None
     lines = ["Recorded project memory that matches this prompt (from .context/; full entries via get_context):"]
