@@ -601,20 +601,35 @@ def _project(args: argparse.Namespace) -> Path:
     if args.project:
         root = Path(args.project).expanduser().resolve()
     else:
-        from context_keeper.project import resolve_project
+        from context_keeper.project import enclosing_project, resolve_project
         from context_keeper.errors import NoProject
 
         try:
             root = resolve_project(None)
         except NoProject:
-            root = Path.cwd().resolve()
+            # Not initialised yet: a client reads .claude/ (.cursor/, ...) at the repository
+            # root it was opened in, not in the subdirectory install happened to run from.
+            cwd = Path.cwd().resolve()
+            root = enclosing_project(cwd) or cwd
     if not root.is_dir():
         raise InvalidInput(f"{root} is not a directory", field="project")
     return root
 
 
+def _uninitialised_hint(project: Path) -> str | None:
+    from context_keeper.project import CONTEXT_DIR
+
+    if (project / CONTEXT_DIR).is_dir():
+        return None
+    return (f"note: {project} has no {CONTEXT_DIR}/ yet, so the server has no store to answer from and the "
+            f"hooks stay silent: run `context-keeper init {project}` (or pass --project the project root)\n")
+
+
 def _run(args: argparse.Namespace, remove: bool) -> int:
     project = _project(args)
+    hint = None if remove or args.user else _uninitialised_hint(project)
+    if hint:
+        sys.stderr.write(hint)
     home = Path(args.home).expanduser() if getattr(args, "home", None) else Path.home()
     clients = CLIENTS if args.client == "all" else (args.client,)
     write = remove or args.client == "claude" or args.write

@@ -34,10 +34,10 @@ def _explicit(path: str, source: str) -> Path:
     if not candidate.is_dir():
         raise NoProject(f"{source} {path!r} is not an existing directory; pass the project's root directory")
     candidate = candidate.resolve()
-    return _enclosing_project(candidate) or candidate
+    return enclosing_project(candidate) or candidate
 
 
-def _enclosing_project(start: Path) -> Path | None:
+def enclosing_project(start: Path) -> Path | None:
     """Within the repository holding ``start``: the nearest directory at or above it holding
     ``.context/``, else the repository root. None outside any repository."""
     found = None

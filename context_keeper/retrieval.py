@@ -97,8 +97,8 @@ def get_context(
     config = service.config(store)
     budget = int(token_budget or number(config, "token_budget", 4000))
     if budget < 50:
-        raise InvalidInput(f"token_budget must be at least 50 tokens (got {budget}; 0 or leaving it out means the "
-                           "config's token_budget)", field="token_budget")
+        raise InvalidInput(f"token_budget must be at least 50 tokens (got {budget}); leave it out (or give 0) for the "
+                           "default set in .context/config.json", field="token_budget")
     from context_keeper.search import SearchOptions
 
     options = SearchOptions(

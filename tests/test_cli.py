@@ -78,6 +78,7 @@ def test_a_budget_error_names_the_cli_flag(project):
         result = run(*command, "--budget", "10", cwd=project)
         assert result.returncode == 2
         assert "--budget must be at least" in result.stderr and "token_budget" not in result.stderr
+        assert "config's --budget" not in result.stderr  # the flag's name, not the config key's
 
 
 def _run_into_a_closed_pipe(*args: str, cwd) -> subprocess.CompletedProcess:

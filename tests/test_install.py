@@ -369,3 +369,19 @@ def test_codex_uninstall_keeps_a_windows_file_clean():
     installed = install.merge_codex(other, {"command": "/x/context-keeper", "args": []})
     assert "\r\n" in installed and "\n" not in installed.replace("\r\n", "")  # one line-ending style
     assert install.merge_codex(installed, None) == other
+
+
+def test_install_in_a_subdirectory_of_an_uninitialised_repository_targets_its_root(tmp_path: Path):
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "deep").mkdir(parents=True)
+    home.mkdir()
+    result = _cli("install", "--client", "claude", "--dry-run", cwd=repo / "src" / "deep", home=home)
+    assert result.returncode == 0, result.stderr
+    assert f"{repo}/.claude/settings.json" in result.stdout and "src/deep/.claude" not in result.stdout
+    assert "has no .context/ yet" in result.stderr and f"context-keeper init {repo}" in result.stderr
+
+
+def test_install_in_an_initialised_project_gives_no_init_hint(project: Path, tmp_path: Path):
+    result = _cli("install", "--client", "claude", "--dry-run", cwd=project, home=tmp_path)
+    assert result.returncode == 0 and "has no .context/" not in result.stderr
