@@ -3,6 +3,10 @@
 A scope is ``"global"`` (or empty), a directory (``"hooks/"``), a single file (``"server.py"``)
 or a glob (``"src/**/*.py"``, ``"migrations/*.sql"``). Paths are compared relative to the project
 root on whole components, so ``hooks/`` covers ``hooks/a.py`` but not ``webhooks/a.py``.
+In a glob, ``*`` and ``?`` stay within one component and ``**`` spans directories, so
+``migrations/*.sql`` covers ``migrations/001.sql`` but not ``migrations/2025/001.sql``
+(``migrations/**/*.sql`` covers both); a glob without a slash (``*.sql``) matches a file name at
+any depth, as in ``.gitignore``.
 
 Imports nothing at load time (``re``/``fnmatch`` only for a glob): the hooks use it on their
 cold path.
@@ -81,7 +85,8 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
     if compiled is None:
         if len(_glob_cache) >= _GLOB_CACHE_SIZE:
             _glob_cache.clear()
-        compiled = _glob_cache[pattern] = _translate_glob(pattern)
+        # "*.sql" means every SQL file, as in .gitignore, not only those at the project root.
+        compiled = _glob_cache[pattern] = _translate_glob(pattern if "/" in pattern else "**/" + pattern)
     return compiled
 
 

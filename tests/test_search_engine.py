@@ -126,16 +126,17 @@ def test_tags_filter_is_case_insensitive_and_any_of():
     assert sorted(ids(result)) == ["dec-001", "dec-003"]
 
 
-def test_since_and_before_filter_on_created_at_and_undated_entries_pass():
+def test_since_and_before_filter_on_created_at_and_leave_undated_entries_out():
     ix = index(
         dec("dec-001", "lock old", created_at="2025-01-01T00:00:00+00:00"),
         dec("dec-002", "lock new", created_at="2026-06-01T00:00:00Z"),
         dec("dec-003", "lock undated"),
     )
     since = ix.search("lock", SearchOptions(since=datetime(2026, 1, 1, tzinfo=timezone.utc)))
-    assert sorted(ids(since)) == ["dec-002", "dec-003"]
+    assert sorted(ids(since)) == ["dec-002"]
     before = ix.search("lock", SearchOptions(before=datetime(2026, 1, 1)))
-    assert sorted(ids(before)) == ["dec-001", "dec-003"]
+    assert sorted(ids(before)) == ["dec-001"]
+    assert sorted(ids(ix.search("lock"))) == ["dec-001", "dec-002", "dec-003"]
 
 
 def test_deprecated_excluded_unless_asked():
@@ -168,6 +169,24 @@ def test_scope_glob_and_boost():
     result = ix.search("sql migrations append", SearchOptions(scope="migrations/001.sql"))
     assert ids(result)[0] == "con-001"
     assert result.hits[0].score > result.hits[1].score
+
+
+@pytest.mark.parametrize(("scope", "path", "covered"), [
+    ("migrations/*.sql", "migrations/001.sql", True),
+    ("migrations/*.sql", "migrations/2025/001.sql", False),  # * stays within one directory
+    ("migrations/**/*.sql", "migrations/2025/001.sql", True),
+    ("migrations/**/*.sql", "migrations/001.sql", True),
+    ("*.sql", "db/seed/x.sql", True),  # no slash: a file name at any depth, as in .gitignore
+    ("*.sql", "x.sql", True),
+    ("*.sql", "db/x.py", False),
+    ("src/*.py", "lib/src/a.py", False),  # a slash anchors the glob at the project root
+])
+def test_glob_scopes_follow_gitignore_conventions(scope, path, covered):
+    from context_keeper.scope import scope_covers
+
+    assert scope_covers(scope, path) is covered
+    ix = index(con("con-001", "sql and python files follow the house rules", scope=scope))
+    assert bool(ids(ix.search("house rules", SearchOptions(scope=path)))) is covered
 
 
 def test_scope_does_not_filter_decisions():

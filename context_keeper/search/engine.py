@@ -58,11 +58,12 @@ class _Filter:
             return False
         if self.tags is not None and not (info.tags & self.tags):
             return False
-        if info.created is not None:
-            if self.since is not None and info.created < self.since:
-                return False
-            if self.before is not None and info.created >= self.before:
-                return False
+        # A date filter admits what is known to be in range: an undated (legacy) entry is left
+        # out, as query_entries leaves it out.
+        if self.since is not None and (info.created is None or info.created < self.since):
+            return False
+        if self.before is not None and (info.created is None or info.created >= self.before):
+            return False
         if self.scope is not None and info.scopes is not None:
             if not any(scope_overlaps(s, self.scope) for s in info.scopes):
                 return False
