@@ -100,6 +100,7 @@ blank empty white spinner loading
 accessibility accessible a11y blind impaired screenreader wcag aria keyboard contrast
 sms text texts texting textmessage
 weekday weekdays weekend weekends monday tuesday wednesday thursday friday saturday sunday
+quiet night nights overnight asleep sleep sleeping bed bedtime wake waking
 """.strip().splitlines()
 
 
