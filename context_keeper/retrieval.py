@@ -242,10 +242,11 @@ def _entry_chars(entry: Mapping[str, Any]) -> int:
     return chars
 
 
-def _compact_annotations(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
+def _compact_annotations(item: dict[str, Any], entry: Mapping[str, Any], replaced: Sequence[str]) -> bool:
     """Shrink an item's history annotations to ids; False when there is nothing to shrink.
     ``replaced_by`` goes when the entry's own ``superseded_by`` (kept by every shortening) names
-    the same successor, and ``history`` still says it was replaced."""
+    the same successor, and ``history`` still says it was replaced. ``replaced`` is what
+    ``predecessor`` was joined from ("id: title" each)."""
     changed = False
     successor = item.get("replaced_by")
     if isinstance(successor, dict):
@@ -257,7 +258,7 @@ def _compact_annotations(item: dict[str, Any], entry: Mapping[str, Any]) -> bool
             changed = True
     predecessor = item.get("predecessor")
     if predecessor:
-        ids = "; ".join(part.split(":", 1)[0] for part in predecessor.split("; "))
+        ids = "; ".join(part.split(":", 1)[0] for part in replaced)
         if ids != predecessor:
             item["predecessor"] = ids
             changed = True
@@ -288,7 +289,7 @@ def _pack(
             return True
         # Too little room with what replaced it (or what it replaced) spelled out: those shrink
         # to ids, so the entry itself is not given up for a lower-ranked one.
-        return _compact_annotations(item, entry) and add(item, entry)
+        return _compact_annotations(item, entry, predecessors(item["type"], entry)) and add(item, entry)
 
     def add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
         nonlocal used
