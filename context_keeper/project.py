@@ -34,6 +34,10 @@ def _explicit(path: str, source: str) -> Path:
     if not candidate.is_dir():
         raise NoProject(f"{source} {path!r} is not an existing directory; pass the project's root directory")
     candidate = candidate.resolve()
+    if CONTEXT_DIR in candidate.parts:
+        # The store directory itself (or a path inside it) names the project that holds it, not a
+        # new project whose store would be .context/.context/.
+        candidate = Path(*candidate.parts[: candidate.parts.index(CONTEXT_DIR)])
     return enclosing_project(candidate) or candidate
 
 

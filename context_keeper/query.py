@@ -62,7 +62,7 @@ def query_entries(
     token_budget: int | None = None,
 ) -> dict[str, Any]:
     check_bounds(query=text, tags=list(tags_any or []) + list(tags_all or []), types=types, scope=scope)
-    store = service.store(project_dir)
+    store = service.store(project_dir, recorded=True)
     kinds = kinds_filter(list(types or []) + ([kind] if kind else []))
     for name, value, choices in (("status", status, model.STATUSES), ("origin", origin, model.ORIGINS),
                                  ("hardness", hardness, model.HARDNESS)):

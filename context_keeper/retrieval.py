@@ -91,7 +91,7 @@ def get_context(
     include_deprecated: bool = False,
 ) -> dict[str, Any]:
     check_bounds(query=query, tags=tags, types=types, scope=scope)
-    store = service.store(project_dir)
+    store = service.store(project_dir, recorded=True)
     if id:
         return _by_id(store, id)
     config = service.config(store)

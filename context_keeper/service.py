@@ -20,13 +20,13 @@ from typing import Any
 
 from context_keeper import model, render
 from context_keeper.config import number
-from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound
+from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound, NoProject
 from context_keeper.model import DECISION, KINDS, Kind
 from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
-from context_keeper.store import Store
+from context_keeper.store import Store, write_gitignore
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
@@ -69,13 +69,20 @@ class Service:
     def project_root(self, project_dir: str | None = None) -> Path:
         return resolve_project(project_dir, env=self._env if self._env is not None else os.environ, cwd=self._cwd)
 
-    def store(self, project_dir: str | None = None) -> Store:
+    def store(self, project_dir: str | None = None, *, recorded: bool = False) -> Store:
+        """The store of the project; ``recorded``: for reads, which refuse a project that has no
+        ``.context/`` (an empty answer would read as "nothing recorded" for a mistyped path)."""
         root = self.project_root(project_dir)
         with self._mutex:
             store = self._stores.get(root)
             if store is None:
                 store = self._stores[root] = Store(root)
-            return store
+        if recorded and not store.dir.is_dir():
+            raise NoProject(
+                f"{root} has no {CONTEXT_DIR}/ directory, so nothing is recorded there. Pass the project's root "
+                f"directory, or run `context-keeper init {root}` (the first record_* call also creates it)."
+            )
+        return store
 
     def index(self, store: Store) -> _IndexState:
         """The search index for ``store``, brought in step with the files on disk."""
@@ -153,14 +160,7 @@ class Service:
             for kind in KINDS.values():
                 if not store.path(kind).exists():
                     store.write_sidecar(kind.filename, [])
-            ignore = context / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text(
-                    "# Local bookkeeping; the entry files and config.json are meant to be committed.\n"
-                    ".lock\n.commit-token\n.last-good/\n*.tmp\n*.broken-*\nhook.log*\n*_state.json\nsessions/\n"
-                    "embeddings.json\ncompaction_snapshot.json\ncompaction_report.json\n",
-                    encoding="utf-8",
-                )
+            write_gitignore(context)
         answer = {"success": True, "project_dir": str(root), "context_dir": str(context), "created": created}
         outer = next((d for d in root.parents if (d / CONTEXT_DIR).is_dir()), None)
         if created and outer is not None:
@@ -410,7 +410,7 @@ class Service:
     # ------------------------------------------------------------ markdown
 
     def export_markdown(self, path: str | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
-        store = self.store(project_dir)
+        store = self.store(project_dir, recorded=True)
         target = markdown_target(store.root, path or self.config(store).get("markdown_export", {}).get("path") or "DECISIONS.md")
         return self._write_markdown(store, target)
 
@@ -438,7 +438,7 @@ class Service:
     # ------------------------------------------------------------ summary / constraints
 
     def get_project_summary(self, token_budget: int | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
-        store = self.store(project_dir)
+        store = self.store(project_dir, recorded=True)
         budget = int(token_budget or 2000)
         if budget < 100:
             raise InvalidInput("token_budget must be at least 100 tokens", field="token_budget")
@@ -465,7 +465,7 @@ class Service:
         return answer
 
     def reload_constraints(self, *, project_dir: str | None = None) -> dict[str, Any]:
-        store = self.store(project_dir)
+        store = self.store(project_dir, recorded=True)
         state = store.state(KINDS["constraint"])
         if state.error is not None:
             raise state.error
@@ -481,7 +481,7 @@ class Service:
         }
 
     def get_compaction_report(self, *, project_dir: str | None = None) -> dict[str, Any]:
-        store = self.store(project_dir)
+        store = self.store(project_dir, recorded=True)
         report = store.read_sidecar("compaction_report.json")
         if not isinstance(report, dict):
             return {"status": "no_report", "message": "No compaction report yet: it is written after a context compaction when the hooks are installed."}
@@ -512,12 +512,12 @@ class Service:
     def verify_quality(self, min_reason_chars: int = 80, *, project_dir: str | None = None) -> dict[str, Any]:
         from context_keeper.quality import verify_quality
 
-        return verify_quality(self.store(project_dir), min_reason_chars)
+        return verify_quality(self.store(project_dir, recorded=True), min_reason_chars)
 
     def prune_stale(self, days: int | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
         from context_keeper.quality import prune_stale
 
-        store = self.store(project_dir)
+        store = self.store(project_dir, recorded=True)
         threshold = days if days is not None else int(number(self.config(store), "stale_threshold_days", 30))
         return prune_stale(store, threshold, self.now())
 

@@ -438,6 +438,21 @@ class FileTxn:
         return self._builder.state(stamp, digest, data)
 
 
+
+GITIGNORE = (
+    "# Local bookkeeping; the entry files and config.json are meant to be committed.\n"
+    ".lock\n.commit-token\n.last-good/\n*.tmp\n*.broken-*\nhook.log*\n*_state.json\nsessions/\n"
+    "embeddings.json\ncompaction_snapshot.json\ncompaction_report.json\n"
+)
+
+
+def write_gitignore(context_dir: Path) -> None:
+    """The .context/.gitignore for local bookkeeping, unless the person already has one."""
+    ignore = context_dir / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text(GITIGNORE, encoding="utf-8")
+
+
 class Store:
     """One project's ``.context/`` directory. Thread-safe; share one instance per project."""
 
@@ -509,7 +524,10 @@ class Store:
         from filelock import FileLock, Timeout
 
         with self._mutex:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            if not self.dir.is_dir():
+                # Created by a first write (no `init`): its bookkeeping stays out of git all the same.
+                self.dir.mkdir(parents=True, exist_ok=True)
+                write_gitignore(self.dir)
             if self._lock is None:
                 self._lock = FileLock(str(self.dir / ".lock"), timeout=LOCK_TIMEOUT_S)
             try:

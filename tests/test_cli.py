@@ -134,3 +134,14 @@ def test_get_takes_the_tag_and_date_filters(project):
     assert got.returncode == 0
     results = json.loads(got.stdout)["results"]
     assert results and all("caching" in r["entry"]["tags"] and r["entry"]["created_at"] >= "2025-10-01" for r in results)
+
+
+def test_reads_of_a_directory_with_no_store_say_so(tmp_path):
+    # A mistyped --project must not read as "nothing is recorded".
+    empty = tmp_path / "not-a-project"
+    empty.mkdir()
+    for command in (("summary",), ("get", "carrier retries")):
+        result = run(*command, "--project", str(empty), cwd=tmp_path)
+        assert result.returncode == 4, result.stdout
+        assert "has no .context/ directory" in result.stderr and f"context-keeper init {empty}" in result.stderr
+    assert not (empty / ".context").exists()

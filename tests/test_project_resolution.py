@@ -80,3 +80,10 @@ def test_an_explicit_directory_inside_a_repository_resolves_to_its_project(tmp_p
     lone = tmp_path / "nogit" / "newproj"
     lone.mkdir()
     assert resolve_project(str(lone), env={}) == lone.resolve()
+
+
+@pytest.mark.parametrize("inside", [".context", ".context/sessions"])
+def test_the_store_directory_itself_names_the_project_that_holds_it(tmp_path, inside):
+    root = tmp_path / "proj"
+    (root / inside).mkdir(parents=True)
+    assert resolve_project(str(root / inside), env={}) == root.resolve()

@@ -94,3 +94,17 @@ def test_appends_keep_the_file_byte_identical_to_a_plain_json_dump(svc, legacy):
     data = read_json(path)
     assert [c["id"] for c in data] == ["con-001", "con-002", "con-003", "con-004"]
     assert path.read_text(encoding="utf-8") == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_a_store_created_by_its_first_write_ignores_its_bookkeeping(tmp_path):
+    # No `init`: the first record creates .context/, with .lock and .last-good/ beside the entries.
+    project = tmp_path / "fresh"
+    project.mkdir()
+    Service(env={}).record("decision", {
+        "summary": "Use one Postgres database for orders",
+        "problem": "Orders were split over two databases and reports disagreed about totals.",
+        "why_chosen": "One database keeps order totals consistent and the reports simple to write and check.",
+    }, project_dir=str(project))
+    ignored = (project / ".context" / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert ".lock" in ignored and ".last-good/" in ignored
+    assert (project / ".context" / "decisions.json").exists()
