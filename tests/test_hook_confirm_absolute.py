@@ -51,3 +51,20 @@ def test_advisory_constraints_do_not_ask(project: Path):
     path.write_text(json.dumps([dict(i, hardness="advisory") for i in items], indent=2), encoding="utf-8")
     out = _output(project, "s4")
     assert "permissionDecision" not in out and "con-003" in out["additionalContext"]
+
+
+def test_every_edit_asks_again_even_after_the_rule_was_shown(project: Path):
+    # A denied edit retried, or a rule another hook already showed, must not slip through.
+    _set(project, True)
+    first = _output(project, "s5")
+    again = _output(project, "s5")
+    assert first["permissionDecision"] == again["permissionDecision"] == "ask"
+    assert "con-003" in again["permissionDecisionReason"]
+    assert "shown earlier in this session: con-003" in again["additionalContext"]
+
+
+def test_the_question_carries_the_rule_text(project: Path):
+    _set(project, True)
+    rules = {c["id"]: c["rule"] for c in json.loads((project / ".context" / "constraints.json").read_text(encoding="utf-8"))}
+    reason = _output(project, "s6")["permissionDecisionReason"]
+    assert rules["con-003"][:40] in reason

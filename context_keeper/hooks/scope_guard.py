@@ -87,9 +87,17 @@ def handle(ctx: HookContext) -> str | None:
     if not candidates and not tagged and not broken:
         return None
 
+    # The confirmation is about this edit, not about what was shown: every edit of a file an
+    # absolute constraint covers asks (a denied edit retried, or a rule the prompt hook already
+    # showed, asks again).
+    asking = ctx.text("hook_event_name") == "PreToolUse" and _confirm_absolute(ctx.context_dir)
+    absolute_ids = set(data.get("absolute") or ())
+    must_ask = sorted((i for i, (kind, scopes) in candidates.items()
+                       if asking and i in absolute_ids and any(_covered(scopes, r, ctx.root) for r in rels)),
+                      key=_id_number)[:MAX_CONSTRAINTS]
     state = ctx.state()
     fresh = set(state.unseen([*candidates, *tagged, *(f"!broken:{name}" for name in broken)]))
-    if not fresh:
+    if not fresh and not must_ask:
         return None
     constraints, decisions = [], []
     for entry_id, (kind, scopes) in candidates.items():
@@ -98,12 +106,13 @@ def handle(ctx: HookContext) -> str | None:
     tagged = sorted((i for i in tagged if i in fresh), key=_id_number, reverse=True)
     decisions += tagged[: max(0, MAX_TAGGED_DECISIONS - len(decisions))]
     constraints = sorted(constraints, key=_id_number)[:MAX_CONSTRAINTS]
-    shown = constraints + decisions
+    shown = list(dict.fromkeys(constraints + decisions + must_ask))
     text = scope_index.lines(ctx.root, data, shown) if shown else {}
     constraints = [i for i in constraints if i in text]  # an entry that could not be read back
     decisions = [i for i in decisions if i in text]  # stays unseen: the next edit shows it
+    must_ask = [i for i in must_ask if i in text]
     notes = [name for name in broken if f"!broken:{name}" in fresh]
-    if not constraints and not decisions and not notes:
+    if not constraints and not decisions and not notes and not must_ask:
         return None
     lines = [f"Recorded project memory for {_clean(rel)} (from .context/; each entry is shown once per session):"]
     if constraints:
@@ -112,28 +121,34 @@ def handle(ctx: HookContext) -> str | None:
     if decisions:
         lines.append("Decisions recorded for this area:")
         lines += [text[i] for i in decisions]
+    earlier = [i for i in must_ask if i not in constraints]
+    if earlier:
+        lines.append(f"Absolute constraints covering this file, shown earlier in this session: {', '.join(earlier)}.")
     for name in notes:
         lines.append(f"Store health: .context/{name} does not parse (a hand edit?); "
                      + ("the entries above from it come from its last good copy (.context/.last-good/). "
                         if broken[name] else "its entries cannot be shown until it is fixed. ")
                      + "`context-keeper doctor` shows where it breaks.")
     state.mark(constraints + decisions + [f"!broken:{name}" for name in notes])
-    absolute_ids = set(data.get("absolute") or ())
-    absolute = [i for i in constraints if i in absolute_ids]
-    if absolute and ctx.text("hook_event_name") == "PreToolUse" and _confirm_absolute(ctx.context_dir):
+    if must_ask:
+        # The person asked sees the rules themselves, not only their ids.
+        rules = " ".join(text[i].lstrip("- ") for i in must_ask)
         ctx.decision = {
             "permissionDecision": "ask",
-            "permissionDecisionReason": f"{_clean(rel)} is covered by absolute constraint(s) {', '.join(absolute)}. "
-                                        "Confirm the edit respects them.",
+            "permissionDecisionReason": (f"{_clean(rel)} is covered by absolute constraint(s): {rules} "
+                                         "Confirm the edit respects them.")[:MAX_REASON_CHARS],
         }
     return frame("\n".join(lines))
+
+
+MAX_REASON_CHARS = 1500
 
 
 def _confirm_absolute(context_dir: str) -> bool:
     """``scope_guard.confirm_absolute`` in config.json (default false): an edit to a file an
     absolute constraint covers pauses for the user's confirmation (on scope, not on a detected
     violation: the guard does not read the edit). Asked only under PreToolUse — after the edit
-    it would be theatre — and only with the constraint's first showing in a session."""
+    it would be theatre — and on every such edit, however often the rule was shown."""
     from context_keeper.hooks import leanjson
 
     try:
