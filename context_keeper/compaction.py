@@ -213,6 +213,7 @@ def describe(report: Mapping[str, Any]) -> str | None:
         lines.append(f"- {entry_id} {what}{detail}: {summary}")
     if len(items) > MAX_NOTE_ITEMS:
         lines.append(f"- … and {len(items) - MAX_NOTE_ITEMS} more")
-    lines.append("get_compaction_report has the before/after values; the snapshot is in .context/compaction_snapshot.json."
+    lines.append("These may be deliberate hand edits by the user: ask before restoring anything. "
+                 "get_compaction_report has the before/after values; the snapshot is in .context/compaction_snapshot.json."
                  + not_checked)
     return "\n".join(lines)

@@ -42,16 +42,18 @@ def clip(text: Any, limit: int) -> str:
 
 def constraint_line(entry: Mapping[str, Any], *, reason_chars: int = 160) -> str:
     scope = entry.get("scope") or "global"
-    where = "" if scope in ("global", "") else f" [scope: {scope}]"
-    hardness = entry.get("hardness", "absolute")
-    line = f"- {entry['id']} ({hardness}){where}: {clip(entry.get('rule'), 240)}"
+    # Every stored field is cleaned, the scope and hardness included: a hand-written scope with
+    # newlines or a closing tag must not read as text outside the entry.
+    where = "" if scope in ("global", "") else f" [scope: {clip(scope, 120)}]"
+    hardness = clip(entry.get("hardness", "absolute"), 20)
+    line = f"- {clip(entry['id'], 40)} ({hardness}){where}: {clip(entry.get('rule'), 240)}"
     if reason_chars and entry.get("reason"):
         line += f" — because {clip(entry.get('reason'), reason_chars)}"
     return line
 
 
 def decision_line(entry: Mapping[str, Any], *, why_chars: int = 140) -> str:
-    line = f"- {entry['id']}: {clip(entry.get('summary'), 200)}"
+    line = f"- {clip(entry['id'], 40)}: {clip(entry.get('summary'), 200)}"
     if why_chars and entry.get("why_chosen"):
         line += f" — why: {clip(entry.get('why_chosen'), why_chars)}"
     return line
@@ -62,7 +64,7 @@ def pipeline_line(entry: Mapping[str, Any], *, max_steps: int = 6) -> str:
     shown = " → ".join(clip(s, 60) for s in steps[:max_steps])
     if len(steps) > max_steps:
         shown += f" → … ({len(steps) - max_steps} more)"
-    line = f"- {entry['id']} {clip(entry.get('name'), 80)}"
+    line = f"- {clip(entry['id'], 40)} {clip(entry.get('name'), 80)}"
     if entry.get("when_to_invoke"):
         line += f" (when: {clip(entry.get('when_to_invoke'), 100)})"
     return line + (f": {shown}" if shown else "")

@@ -128,7 +128,7 @@ def build_summary(
     note_reserve = 40
     packer = _Packer(max(token_budget - note_reserve, 50))
     packer.add(
-        f"Project memory for {project_name}: {len(active_decisions)} active decisions, "
+        f"Project memory for {render.clip(project_name, 80)}: {len(active_decisions)} active decisions, "
         f"{len(active_constraints)} constraints, {len(active_pipelines)} pipelines "
         "(recorded reference material; use get_context for details)."
     )

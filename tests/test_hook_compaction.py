@@ -56,7 +56,10 @@ def test_session_start_after_compaction_shows_the_discrepancies(project: Path):
     _remove_entry(project, "constraints.json", "con-012")
     text = injected(run_hook("session_start", payload("session_start_compact", project), env=env))
     assert "Compaction check" in text and "con-012" in text and "missing" in text
+    assert "may be deliberate hand edits by the user: ask before restoring" in text
     assert "Git hooks in hooks/ must finish in under 2 seconds" in text
+    # the check comes before the summary, so the hook size limit cuts the summary's tail, not it
+    assert text.index("Compaction check") < text.index("Project memory for")
     # the check ran at session start; the following Stop has nothing pending and leaves the report alone
     before = (project / ".context" / "compaction_report.json").read_bytes()
     assert run_hook("post_compact", payload("stop", project), env=env).stdout == b""

@@ -10,6 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -273,3 +274,24 @@ def test_a_broken_constraints_file_falls_back_to_its_last_good_copy(project: Pat
     text = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="b"), env=env))
     assert "cannot be shown until it is fixed" in text and "con-003" not in text
     assert not (project / ".context" / "hook.log").exists()
+
+
+@pytest.mark.parametrize("hook", ["session_start", "subagent_start"])
+def test_session_start_and_subagents_keep_the_rules_of_a_broken_constraints_file(project: Path, hook: str):
+    # One typo in constraints.json made both say "0 constraints", and the briefing said nothing
+    # about the broken file.
+    from context_keeper.service import Service
+
+    env = hook_env(project)
+    Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}).record("constraint", {  # leaves a last good copy
+        "rule": "Label jobs carry the station id in the ZPL header.",
+        "reason": "Reprints from the wrong station were impossible to trace back without it.",
+        "scope": "global"})
+    path = project / ".context" / "constraints.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"scope":', '"scope"', 1), encoding="utf-8")
+    name = "session_start_startup" if hook == "session_start" else "subagent_start"
+    text = injected(run_hook(hook, payload(name, project), env=env))
+    active = [c for c in json.loads((project / ".context" / ".last-good" / "constraints.json").read_text(encoding="utf-8"))
+              if c.get("status", "active") == "active"]
+    assert f"{len(active)} constraints" in text and len(active) > 10
+    assert "constraints.json does not parse" in text and "last good copy" in text

@@ -42,7 +42,7 @@ ROOTS_FILE = "hook_roots_state.json"
 SNAPSHOT_FILE = "search_index_state.json"  # == search.snapshot.FILE (pinned by a test)
 # What ``refresh`` keeps fresh after the server's own writes (each only once a hook made it).
 REFRESHED = (CACHE_FILE, "hook_scope_state.json", SNAPSHOT_FILE)
-FORMAT = 3
+FORMAT = 4
 STAMPED = ("decisions.json", "pipelines.json", "constraints.json", "config.json")
 MAX_RESOLVED_KEYS = 32
 SUMMARY_BUDGET = 2000  # tokens; the get_project_summary default
@@ -270,6 +270,17 @@ def _quality_hint(store: Any) -> str | None:
     return f"Store quality note: {first['id']} ({clip(first.get('summary', ''), 80)}) {what}{more}."
 
 
+def _last_good_entries(store: Any, kind: Any) -> list | None:
+    from context_keeper.store import BACKUP_DIR, parse_bytes
+
+    path = store.dir / BACKUP_DIR / kind.filename
+    try:
+        state = parse_bytes(kind, path, path.read_bytes())
+    except OSError:
+        return None
+    return state.entries if state.error is None else None
+
+
 def build(root: str) -> dict:
     """Recompute the session-start cache from the store and write it. Slow path only."""
     from pathlib import Path
@@ -283,12 +294,22 @@ def build(root: str) -> dict:
     store = Store(Path(root))
     config, config_warnings = store.config()
     states = {kind.name: store.state(kind) for kind in KINDS.values()}
-    entries = {name: state.entries for name, state in states.items()}
+    # A file broken by a hand edit is read from its last good copy, as the edit guard does: one
+    # typo must not tell the agent (and every subagent) that the project has no rules.
+    entries, from_backup = {}, set()
+    for name, state in states.items():
+        backup = _last_good_entries(store, KINDS[name]) if state.error is not None else None
+        entries[name] = backup if backup is not None else state.entries
+        if backup is not None:
+            from_backup.add(name)
     name = config.get("project_name") or os.path.basename(root)
     full = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=SUMMARY_BUDGET)
     briefing = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=BRIEFING_BUDGET)
     # config.json included: an unreadable one means defaults (project name, confirm_absolute).
-    warnings = [*map(str, config_warnings), *(str(s.error) for s in states.values() if s.error is not None)]
+    warnings = [*map(str, config_warnings), *(
+        str(s.error) + (" Until it is fixed, its entries here come from its last good copy (.context/.last-good/)."
+                        if name in from_backup else "")
+        for name, s in states.items() if s.error is not None)]
 
     data = {
         "format": FORMAT,

@@ -39,7 +39,9 @@ def handle(ctx: HookContext) -> str | None:
             compaction.check_pending(ctx.root)
         note = compaction.session_note(ctx.root)
         if note:
-            parts.append(note)
+            # After a compaction the loss check is the point: it goes first, so the size limit
+            # cuts the summary's tail rather than the check.
+            parts.insert(0, note)
     for warning in data.get("warnings", []):
         parts.append(f"Store health: {warning}")
     if data.get("quality_hint"):

@@ -15,4 +15,6 @@ def handle(ctx: HookContext) -> str | None:
     data = ctx.cache or {}
     if not any((data.get("counts") or {}).values()):
         return None
-    return frame(data.get("briefing") or "")
+    # A store file that does not parse is said here too: the briefing's counts are not the facts.
+    health = [f"Store health: {w}" for w in data.get("warnings", [])]
+    return frame("\n\n".join([data.get("briefing") or "", *health]))
