@@ -200,6 +200,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
         return cmd_serve(argparse.Namespace())  # the clients' path: no parser, no extra imports
+    if argv[0] == "hook" and not {"-h", "--help"} & set(argv[1:]):
+        # A hook must never exit 2 (that blocks the client's tool call or prompt): no parser
+        # here, so an alias (scope_guard, SessionStart), an unknown name or an extra argument
+        # goes to the same fail-open path as the console script.
+        from context_keeper import hookio
+
+        return hookio.run(argv[1] if len(argv) > 1 else None, sys.stdin.buffer, sys.stdout.buffer)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

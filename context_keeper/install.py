@@ -148,6 +148,10 @@ def is_our_command(command: Any, project: Path | None = None) -> bool:
         return False
     if "context-keeper-hook" in command or "context_keeper.hookio" in command:
         return True
+    words = command.replace('"', " ").replace("'", " ").split()
+    if any(w.replace("\\", "/").rsplit("/", 1)[-1] in ("context-keeper", "context-keeper.exe")
+           and words[i + 1:i + 2] == ["hook"] for i, w in enumerate(words)):
+        return True  # the CLI form, `context-keeper hook <event>`
     for token in command.replace("'", '"').split('"') + command.split():
         token = token.strip().strip('"')
         norm = token.replace("\\", "/")

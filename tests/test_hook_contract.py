@@ -186,3 +186,32 @@ def test_console_script_and_module_run_the_same_code(project: Path):
         proc = subprocess.run([script, "session-start"], input=json.dumps(payload("session_start_startup", project)).encode(),
                               capture_output=True, env=hook_env(project))
         assert "Project memory for packwise" in injected(proc)
+
+
+@pytest.mark.parametrize("args", [["scope_guard"], ["ScopeGuard-typo"], ["scope-guard", "--verbose"], []])
+def test_the_cli_hook_form_never_exits_2(project: Path, args):
+    # Exit 2 blocks the client's tool call: aliases, unknown names and extra arguments fail open.
+    data = json.dumps(payload("pre_tool_use_edit", project)).encode("utf-8")
+    proc = subprocess.run([sys.executable, "-m", "context_keeper", "hook", *args], input=data,
+                          capture_output=True, env=hook_env(project), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    if args and args[0] == "scope_guard":
+        assert "con-003" in injected(proc)
+
+
+def test_install_recognises_the_cli_hook_form_as_its_own():
+    from context_keeper.install import is_our_command
+
+    assert is_our_command("context-keeper hook scope-guard")
+    assert is_our_command('"/opt/venv/bin/context-keeper" hook session-start')
+    assert not is_our_command("context-keeper serve") and not is_our_command("./guard.sh hook")
+
+
+@pytest.mark.parametrize("question_first", [False, True])
+def test_a_question_next_to_a_long_paste_is_still_searched(project: Path, question_first: bool):
+    log = "\n".join(f"2026-11-30T10:{i:02d}:00Z INFO worker heartbeat ok queue=labels depth={i}" for i in range(60))
+    question = "Carrier API calls keep timing out; how should the retries and backoff work?"
+    prompt = f"{question}\n\n{log}" if question_first else f"{log}\n\n{question}"
+    text = injected(run_hook("user_prompt_submit", payload("user_prompt_submit", project, prompt=prompt),
+                             env=hook_env(project)))
+    assert text and "dec-008" in text

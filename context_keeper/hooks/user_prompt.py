@@ -33,7 +33,7 @@ def handle(ctx: HookContext) -> str | None:
     from context_keeper.model import KINDS
 
     service = _service(ctx.root)
-    query = {"query": prompt[:MAX_QUERY_CHARS], "token_budget": TOKEN_BUDGET, "include_related": False}
+    query = {"query": _query_text(ctx.text("prompt")), "token_budget": TOKEN_BUDGET, "include_related": False}
     try:
         result = service.get_context(**query)
     except ValueError:
@@ -56,6 +56,24 @@ def handle(ctx: HookContext) -> str | None:
     lines += [render.entry_line(KINDS[r["type"]], r["entry"]) for r in chosen]
     state.mark([r["entry"]["id"] for r in chosen])
     return frame("\n".join(lines))
+
+
+QUERY_PARAGRAPH_CHARS = 600
+
+
+def _query_text(raw: str) -> str:
+    """What to search for a prompt. A long one is mostly pasted material (a log, a diff, a
+    file) with the question in a short paragraph before or after it: those short first and
+    last paragraphs are searched, else the prompt's end."""
+    prompt = " ".join(raw.split())
+    if len(prompt) <= MAX_QUERY_CHARS:
+        return prompt
+    import re
+
+    paragraphs = [p for p in re.split(r"\n\s*\n", raw) if p.strip()]
+    ends = dict.fromkeys(p for p in (paragraphs[0], paragraphs[-1]) if len(p) <= QUERY_PARAGRAPH_CHARS)
+    text = " ".join(" ".join(p.split()) for p in ends)
+    return text if text else prompt[-MAX_QUERY_CHARS:]
 
 
 def _service(root: str, *, restore: bool = True):  # -> Service whose index comes from a snapshot when it can
