@@ -106,3 +106,23 @@ def test_an_unwritable_sessions_dir_means_showing_again_not_failing(tmp_path):
     state.mark(["con-001"])
     assert state.unseen(["con-001", "con-002"]) == ["con-002"]
     assert SessionState(str(tmp_path), "s1").unseen(["con-001"]) == ["con-001"]
+
+
+def test_editing_the_same_file_again_does_not_bring_the_next_batch_of_area_decisions(project: Path):
+    # 30 more decisions tagged for the file's directory: the first edit shows the area's newest
+    # five, later edits of the same file nothing new.
+    import json as _json
+
+    path = project / ".context" / "decisions.json"
+    items = _json.loads(path.read_text(encoding="utf-8"))
+    stamp = "2026-01-01T00:00:00+00:00"
+    for n in range(30):
+        items.append({"id": f"dec-{200 + n}", "summary": f"Label printer detail number {n}", "problem": "p" * 50,
+                      "why_chosen": "w" * 70, "tags": ["labels"], "status": "active", "origin": "user",
+                      "created_at": stamp, "updated_at": stamp})
+    path.write_text(_json.dumps(items, indent=2), encoding="utf-8")
+    env = hook_env(project)
+    edit = payload("pre_tool_use_edit", project, session_id="s-area")
+    assert injected(run_hook("scope_guard", edit, env=env))
+    for _ in range(3):
+        assert injected(run_hook("scope_guard", edit, env=env)) is None

@@ -100,11 +100,16 @@ def handle(ctx: HookContext) -> str | None:
     if not fresh and not must_ask:
         return None
     constraints, decisions = [], []
+    scoped_decisions = 0
     for entry_id, (kind, scopes) in candidates.items():
-        if entry_id in fresh and any(_covered(scopes, r, ctx.root) for r in rels):
-            (constraints if kind == "constraint" else decisions).append(entry_id)
-    tagged = sorted((i for i in tagged if i in fresh), key=_id_number, reverse=True)
-    decisions += tagged[: max(0, MAX_TAGGED_DECISIONS - len(decisions))]
+        if any(_covered(scopes, r, ctx.root) for r in rels):
+            scoped_decisions += kind != "constraint"
+            if entry_id in fresh:
+                (constraints if kind == "constraint" else decisions).append(entry_id)
+    # The area's newest decisions minus those already shown: editing the same file again must not
+    # bring the next five, and the next five after that (the rest is for get_context).
+    tagged = sorted(tagged, key=_id_number, reverse=True)[: max(0, MAX_TAGGED_DECISIONS - scoped_decisions)]
+    decisions += [i for i in tagged if i in fresh]
     constraints = sorted(constraints, key=_id_number)[:MAX_CONSTRAINTS]
     shown = list(dict.fromkeys(constraints + decisions + must_ask))
     text = scope_index.lines(ctx.root, data, shown) if shown else {}
