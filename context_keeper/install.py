@@ -62,6 +62,7 @@ CLAUDE_HOOKS: tuple[tuple[str, str | None, str, int], ...] = (
     ("Stop", None, "post-compact", 30),
 )
 CLIENTS = ("claude", "cursor", "vscode", "windsurf", "gemini", "codex")
+USER_LEVEL_CLIENTS = ("windsurf", "codex")  # their configs live in the home directory only
 
 
 # ------------------------------------------------------------------ commands
@@ -508,7 +509,9 @@ def apply(change: Change, *, now: float | None = None) -> Path | None:
         return backup
     from context_keeper.fsio import atomic_write_text
 
-    atomic_write_text(change.path, change.after)
+    # A symlinked config (a dotfiles checkout) is written through the link: renaming over the
+    # link would turn it into a plain file and leave the real one behind.
+    atomic_write_text(change.path.resolve() if change.path.is_symlink() else change.path, change.after)
     return backup
 
 
@@ -535,6 +538,10 @@ def client_targets(client: str, project: Path, home: Path, user: bool) -> list[T
     if client == "cursor":
         return [Target(client, (home if user else project) / ".cursor" / "mcp.json", "json-servers")]
     if client == "vscode":
+        if user:
+            raise InvalidInput("VS Code keeps its user-level MCP servers in your profile, which install does not "
+                               "edit: run install without --user for the workspace's .vscode/mcp.json, or add the "
+                               "server with VS Code's 'MCP: Add Server' command", field="user")
         return [Target(client, project / ".vscode" / "mcp.json", "json-servers", key="servers")]
     if client == "windsurf":
         return [Target(client, home / ".codeium" / "windsurf" / "mcp_config.json", "json-servers")]
@@ -631,11 +638,16 @@ def _uninitialised_hint(project: Path) -> str | None:
 
 def _run(args: argparse.Namespace, remove: bool) -> int:
     project = _project(args)
-    hint = None if remove or args.user else _uninitialised_hint(project)
+    user_level = args.user or args.client in USER_LEVEL_CLIENTS
+    hint = None if remove or user_level else _uninitialised_hint(project)
     if hint:
         sys.stderr.write(hint)
     home = Path(args.home).expanduser() if getattr(args, "home", None) else Path.home()
     clients = CLIENTS if args.client == "all" else (args.client,)
+    if args.client == "all" and args.user:
+        clients = tuple(c for c in clients if c != "vscode")
+        print("vscode: skipped (its user-level servers live in your VS Code profile; install without --user "
+              "writes the workspace's .vscode/mcp.json)")
     write = remove or args.client == "claude" or args.write
     for client in clients:
         if getattr(args, "print", False) or (not write and not args.dry_run):

@@ -385,3 +385,30 @@ def test_install_in_a_subdirectory_of_an_uninitialised_repository_targets_its_ro
 def test_install_in_an_initialised_project_gives_no_init_hint(project: Path, tmp_path: Path):
     result = _cli("install", "--client", "claude", "--dry-run", cwd=project, home=tmp_path)
     assert result.returncode == 0 and "has no .context/" not in result.stderr
+
+
+def test_a_symlinked_settings_file_is_written_through_the_link(project: Path, tmp_path: Path):
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    _write(dotfiles, {"model": "opus"})
+    link = project / ".claude" / "settings.json"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(dotfiles)
+    result = _cli("install", "--client", "claude", cwd=project, home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink()
+    settings = json.loads(dotfiles.read_text(encoding="utf-8"))
+    assert settings["model"] == "opus" and "SessionStart" in settings["hooks"]
+
+
+def test_vscode_user_level_is_refused_not_written_to_the_workspace(project: Path, tmp_path: Path):
+    result = _cli("install", "--client", "vscode", "--user", "--write", cwd=project, home=tmp_path)
+    assert result.returncode != 0 and "VS Code keeps its user-level MCP servers in your profile" in result.stderr
+    assert not (project / ".vscode" / "mcp.json").exists()
+
+
+def test_user_level_clients_get_no_init_hint(tmp_path: Path):
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    (repo / ".git").mkdir(parents=True)
+    home.mkdir()
+    result = _cli("install", "--client", "codex", "--print", cwd=repo, home=home)
+    assert result.returncode == 0 and "has no .context/" not in result.stderr
