@@ -420,7 +420,15 @@ class Service:
         state = store.state(DECISION)
         if state.error is not None:
             raise state.error
-        _refuse_to_replace_other_writing(target)
+        export = self.config(store).get("markdown_export")
+        configured = export.get("path") if isinstance(export, Mapping) else None
+        established = {markdown_target(store.root, "DECISIONS.md")}
+        if isinstance(configured, str) and configured.strip():
+            try:
+                established.add(markdown_target(store.root, configured))
+            except ContextKeeperError:
+                pass
+        _refuse_to_replace_other_writing(target, established)
         text = render.decisions_markdown(self.config(store)["project_name"], state.entries)
         atomic_write_text(target, text)
         return {"success": True, "path": str(target), "decisions": len(state.entries)}
@@ -522,11 +530,12 @@ class Service:
         return prune_stale(store, threshold, self.now())
 
 
-def _refuse_to_replace_other_writing(target: Path) -> None:
+def _refuse_to_replace_other_writing(target: Path, established: set[Path]) -> None:
     """An existing file is replaced only when an export wrote it (its generated-by line), it is
-    empty, or it is named DECISIONS.md (the established export target, whatever wrote it): a
-    README or an ADR is someone's writing, not a projection."""
-    if not target.exists() or target.name == "DECISIONS.md":
+    empty, or it is an established export target (the project's DECISIONS.md or the configured
+    markdown_export path, whatever wrote them: older versions wrote no generated-by line). A
+    README, an ADR or a hand-written docs/DECISIONS.md is someone's writing, not a projection."""
+    if not target.exists() or target in established:
         return
     try:
         head = target.read_text(encoding="utf-8", errors="replace")[:2000]

@@ -136,6 +136,12 @@ def test_export_does_not_replace_writing_it_did_not_produce(service, project):
     assert service.export_markdown("docs/decisions.md")["path"] == first["path"]
     (project / "DECISIONS.md").write_text("# Decisions (older tool)\n", encoding="utf-8")
     assert service.export_markdown()["success"]  # the established target is always refreshed
+    # ... but a hand-written DECISIONS.md elsewhere is someone's writing like any other file
+    elsewhere = project / "docs" / "DECISIONS.md"
+    elsewhere.write_text("# hand-written decisions\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="was not written by export_markdown"):
+        service.export_markdown("docs/DECISIONS.md")
+    assert elsewhere.read_text(encoding="utf-8") == "# hand-written decisions\n"
 
 
 async def test_export_paths_inside_the_project_work_relative_or_absolute(service, project):
