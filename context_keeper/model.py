@@ -145,6 +145,11 @@ BY_PREFIX: dict[str, Kind] = {k.prefix: k for k in KINDS.values()}
 
 # Fields the store manages; callers cannot set them through update_entry.
 MANAGED = ("id", "created_at", "schema_version")
+
+# Only a decision recorded with ``supersedes`` has the field, so it is no part of a kind's
+# fields (read_entry would add an empty one to every entry); a value given to update_entry is
+# still held to the shape record_decision writes.
+SUPERSEDES = FieldSpec("supersedes", "id_list")
 TIMESTAMPS = ("created_at", "updated_at", "verified_at")
 
 
@@ -367,6 +372,18 @@ def check_encodable(values: Any, path: str = "") -> None:
             check_encodable(item, f"{path}[{i}]")
 
 
+def supersedes_ids(entry: Mapping[str, Any]) -> list[str]:
+    """The ids an entry's ``supersedes`` names. Read tolerantly, as it is not normalised by
+    ``read_entry``: a hand edit may leave one id as a string (taken as that id), or a number or
+    nested lists (ignored)."""
+    value = entry.get("supersedes")
+    if isinstance(value, str):
+        value = [value]
+    elif not isinstance(value, list):
+        return []
+    return list(dict.fromkeys(v.strip() for v in value if isinstance(v, str) and v.strip()))
+
+
 def entry_title(kind: Kind, entry: Mapping[str, Any]) -> str:
     return _as_text(entry.get(kind.title_field)).strip() or str(entry.get("id", ""))
 
@@ -380,7 +397,7 @@ def _fail(field_name: str, message: str) -> InvalidInput:
 
 def clean_value(kind: Kind, name: str, value: Any) -> Any:
     """Validate one caller-supplied field value and return its stored form."""
-    spec = kind.spec(name)
+    spec = kind.spec(name) or (SUPERSEDES if name == "supersedes" else None)
     if spec is None:
         return value  # unknown fields are the caller's own; kept as given
     if spec.shape in ("text", "short"):

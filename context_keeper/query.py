@@ -106,7 +106,7 @@ def query_entries(
                 continue
             if rel_scope is not None and (kind_def.name != "constraint" or not scope_overlaps(entry.get("scope"), rel_scope)):
                 continue
-            if supersedes and supersedes not in (entry.get("supersedes") or []) and entry.get("id") != successor_of_named:
+            if supersedes and supersedes not in model.supersedes_ids(entry) and entry.get("id") != successor_of_named:
                 continue
             if superseded_by and entry.get("superseded_by") != superseded_by:
                 continue

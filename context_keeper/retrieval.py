@@ -213,11 +213,8 @@ def _link_summary(store: Store, entry_id: str) -> dict[str, Any] | None:
 def _predecessors(store: Store, kind_name: str, entry: Mapping[str, Any], named: Sequence[str] = ()) -> list[str]:
     """The entries this one replaced: its own ``supersedes`` list and those whose
     ``superseded_by`` names it (``deprecate_entry`` records only that side)."""
-    ids = entry.get("supersedes") or []
-    if isinstance(ids, str):
-        ids = [ids]
     out = []
-    for old_id in dict.fromkeys([*ids, *named]):
+    for old_id in dict.fromkeys([*model.supersedes_ids(entry), *named]):
         old = store.state(KINDS[kind_name]).entries_by_id.get(old_id)
         if old is not None:
             out.append(f"{old_id}: {model.entry_title(KINDS[kind_name], old)}")

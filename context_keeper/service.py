@@ -314,6 +314,11 @@ class Service:
                 cleaned["scope"] = project_scope(store.root, cleaned["scope"])  # a value sent back unchanged passes
             if "related_to" in cleaned:
                 _check_new_links(store, ftxn, current, cleaned["related_to"])
+            for old_id in cleaned.get("supersedes") or []:
+                if old_id == current["id"] or model.parse_id(old_id)[0] != kind.prefix:
+                    raise InvalidInput(f"supersedes: {old_id} is not another {kind.name}; list the ids of the "
+                                       f"{kind.plural} {current['id']} replaced, e.g. [\"{kind.prefix}-001\"]",
+                                       field="supersedes")
             cleared = _apply_status_rules(ftxn, kind, current, raw, cleaned)
             model.check_encodable(cleaned)
             if not allow_secrets:

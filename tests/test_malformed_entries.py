@@ -154,3 +154,33 @@ def test_a_decision_file_with_non_object_items_still_serves_its_good_entries(svc
     assert [e["id"] for e in state.entries] == ["dec-001", "dec-002"]
     assert state.entries_by_id["dec-001"]["related_to"] == ["dec-002"]
     assert state.entries_by_id["dec-002"]["alternatives"] == [{"option": "zone picking", "reason_rejected": ""}]
+
+
+def _set_supersedes(project: Path, entry_id: str, value) -> None:
+    path = project / ".context" / "decisions.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    for item in items:
+        if item["id"] == entry_id:
+            item["supersedes"] = value
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+
+
+@pytest.mark.parametrize("value,named", [
+    (5, []),
+    ([["dec-002"]], []),
+    ({"id": "dec-002"}, []),
+    ("dec-002", ["dec-002"]),
+    (["dec-002", 7, None, ["x"]], ["dec-002"]),
+], ids=["number", "nested-list", "object", "one-id-string", "list-with-junk"])
+def test_a_hand_edited_supersedes_of_any_shape_never_breaks_a_query(project, value, named):
+    # dec-019 replaced dec-002 (which names it in superseded_by); what dec-019 itself says is junk.
+    _set_supersedes(project, "dec-019", value)
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}, cwd=str(project))
+    answer = svc.get_context(query="label worker print jobs queue", include_related=False)
+    item = next(i for i in answer["results"] if i["entry"]["id"] == "dec-019")
+    assert item["predecessor"].startswith("dec-002: ")
+    assert [i["entry"]["id"] for i in svc.query_entries(supersedes="dec-002")["results"]] == ["dec-019"]
+    # Only what a string or a list of strings names counts: dec-024 names no predecessor of its own.
+    _set_supersedes(project, "dec-024", value)
+    found = [i["entry"]["id"] for i in svc.query_entries(supersedes="dec-002")["results"]]
+    assert found == (["dec-019", "dec-024"] if named else ["dec-019"])

@@ -262,3 +262,27 @@ def test_update_with_the_legacy_rationale_changes_what_answers_show(project):
     text = "Quotes for the same parcel shape repeat within minutes, so caching them saves carrier calls."
     svc.update_entry("dec-024", {"rationale": text})
     assert svc.get_context(id="dec-024")["entry"]["why_chosen"] == text
+
+
+MALFORMED_SUPERSEDES = [
+    (5, "must be a list"),
+    ("dec-024", "not a single string"),
+    ([["dec-024"]], "items must be strings"),
+    (["latest cache decision"], "not an entry id"),
+    (["con-004"], "not another decision"),
+]
+
+
+@pytest.mark.parametrize("value,message", MALFORMED_SUPERSEDES, ids=[m for _, m in MALFORMED_SUPERSEDES])
+def test_update_refuses_a_malformed_supersedes_and_writes_nothing(service, project, value, message):
+    # Stored as given, a non-list made every later get_context / query_entries that reached the
+    # entry fail with a bare TypeError.
+    fields = {"problem": "Carrier quotes drift within the hour when carriers change surcharges mid-day.",
+              "why_chosen": "Five minutes keeps label prices right while still sparing most quote calls to carriers."}
+    new = service.record("decision", {"summary": "Cache carrier quotes for 5 minutes", **fields}, supersedes=["dec-024"])["id"]
+    before = snapshot_files(project)
+    with pytest.raises(InvalidInput, match=message) as refused:
+        service.update_entry(new, {"supersedes": value})
+    assert refused.value.field == "supersedes"
+    assert snapshot_files(project) == before
+    assert service.update_entry(new, {"supersedes": ["dec-024", "dec-011"]})["entry"]["supersedes"] == ["dec-024", "dec-011"]
