@@ -320,8 +320,9 @@ def _pack(
         return True
 
     def annotate(item: dict[str, Any], kind: str, entry: Mapping[str, Any]) -> None:
-        # A replaced entry always says so and names what replaced it, however it got here.
-        if entry.get("status") == "superseded":
+        # A replaced entry always says so and names what replaced it, however it got here; an
+        # entry merged away with deprecate_entry(merge_into=...) was replaced as much.
+        if entry.get("status") == "superseded" or entry.get("status") == "deprecated" and entry.get("superseded_by"):
             item["history"] = True
             successor = entry.get("superseded_by")
             if successor:

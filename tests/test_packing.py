@@ -202,3 +202,16 @@ def test_the_last_resort_form_of_an_entry_is_its_id_and_a_cut_title():
     out, cut = shorten_entry(entry, 12)
     assert cut and out["id"] == "con-002" and out["rule"].endswith("…")
     assert len(out["rule"]) >= MIN_TITLE_CHARS - 1 and entry_tokens(out) <= 14  # - 1: a space before the cut goes
+
+
+def test_an_entry_merged_away_says_what_replaced_it_when_deprecated_entries_are_asked_for(svc):
+    # deprecate_entry(merge_into=...) leaves status "deprecated" with superseded_by set; only
+    # status "superseded" used to be annotated, so the retired entry could lead with no mark.
+    svc.deprecate_entry("dec-014", "folded into the printer decision", merge_into="dec-027")
+    answer = svc.get_context(query="raw ZPL straight to printers port 9100", include_deprecated=True,
+                             include_related=False)
+    merged = next(r for r in answer["results"] if r["entry"]["id"] == "dec-014")
+    assert merged["history"] is True
+    assert merged["replaced_by"]["id"] == "dec-027"
+    plain = svc.get_context(query="raw ZPL straight to printers port 9100", include_related=False)
+    assert "dec-014" not in {r["entry"]["id"] for r in plain["results"]}
