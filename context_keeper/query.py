@@ -63,7 +63,15 @@ def query_entries(
 ) -> dict[str, Any]:
     check_bounds(query=text, tags=list(tags_any or []) + list(tags_all or []), types=types, scope=scope)
     store = service.store(project_dir, recorded=True)
-    kinds = kinds_filter(list(types or []) + ([kind] if kind else []))
+    kinds = kinds_filter(types)
+    if kind:
+        # kind is the one-kind spelling of types; given both, a union or an intersection would
+        # each surprise someone, so they have to agree.
+        named = kinds_filter([kind])
+        if kinds is not None and kinds != named:
+            raise InvalidInput(f"kind {kind!r} and types {list(types or [])} name different kinds; give one of "
+                               "them (kind for one kind, types for several)", field="kind")
+        kinds = named
     for name, value, choices in (("status", status, model.STATUSES), ("origin", origin, model.ORIGINS),
                                  ("hardness", hardness, model.HARDNESS)):
         if value and value.strip().lower() not in choices:
@@ -123,11 +131,12 @@ def query_entries(
 
     matches.sort(key=lambda m: (list(KINDS).index(m[0]), model.id_sort_key(m[1]["id"])))
     results, used, truncated = [], 0, False
+    next_cost = 0
     for kind_name, entry in matches[:limit]:
         item = {"type": kind_name, "entry": entry}
         cost = entry_tokens(item)
         if token_budget and used + cost > token_budget:
-            truncated = True
+            truncated, next_cost = True, cost
             break
         used += cost
         results.append(item)
@@ -139,4 +148,13 @@ def query_entries(
     }
     if truncated or len(matches) > limit:
         answer["truncated"] = True
+    if truncated:
+        left = min(limit, len(matches)) - len(results)
+        answer["omitted"] = left
+        # Entries are returned whole and in id order, so the next one's size is what to ask for.
+        answer["budget_note"] = (
+            f"{left} more matching entr{'y' if left == 1 else 'ies'} did not fit in token_budget {token_budget}; "
+            f"the next one alone needs about {next_cost} tokens. Ask again with a larger token_budget "
+            "(0 for no limit), or narrow the filters."
+        )
     return answer

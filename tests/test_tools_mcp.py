@@ -201,6 +201,29 @@ async def test_query_entries_filters_exactly(service, mode):
     assert "retired" in bad
 
 
+async def test_query_entries_says_when_the_budget_holds_not_even_one_entry(service, mode):
+    async with connect(service, mode) as client:
+        tiny = await ok(client, "query_entries", {"token_budget": 20})
+        some = await ok(client, "query_entries", {"types": ["decisions"], "token_budget": 1500})
+        whole = await ok(client, "query_entries", {"types": ["decisions"]})
+    assert tiny["results"] == [] and tiny["truncated"] is True
+    assert "token_budget 20" in tiny["budget_note"] and tiny["omitted"] == min(50, tiny["total_matches"])  # the default limit
+    assert 0 < some["entries_returned"] < whole["entries_returned"]
+    assert some["omitted"] == whole["entries_returned"] - some["entries_returned"]
+    assert "budget_note" not in whole
+
+
+@pytest.mark.parametrize("args", [{"types": ["decisions"], "kind": "pipeline"},
+                                  {"types": ["decisions", "pipelines"], "kind": "pipeline"}])
+async def test_query_entries_refuses_types_and_kind_that_disagree(service, mode, args):
+    # The two used to be joined, so asking for decisions "of kind pipeline" returned both kinds.
+    async with connect(service, mode) as client:
+        refused = await err(client, "query_entries", args)
+        same = await ok(client, "query_entries", {"types": ["pipelines"], "kind": "pipeline"})
+    assert "kind" in refused and "types" in refused
+    assert same["results"] and {r["type"] for r in same["results"]} == {"pipeline"}
+
+
 async def test_update_entry_changes_only_given_fields_and_keeps_unknown_ones(service, project, mode):
     path = project / ".context" / "decisions.json"
     before = {e["id"]: e for e in read_json(path)}
