@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -42,6 +43,8 @@ _SHORTENED_FIELD = len(',"shortened":true')
 
 
 MAX_QUERY_CHARS = 4000
+DEFAULT_BUDGET = 4000  # config.DEFAULTS["token_budget"]
+MIN_BUDGET = 50
 
 
 def check_bounds(*, query: str | None = None, tags: Sequence[str] | None = None,
@@ -55,6 +58,19 @@ def check_bounds(*, query: str | None = None, tags: Sequence[str] | None = None,
             raise InvalidInput(f"{name} has {len(values)} items; the maximum is {model.MAX_LIST}", field=name)
     if scope and len(scope) > model.MAX_SHORT_TEXT:
         raise InvalidInput(f"scope is {len(scope)} characters; give one file or directory path", field="scope")
+
+
+def _config_budget(config: Mapping[str, Any]) -> tuple[int, str | None]:
+    """The ``token_budget`` of config.json, or the default and a warning when it is unusable."""
+    value = config.get("token_budget", DEFAULT_BUDGET)
+    if value is None:
+        return DEFAULT_BUDGET, None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < MIN_BUDGET:
+        return DEFAULT_BUDGET, (
+            f".context/config.json: \"token_budget\" is {value!r}, which is not a usable budget (a number of tokens, "
+            f"at least {MIN_BUDGET}); used the default {DEFAULT_BUDGET}. Fix or remove that key in config.json."
+        )
+    return int(value), None
 
 
 def parse_date(value: str | None, field: str) -> datetime | None:
@@ -95,10 +111,18 @@ def get_context(
     if id:
         return _by_id(store, id)
     config = service.config(store)
-    budget = int(token_budget or number(config, "token_budget", 4000))
-    if budget < 50:
-        raise InvalidInput(f"token_budget must be at least 50 tokens (got {budget}); leave it out (or give 0) for the "
-                           "default set in .context/config.json", field="token_budget")
+    config_warnings: list[str] = []
+    if token_budget:
+        budget = int(token_budget)
+        if budget < MIN_BUDGET:
+            raise InvalidInput(f"token_budget must be at least {MIN_BUDGET} tokens (got {budget}); leave it out (or give 0) "
+                               "for the default set in .context/config.json", field="token_budget")
+    else:
+        budget, problem = _config_budget(config)
+        if problem:
+            # The caller cannot fix the project's config by changing its call: answer with the
+            # default instead of refusing every call that leaves token_budget out.
+            config_warnings.append(problem)
     from context_keeper.search import SearchOptions
 
     options = SearchOptions(
@@ -156,7 +180,7 @@ def get_context(
             answer["guidance"] = GUIDANCE_FILTERED.format(filters=", ".join(filters))
         else:
             answer["guidance"] = GUIDANCE_NOTHING
-    warnings = service._warnings(store)
+    warnings = service._warnings(store) + config_warnings
     if warnings:
         answer["warnings"] = warnings
     return answer

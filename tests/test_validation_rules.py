@@ -286,3 +286,31 @@ def test_update_refuses_a_malformed_supersedes_and_writes_nothing(service, proje
     assert refused.value.field == "supersedes"
     assert snapshot_files(project) == before
     assert service.update_entry(new, {"supersedes": ["dec-024", "dec-011"]})["entry"]["supersedes"] == ["dec-024", "dec-011"]
+
+
+@pytest.mark.parametrize("value", [0, -1, 10, 49.5, "abc", True])
+def test_an_unusable_token_budget_in_config_falls_back_to_the_default_with_a_warning(project, value):
+    # It used to refuse every get_context that left token_budget out, blaming the caller.
+    import json as _json
+
+    path = project / ".context" / "config.json"
+    config = _json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    path.write_text(_json.dumps({**config, "token_budget": value}), encoding="utf-8")
+    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
+    answer = service.get_context(query="carrier API retries")
+    assert answer["results"] and answer["token_budget"] == 4000
+    assert any("config.json" in w and '"token_budget"' in w for w in answer.get("warnings", []))
+    given = service.get_context(query="carrier API retries", token_budget=500)
+    assert given["token_budget"] == 500 and not any("token_budget" in w for w in given.get("warnings", []))
+    with pytest.raises(InvalidInput, match="at least 50"):  # the caller's own bad value is still the caller's
+        service.get_context(query="carrier API retries", token_budget=10)
+
+
+def test_a_usable_token_budget_in_config_is_used_without_a_warning(project):
+    import json as _json
+
+    path = project / ".context" / "config.json"
+    config = _json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    path.write_text(_json.dumps({**config, "token_budget": 1200}), encoding="utf-8")
+    answer = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}).get_context(query="carrier API retries")
+    assert answer["token_budget"] == 1200 and "warnings" not in answer
