@@ -112,7 +112,7 @@ def query_entries(
                 continue
             if all_tags and not all_tags <= entry_tags:
                 continue
-            if rel_scope is not None and (kind_def.name != "constraint" or not scope_overlaps(entry.get("scope"), rel_scope)):
+            if rel_scope is not None and (kind_def.name != "constraint" or not scope_overlaps(entry.get("scope"), rel_scope, str(store.root))):
                 continue
             if supersedes and supersedes not in model.supersedes_ids(entry) and entry.get("id") != successor_of_named:
                 continue

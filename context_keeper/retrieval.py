@@ -134,6 +134,7 @@ def get_context(
         before=parse_date(before, "before"),
         now=service.now(),
         limit=MAX_HITS,
+        root=str(store.root),
     )
     if options.since is not None and options.before is not None and options.since >= options.before:
         raise InvalidInput(f"since ({since}) must be earlier than before ({before}): no entry can be in that range",

@@ -153,13 +153,15 @@ def _literal_prefix(pattern: str) -> str:
     return "/".join(parts)
 
 
-def scope_overlaps(scope: str | None, area: str) -> bool:
+def scope_overlaps(scope: str | None, area: str, project_root: str | None = None) -> bool:
     """True when ``scope`` applies to some file of ``area`` — a normalised file, directory or
     glob someone is working on. A file inside the area counts: working on
-    ``src/carriers/`` concerns the rule scoped to ``src/carriers/client.py``."""
+    ``src/carriers/`` concerns the rule scoped to ``src/carriers/client.py``. With
+    ``project_root``, a stored scope written as an absolute path inside it counts as the
+    project-relative one, as in ``scope_covers`` (the edit guard)."""
     if is_global(scope):
         return True
-    pattern = normalize_path(scope)
+    pattern = normalize_path(scope, project_root)
     if not pattern or not area:
         return True
     if is_glob(area):

@@ -215,3 +215,24 @@ def test_a_question_next_to_a_long_paste_is_still_searched(project: Path, questi
     text = injected(run_hook("user_prompt_submit", payload("user_prompt_submit", project, prompt=prompt),
                              env=hook_env(project)))
     assert text and "dec-008" in text
+
+
+def test_a_hand_written_absolute_scope_is_honoured_by_the_tools_as_by_the_edit_guard(project: Path):
+    # Someone pasted a full path into constraints.json; the edit guard read it project-relative
+    # while get_context(scope=...) and query_entries(scope=...) left the rule out.
+    path = project / ".context" / "constraints.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    for item in items:
+        if item["id"] == "con-003":
+            item["scope"] = f"{project}/src/packwise/labels/"
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    text = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project), env=hook_env(project)))
+    assert "con-003" in text
+    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
+    for scope in ("src/packwise/labels/printer.py", str(project / "src/packwise/labels/printer.py"), "src/packwise/"):
+        ranked = service.get_context(query="label rows before buying", scope=scope, types=["constraints"])
+        assert "con-003" in [r["entry"]["id"] for r in ranked["results"]], scope
+        exact = service.query_entries(scope=scope, types=["constraints"])
+        assert "con-003" in [r["entry"]["id"] for r in exact["results"]], scope
+    elsewhere = service.query_entries(scope="src/packwise/carriers/client.py", types=["constraints"])
+    assert "con-003" not in [r["entry"]["id"] for r in elsewhere["results"]]

@@ -24,6 +24,9 @@ class SearchOptions:
     before: datetime | None = None
     now: datetime | None = None
     limit: int = 20
+    # The project root: a stored scope written as an absolute path inside it is matched as
+    # the project-relative one (the edit guard reads it that way).
+    root: str | None = None
 
 
 @dataclass

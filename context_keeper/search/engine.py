@@ -49,6 +49,7 @@ class _Filter:
         self.since = F.as_utc(options.since) if options.since is not None else None
         self.before = F.as_utc(options.before) if options.before is not None else None
         self.scope = options.scope or None
+        self.root = options.root
         self.include_deprecated = options.include_deprecated
 
     def passes(self, info: _Entry) -> bool:
@@ -65,7 +66,7 @@ class _Filter:
         if self.before is not None and (info.created is None or info.created >= self.before):
             return False
         if self.scope is not None and info.scopes is not None:
-            if not any(scope_overlaps(s, self.scope) for s in info.scopes):
+            if not any(scope_overlaps(s, self.scope, self.root) for s in info.scopes):
                 return False
         return True
 
@@ -76,7 +77,7 @@ class _Filter:
         elif history:
             prior *= P.HISTORY_CURRENT_PRIOR
         if self.scope is not None and info.scopes is not None:
-            if any(not is_global(s) and scope_overlaps(s, self.scope) for s in info.scopes):
+            if any(not is_global(s) and scope_overlaps(s, self.scope, self.root) for s in info.scopes):
                 prior *= P.SCOPE_MATCH_PRIOR
         return prior
 
