@@ -69,6 +69,8 @@ def _format_hit(item: dict[str, Any]) -> str:
         marks.append(f"related to {item['via']}")
     if item.get("history"):
         marks.append("superseded")
+    if item.get("scope_rule"):
+        marks.append("rule for the scope")
     if item.get("weak_match"):
         marks.append("weak match")
     if item.get("shortened"):
@@ -102,7 +104,8 @@ def cmd_get(args: argparse.Namespace) -> int:
         _print("Nothing recorded matches.")
         return 0
     if result.get("no_confident_match"):
-        _print(f"No confident match (top relevance {result['top_relevance']:.2f}). Weak matches:")
+        rules = ", and the rules for the scope" if any(i.get("scope_rule") for i in result["results"]) else ""
+        _print(f"No confident match (top relevance {result['top_relevance']:.2f}). Weak matches{rules}:")
     for item in result["results"]:
         _print(_format_hit(item))
     return 0

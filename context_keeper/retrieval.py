@@ -13,8 +13,8 @@ from context_keeper import diversity, model
 from context_keeper.budget import chars_to_tokens, json_chars, shorten_entry
 from context_keeper.config import number
 from context_keeper.errors import ContextKeeperError, InvalidInput
-from context_keeper.model import KINDS
-from context_keeper.scope import project_area
+from context_keeper.model import CONSTRAINT, KINDS
+from context_keeper.scope import is_global, project_area
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -32,6 +32,10 @@ GUIDANCE_NOTHING = (
 GUIDANCE_FILTERED = (
     "Nothing recorded matches this question within the filters given ({filters}). Ask again "
     "without them before concluding that nothing is recorded."
+)
+GUIDANCE_SCOPE_RULES = (
+    "The items marked scope_rule are the constraints that cover the scope you gave: they hold for "
+    "that file whatever the question."
 )
 MAX_HITS = 50
 SEMANTIC_CANDIDATES = 200
@@ -171,20 +175,41 @@ def get_context(
             named = state.index.predecessors(kind, entry["id"])
         return _predecessors(store, kind, entry, named)
 
-    answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related, admits, predecessors)
+    # The constraints on the file being worked on belong in the answer even when the task's
+    # wording shares nothing with them: clients without the edit-guard hook learn a file's
+    # rules only this way. (Without a query, the scope filter alone already lists them.)
+    rules = _scope_rules(store, options, admits) if text and options.scope else []
+    answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related, admits,
+                   predecessors, rules)
+    # The lexical signal alone: a rule added for the scope says nothing about the question.
     answer["top_relevance"] = round(result.top_relevance, 3) if text else None
     if text and result.top_relevance < threshold:
         answer["no_confident_match"] = True
-        if answer["results"]:
+        if any(not r.get("scope_rule") for r in answer["results"]):
             answer["guidance"] = GUIDANCE_NO_MATCH
         elif filters:
             answer["guidance"] = GUIDANCE_FILTERED.format(filters=", ".join(filters))
         else:
             answer["guidance"] = GUIDANCE_NOTHING
+        if rules and any(r.get("scope_rule") for r in answer["results"]):
+            answer["guidance"] += " " + GUIDANCE_SCOPE_RULES
     warnings = service._warnings(store) + config_warnings
     if warnings:
         answer["warnings"] = warnings
     return answer
+
+
+def _scope_rules(store: Store, options: Any, admits: Callable[[str, str], bool]) -> list[Mapping[str, Any]]:
+    """The active constraints whose own (non-global) scope covers ``options.scope`` and that
+    pass the other filters, absolute ones first. Global constraints are left to the session
+    summary, as the edit guard leaves them."""
+    if options.kinds is not None and CONSTRAINT.name not in options.kinds:
+        return []
+    rules = [entry for entry in store.state(CONSTRAINT).entries
+             if entry.get("status", "active") == "active" and not is_global(entry.get("scope"))
+             and admits(CONSTRAINT.name, entry["id"])]
+    rules.sort(key=lambda e: (e.get("hardness") != "absolute", model.id_sort_key(e["id"])))
+    return rules
 
 
 def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str, Any]) -> Any:
@@ -296,7 +321,10 @@ def _pack(
     include_related: bool,
     admits: Callable[[str, str], bool],
     predecessors: Callable[[str, Mapping[str, Any]], list[str]],
+    scope_rules: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
+    """``scope_rules`` (constraints covering the scope asked about) are placed right after the
+    last confident match, so weak matches cannot take their room in the budget."""
     results: list[dict[str, Any]] = []
     seen: set[str] = set()
     used = 0
@@ -356,15 +384,42 @@ def _pack(
         if replaced:
             item["predecessor"] = "; ".join(replaced)
 
-    for hit in hits:
-        if hit.entry["id"] in seen:
-            continue
+    rule_ids = {entry["id"] for entry in scope_rules}
+    rule_hits = {hit.entry["id"]: hit for hit in hits if hit.kind == CONSTRAINT.name and hit.entry["id"] in rule_ids}
+
+    def hit_item(hit: Any) -> dict[str, Any]:
         item: dict[str, Any] = {"score": round(hit.score, 3), "relevance": round(hit.relevance, 3), "type": hit.kind}
-        if threshold is not None and hit.relevance < threshold:
+        if hit.kind == CONSTRAINT.name and hit.entry["id"] in rule_ids:
+            item["scope_rule"] = True  # it holds for the scope, however weakly it matched
+        elif threshold is not None and hit.relevance < threshold:
             item["weak_match"] = True
-        annotate(item, hit.kind, hit.entry)
-        if not try_add(item, hit.entry) and not item.get("weak_match"):
-            omitted += 1
+        return item
+
+    def place_scope_rules() -> None:
+        nonlocal omitted
+        for entry in scope_rules:
+            if entry["id"] in seen or entry["id"] in tried:  # a ranked rule that did not fit is counted once
+                continue
+            hit = rule_hits.get(entry["id"])
+            item = hit_item(hit) if hit is not None else {"score": 0.0, "type": CONSTRAINT.name, "scope_rule": True}
+            annotate(item, CONSTRAINT.name, entry)
+            if not try_add(item, entry):
+                omitted += 1
+
+    confident = [i for i, hit in enumerate(hits) if threshold is None or hit.relevance >= threshold]
+    rules_after = confident[-1] if confident else -1
+    tried: set[str] = set()
+    if rules_after < 0:
+        place_scope_rules()
+    for position, hit in enumerate(hits):
+        if hit.entry["id"] not in seen and not (position > rules_after and hit.entry["id"] in rule_hits):
+            tried.add(hit.entry["id"])
+            item = hit_item(hit)
+            annotate(item, hit.kind, hit.entry)
+            if not try_add(item, hit.entry) and not item.get("weak_match"):
+                omitted += 1
+        if position == rules_after:
+            place_scope_rules()
 
     if include_related:
         for primary in list(results):

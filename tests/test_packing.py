@@ -215,3 +215,46 @@ def test_an_entry_merged_away_says_what_replaced_it_when_deprecated_entries_are_
     assert merged["replaced_by"]["id"] == "dec-027"
     plain = svc.get_context(query="raw ZPL straight to printers port 9100", include_related=False)
     assert "dec-014" not in {r["entry"]["id"] for r in plain["results"]}
+
+
+CLIENT = "src/packwise/carriers/client.py"  # con-004 (carriers/) and con-005 (this file) cover it
+
+
+def _ids(answer, **marks):
+    return [r["entry"]["id"] for r in answer["results"] if all(r.get(k) == v for k, v in marks.items())]
+
+
+def test_a_scope_adds_the_constraints_covering_it_even_when_the_question_does_not_match_them(svc):
+    # The wording shares nothing with either rule: before, the answer was the same as without
+    # a scope, so an agent without the edit-guard hook never saw the file's rules.
+    plain = svc.get_context(query="fix a typo in a comment", include_related=False)
+    scoped = svc.get_context(query="fix a typo in a comment", scope=CLIENT, include_related=False)
+    assert not {"con-004", "con-005"} & set(_ids(plain))
+    assert _ids(scoped, scope_rule=True) == ["con-004", "con-005"]
+    assert not any(r.get("weak_match") for r in scoped["results"] if r.get("scope_rule"))
+    # Abstention stays the lexical signal: the added rules change neither.
+    assert scoped["top_relevance"] == plain["top_relevance"]
+    assert scoped["no_confident_match"] is plain["no_confident_match"] is True
+    assert "scope_rule" in scoped["guidance"]
+    # Global rules are the session summary's, as for the edit guard.
+    assert not {"con-006", "con-007", "con-010", "con-013"} & set(_ids(scoped, scope_rule=True))
+
+
+def test_scope_rules_come_before_weak_matches_so_a_small_budget_keeps_them(svc):
+    answer = svc.get_context(query="fix a typo in a comment", scope=CLIENT, token_budget=300, include_related=False)
+    assert _ids(answer)[:2] == ["con-004", "con-005"]
+    confident = svc.get_context(query="add a log line", scope=CLIENT, types=["constraints"], include_related=False)
+    # con-010 (global, about logging) answers the question and keeps its place before the rules.
+    assert _ids(confident) == ["con-010", "con-004", "con-005"]
+
+
+def test_scope_rules_follow_the_other_filters(svc):
+    decisions = svc.get_context(query="fix a typo in a comment", scope=CLIENT, types=["decisions"])
+    assert not _ids(decisions, scope_rule=True)
+    tagged = svc.get_context(query="fix a typo in a comment", scope=CLIENT, tags=["no-such-tag"])
+    assert tagged["results"] == []
+    svc.deprecate_entry("con-005", "the carrier client now sets the idempotency reference itself")
+    retired = svc.get_context(query="fix a typo in a comment", scope=CLIENT, include_related=False)
+    assert _ids(retired, scope_rule=True) == ["con-004"]
+    unscoped_area = svc.get_context(query="fix a typo in a comment", scope="docs/README.md", include_related=False)
+    assert not _ids(unscoped_area, scope_rule=True)
