@@ -19,7 +19,7 @@ import os
 import re
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -40,6 +40,7 @@ BACKUP_DIR = ".last-good"
 COMMIT_TOKEN = ".commit-token"
 _CLOSE = b"\n]\n"
 _MAX_PARTS = 64
+_MAX_ID_NUMBER = 10**9 - 1  # model.ID_RE allows up to 9 digits
 
 Stamp = tuple[int, int, int, int]
 _WS = re.compile(r"[ \t\n\r]*")
@@ -90,7 +91,8 @@ class FileState:
     Fields: ``raw`` items as parsed; ``chunks`` each item's kept source text (None: rendered
     canonically); ``entries_by_id`` the normalised usable entries in file order; ``positions``
     id -> index in ``raw``; ``item_problems`` raw index -> problems; ``max_number`` the highest
-    numeric id part among all items (malformed ones included); ``error`` when the file does not
+    numeric id part among all items (malformed ones included); ``link_max`` id prefix -> the
+    highest number the items' links (related_to, superseded_by, supersedes) name; ``error`` when the file does not
     parse; ``digest`` of the bytes on disk (confirms the cache under the lock); ``scrub`` the file
     has \\uD800-style escapes; ``data`` the bytes this process last wrote (in parts, for cheap
     appends); ``source``/``source_canonical`` the parsed text, split into per-item chunks only
@@ -100,7 +102,7 @@ class FileState:
     """
 
     _FIELDS = ("kind", "path", "stamp", "raw", "chunks", "entries_by_id", "positions", "item_problems",
-               "max_number", "error", "digest", "scrub", "data", "source", "source_canonical")
+               "max_number", "link_max", "error", "digest", "scrub", "data", "source", "source_canonical")
     __slots__ = (*_FIELDS, "_entries")
 
     def __init__(
@@ -114,6 +116,7 @@ class FileState:
         positions: dict[str, int] | None = None,
         item_problems: dict[int, tuple[str, ...]] | None = None,
         max_number: int = 0,
+        link_max: dict[str, int] | None = None,
         error: CorruptStoreFile | None = None,
         digest: bytes | None = None,
         scrub: bool = False,
@@ -126,6 +129,7 @@ class FileState:
         self.positions = {} if positions is None else positions
         self.item_problems = {} if item_problems is None else item_problems
         self.max_number, self.error, self.digest, self.scrub = max_number, error, digest, scrub
+        self.link_max = {} if link_max is None else link_max
         self.data, self.source, self.source_canonical = data, source, source_canonical
         self._entries: tuple[dict, ...] | None = None
 
@@ -173,6 +177,21 @@ def _id_number(kind: Kind, item: Any) -> int:
     return parsed[1] if parsed and parsed[0] == kind.prefix else 0
 
 
+_LINK_FIELDS = ("related_to", "superseded_by", "supersedes")
+
+
+def _note_links(item: Any, link_max: dict[str, int]) -> None:
+    """Raise ``link_max[prefix]`` to every id number ``item``'s links name (malformed values skipped)."""
+    if not isinstance(item, dict):
+        return
+    for field in _LINK_FIELDS:
+        value = item.get(field)
+        for target in value if isinstance(value, list) else (value,):
+            parsed = model.parse_id(target)
+            if parsed is not None and parsed[1] > link_max.get(parsed[0], 0):
+                link_max[parsed[0]] = parsed[1]
+
+
 class _Builder:
     """Normalises items one at a time, so a write re-reads only the items it touched."""
 
@@ -184,6 +203,7 @@ class _Builder:
         self.positions = dict(base.positions) if base else {}
         self.problems = dict(base.item_problems) if base else {}
         self.max_number = base.max_number if base else 0
+        self.link_max = dict(base.link_max) if base else {}
         self.scrub = base.scrub if base else False
 
     def _admit(self, index: int, item: Any) -> None:
@@ -193,6 +213,7 @@ class _Builder:
             if replaced:
                 problems = [*problems, f"{entry['id']}: text with a lone surrogate (invalid \\u escape), shown as \ufffd"]
         self.max_number = max(self.max_number, _id_number(self.kind, item))
+        _note_links(item, self.link_max)
         if entry is not None and self.positions.get(entry["id"], index) != index:
             problems = [*problems, f"duplicate id {entry['id']} (first one kept)"]
             entry = None
@@ -219,7 +240,7 @@ class _Builder:
 
     def state(self, stamp: Stamp | None, digest: bytes | None = None, data: tuple[bytes, ...] | None = None) -> FileState:
         return FileState(self.kind, self.path, stamp, tuple(self.raw), tuple(self.chunks), dict(self.entries),
-                         dict(self.positions), dict(self.problems), self.max_number, digest=digest, scrub=self.scrub,
+                         dict(self.positions), dict(self.problems), self.max_number, dict(self.link_max), digest=digest, scrub=self.scrub,
                          data=data)
 
 
@@ -336,9 +357,10 @@ def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
 class FileTxn:
     """Pending changes to one store file inside a transaction."""
 
-    def __init__(self, state: FileState) -> None:
+    def __init__(self, state: FileState, referenced_max: Callable[[str], int] | None = None) -> None:
         if state.error is not None:
             raise state.error
+        self._referenced_max = referenced_max
         self.kind = state.kind
         self._path = state.path
         self._builder = _Builder(state.kind, state.path, state)
@@ -364,8 +386,18 @@ class FileTxn:
         return dict(self._builder.raw[self._builder.positions[entry_id]])
 
     def next_id(self) -> str:
-        """Max numeric part among all ids of the kind (malformed items included) + 1."""
-        return model.format_id(self.kind, self._builder.max_number + 1)
+        """Max numeric part among all ids of the kind (malformed items included) + 1, and above
+        every id of the kind that a link anywhere in the store still names.
+
+        The links count because an entry deleted by hand leaves them behind: reusing its id
+        would make an old ``superseded_by`` or ``related_to`` point at an unrelated entry.
+        """
+        number = self._builder.max_number
+        linked = max(self._builder.link_max.get(self.kind.prefix, 0),
+                     self._referenced_max(self.kind.prefix) if self._referenced_max else 0)
+        if linked < _MAX_ID_NUMBER:  # a link to dec-999999999 must not push ids past the 9-digit format
+            number = max(number, linked)
+        return model.format_id(self.kind, number + 1)
 
     def append(self, item: dict) -> None:
         self._builder.append(item)
@@ -664,8 +696,17 @@ class Transaction:
 
     def file(self, kind: Kind) -> FileTxn:
         if kind.name not in self._files:
-            self._files[kind.name] = FileTxn(self._store._locked_state(kind))
+            self._files[kind.name] = FileTxn(self._store._locked_state(kind), self._referenced_max)
         return self._files[kind.name]
+
+    def _referenced_max(self, prefix: str) -> int:
+        """The highest number of a ``prefix`` id named by a link in any store file (lock held)."""
+        best = 0
+        for kind in KINDS.values():
+            ftxn = self._files.get(kind.name)
+            link_max = ftxn._builder.link_max if ftxn is not None else self._store._locked_state(kind).link_max
+            best = max(best, link_max.get(prefix, 0))
+        return best
 
     def commit(self) -> None:
         for ftxn in self._files.values():

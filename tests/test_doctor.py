@@ -141,7 +141,8 @@ def test_fix_drops_an_exact_duplicate_and_renumbers_a_conflicting_one(tmp_path):
     before = json.loads(path.read_text(encoding="utf-8"))
     doctor.repair(doctor.diagnose(project))
     after = json.loads(path.read_text(encoding="utf-8"))
-    assert [e["id"] for e in after] == ["dec-001", "dec-002", "dec-003", "dec-004"]
+    # dec-001 still links to dec-404, so the new id goes above it rather than risk reusing it
+    assert [e["id"] for e in after] == ["dec-001", "dec-002", "dec-003", "dec-405"]
     renumbered = after[3]
     assert renumbered["previous_id"] == "dec-002"
     assert {k: v for k, v in renumbered.items() if k not in ("id", "previous_id")} == \
