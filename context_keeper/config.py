@@ -48,11 +48,16 @@ def merge_config(user: Any) -> tuple[dict[str, Any], list[str]]:
 
 def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: editors on Windows start the file with a byte-order mark, as the store accepts
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return copy.deepcopy(DEFAULTS), []
     except OSError as exc:
         return copy.deepcopy(DEFAULTS), [f"{path} could not be read ({exc}); using defaults"]
+    except UnicodeDecodeError as exc:
+        return copy.deepcopy(DEFAULTS), [
+            f"{path} is not valid UTF-8 (byte {exc.start + 1}: save it as UTF-8); using defaults"
+        ]
     try:
         user = json.loads(text)
     except json.JSONDecodeError as exc:

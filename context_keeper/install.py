@@ -447,9 +447,13 @@ class Change:
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark (Windows editors add one) is read past, and not written back
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError as exc:
+        raise StoreError(f"{path} is not valid UTF-8 (byte {exc.start + 1}); nothing was written. "
+                         "Save it as UTF-8, or use --print and paste the entry.") from exc
 
 
 def _load_json(path: Path, text: str | None) -> dict[str, Any]:

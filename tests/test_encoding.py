@@ -117,3 +117,23 @@ def test_cli_get_survives_a_console_that_cannot_show_the_text(project):
     proc = subprocess.run([sys.executable, "-m", "context_keeper", "get", "Étiquettes Kraków"],
                           capture_output=True, env=env, cwd=str(REPO), timeout=60)
     assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
+
+
+def test_a_byte_order_mark_in_config_json_is_read_past(tmp_path):
+    from context_keeper.config import read_config_file
+
+    path = tmp_path / "config.json"
+    path.write_bytes(b'\xef\xbb\xbf{"project_name": "Bommed", "min_relevance": 0.4}\r\n')
+    config, warnings = read_config_file(path)
+    assert warnings == []
+    assert config["project_name"] == "Bommed" and config["min_relevance"] == 0.4
+
+
+def test_config_json_that_is_not_utf8_falls_back_with_a_warning(tmp_path):
+    from context_keeper.config import read_config_file
+
+    path = tmp_path / "config.json"
+    path.write_bytes(b'{"project_name": "Caf\xe9"}')
+    config, warnings = read_config_file(path)
+    assert config["project_name"] is None
+    assert len(warnings) == 1 and "not valid UTF-8" in warnings[0] and "save it as UTF-8" in warnings[0]

@@ -132,6 +132,25 @@ def test_an_unparsable_config_is_refused_not_overwritten(project: Path, tmp_path
     assert path.read_text(encoding="utf-8") == '{"hooks": {,}'
 
 
+def test_a_settings_file_with_a_byte_order_mark_is_merged(project: Path, tmp_path: Path):
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_bytes(b'\xef\xbb\xbf{"env": {"FOO": "1"}}\r\n')
+    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    settings = json.loads(path.read_text(encoding="utf-8"))
+    assert settings["env"] == {"FOO": "1"} and _commands(settings)
+
+
+def test_a_settings_file_that_is_not_utf8_is_refused_with_what_to_do(project: Path, tmp_path: Path):
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_bytes(b'{"env": {"NAME": "Caf\xe9"}}')
+    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode != 0 and "not valid UTF-8" in proc.stderr and "Traceback" not in proc.stderr
+    assert path.read_bytes() == b'{"env": {"NAME": "Caf\xe9"}}'
+
+
 @pytest.mark.parametrize("client,relative,key", [
     ("cursor", ".cursor/mcp.json", "mcpServers"), ("vscode", ".vscode/mcp.json", "servers"),
     ("gemini", ".gemini/settings.json", "mcpServers"),
