@@ -46,13 +46,21 @@ class StoreError(ContextKeeperError):
 
 
 class CorruptStoreFile(StoreError):
-    def __init__(self, path: str, line: int, column: int, detail: str) -> None:
+    """``str()`` speaks of a read; ``for_write()`` is the same error worded for a refused write."""
+
+    def __init__(self, path: str, line: int, column: int, detail: str, *, writing: bool = False) -> None:
         self.path = path
         self.line = line
         self.column = column
         self.detail = detail
-        super().__init__(
-            f"{path} does not parse ({detail} at line {line}, column {column}). "
-            "Nothing was written to it; fix that position by hand (or restore the last good copy "
-            "with `context-keeper doctor --fix`) and try again."
-        )
+        self.writing = writing
+        where = f"{path} does not parse ({detail} at line {line}, column {column})"
+        remedy = ("fix that position by hand (or run `context-keeper doctor --fix`, which restores the last "
+                  "good copy when that loses nothing)")
+        if writing:
+            super().__init__(f"{where}. Nothing was written to it; {remedy} and try again.")
+        else:
+            super().__init__(f"{where}, so its entries cannot be read; {remedy}.")
+
+    def for_write(self) -> CorruptStoreFile:
+        return CorruptStoreFile(self.path, self.line, self.column, self.detail, writing=True)

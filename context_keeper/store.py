@@ -359,7 +359,7 @@ class FileTxn:
 
     def __init__(self, state: FileState, referenced_max: Callable[[str], int] | None = None) -> None:
         if state.error is not None:
-            raise state.error
+            raise state.error.for_write()
         self._referenced_max = referenced_max
         self.kind = state.kind
         self._path = state.path

@@ -51,6 +51,20 @@ def test_a_write_to_a_corrupt_file_is_refused_naming_file_and_position(svc, corr
     assert not list((corrupt / ".context").glob(".*.tmp"))
 
 
+def test_reads_of_a_corrupt_file_do_not_speak_of_a_refused_write(svc, corrupt):
+    with pytest.raises(CorruptStoreFile) as info:
+        svc.record("decision", DECISION_ARGS)
+    assert "Nothing was written to it" in str(info.value) and "try again" in str(info.value)
+    read_messages = [*svc.get_project_summary()["warnings"], str(Store(corrupt).state(DECISION).error)]
+    with pytest.raises(CorruptStoreFile) as info:
+        svc.get_context(id="dec-001")
+    read_messages.append(str(info.value))
+    for message in read_messages:
+        assert "decisions.json does not parse" in message and "line 14, column 1" in message
+        assert "cannot be read" in message and "doctor --fix" in message
+        assert "written" not in message and "try again" not in message
+
+
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_the_mcp_answer_is_an_error_with_the_position_and_other_files_still_work(svc, corrupt, mode):
     async with connect(svc, mode) as client:
