@@ -9,8 +9,10 @@ left by a writer that died.
 ``--fix`` changes only what can be changed without losing anything, under the store lock:
 
 - a corrupt store file is restored from ``.context/.last-good/`` — after the broken file has
-  been saved aside as ``<name>.broken-<UTC timestamp>`` (fsynced), and only when the last-good
-  copy parses;
+  been saved aside as ``<name>.broken-<UTC timestamp>`` (fsynced), only when the last-good
+  copy parses, and only when the broken file holds nothing the copy lacks apart from the broken
+  position itself (the copy follows tool writes only, so a pull, a merge or a hand edit since
+  then lives only in the broken file: then the person is told what would be lost instead);
 - an item that repeats another item exactly (same id, same content) is dropped; an item that
   reuses an id with different content gets the next free id and keeps the old one as
   ``previous_id``;
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -118,14 +121,25 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
     name = kind.filename
     if state.error is not None:
         err = state.error
-        usable = _usable_backup(store, kind) is not None
+        good = _usable_backup(store, kind)
+        usable = good is not None
+        broken = _read_live(store.path(kind)) if usable else None
+        losses = _restore_losses(broken, good, err.line)[0] if broken is not None else []
         return [Finding(
             ERROR, "corrupt_file",
             f"{name} does not parse: {err.detail} at line {err.line}, column {err.column}. Reads skip it "
             "and writes to it are refused until it is fixed.",
             file=name,
-            fix="save the broken file aside and restore the last good copy" if usable else None,
-        )] + ([] if usable else [Finding(
+            fix="save the broken file aside and restore the last good copy" if usable and not losses else None,
+        )] + ([Finding(
+            ERROR, "restore_would_lose",
+            f"`doctor --fix` will not restore the last good copy of {name}: that would lose what the broken "
+            f"file has and the copy lacks ({'; '.join(losses)}). The copy only follows writes made through "
+            "context-keeper, not a pull, a merge or a hand edit. Fix the JSON at line "
+            f"{err.line}, column {err.column} by hand; `diff .context/{BACKUP_DIR}/{name} .context/{name}` "
+            "shows the difference",
+            file=name,
+        )] if losses else []) + ([] if usable else [Finding(
             ERROR, "no_backup",
             f"{name} has no usable last-good copy (it was never written through context-keeper, or the copy "
             "is broken too), so `doctor --fix` cannot restore it: fix the JSON at the position above by hand, "
@@ -177,6 +191,76 @@ def _duplicates(store: Store, kind: Kind) -> dict[int, bool]:
         else:
             first[key] = item
     return out
+
+
+_ENTRY_ID = re.compile(r'"id"\s*:\s*"([^"\\]*)"')
+_MAX_DIFF_LINES = 5_000  # past this the differing region is reported as one range (difflib slows down)
+_BLANK = " \t\r\n\x00"
+
+
+def _lines(text: str) -> list[str]:
+    # "\n" only, as the JSON parser counts lines; "\r" dropped so CRLF line endings alone are no change
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def _ranges(numbers: list[int]) -> str:
+    spans: list[list[int]] = []
+    for n in numbers:
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans[:8])
+    return text + (f" and {len(spans) - 8} more" if len(spans) > 8 else "")
+
+
+def _new_lines(broken: list[str], good: list[str]) -> list[int]:
+    """1-based numbers of the lines of ``broken`` that ``good`` does not have at that place."""
+    head = 0
+    while head < min(len(good), len(broken)) and good[head] == broken[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(good), len(broken)) - head and good[-1 - tail] == broken[-1 - tail]:
+        tail += 1
+    a, b = good[head:len(good) - tail], broken[head:len(broken) - tail]
+    if len(a) > _MAX_DIFF_LINES or len(b) > _MAX_DIFF_LINES:
+        return list(range(head + 1, head + len(b) + 1))
+    import difflib  # only here: doctor's other checks do not need it
+
+    return [head + j + 1
+            for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes()
+            if tag in ("replace", "insert") for j in range(j1, j2)]
+
+
+def _restore_losses(broken: bytes, good: bytes, error_line: int) -> tuple[list[str], list[int]]:
+    """What putting ``good`` in place of ``broken`` would lose, as phrases (empty: nothing that
+    can be detected), and the lines at the broken position that it replaces.
+
+    Only the broken position may differ: the error's line and the one before it (a dropped comma
+    is reported on the next line). Lines the broken file lacks are no loss (a truncated file gets
+    them back). Entry ids the copy lacks are named on their own: they are what a person misses.
+    """
+    text = broken.decode("utf-8", "replace").removeprefix("\ufeff")
+    good_text = good.decode("utf-8", "replace")
+    if not text.strip(_BLANK) or good_text.startswith(text.rstrip(_BLANK)):
+        return [], []  # emptied, zero-filled or truncated: every byte it still has is in the copy
+    losses = []
+    new_ids = sorted(set(_ENTRY_ID.findall(text)) - set(_ENTRY_ID.findall(good_text)), key=model.id_sort_key)
+    if new_ids:
+        shown = ", ".join(new_ids[:12]) + (f" and {len(new_ids) - 12} more" if len(new_ids) > 12 else "")
+        losses.append(f"{'entries' if len(new_ids) > 1 else 'entry'} {shown}")
+    changed = _new_lines(_lines(text), _lines(good_text))
+    beyond = [n for n in changed if n not in (error_line - 1, error_line)]
+    if beyond:  # then the broken position is no longer just a typo: all of it is reported
+        losses.append(f"line{'s' if len(changed) > 1 else ''} {_ranges(changed)} (changed or added)")
+    return losses, [n for n in changed if n not in beyond]
+
+
+def _read_live(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _usable_backup(store: Store, kind: Kind) -> bytes | None:
@@ -310,16 +394,35 @@ def _restore(store: Store, kind: Kind, now: datetime) -> str | None:
     """Save the broken file aside, then put the last good copy in its place. Lock held."""
     path = store.path(kind)
     broken = path.read_bytes()
-    if parse_bytes(kind, path, broken).error is None:
+    error = parse_bytes(kind, path, broken).error
+    if error is None:
         return None  # fixed by someone else meanwhile
     good = _usable_backup(store, kind)
     if good is None:
         return None
+    losses, replaced = _restore_losses(broken, good, error.line)
+    if losses:
+        return None  # it changed since the check; the next run reports what would be lost
     aside = _aside_path(path, now)
     atomic_write_bytes(aside, broken)
     atomic_write_bytes(path, good)
     fsync_dir(path.parent)
-    return f"saved the broken {kind.filename} as {aside.name} and restored the last good copy"
+    done = f"saved the broken {kind.filename} as {aside.name} and restored the last good copy"
+    back = sorted(set(_ENTRY_ID.findall(good.decode("utf-8", "replace")))
+                  - set(_ENTRY_ID.findall(broken.decode("utf-8", "replace"))), key=model.id_sort_key)
+    if back:
+        done += f"; {', '.join(back)}, missing from the broken file, {'are' if len(back) > 1 else 'is'} back"
+    if replaced:
+        # The broken line itself may hold a wanted edit next to the typo: say what went.
+        text = _lines(broken.decode("utf-8", "replace").removeprefix("\ufeff"))
+        shown = "; ".join(f"line {n}: {_clip(text[n - 1])}" for n in replaced)
+        done += f" (the copy's version replaces the broken {shown})"
+    return done
+
+
+def _clip(line: str, limit: int = 70) -> str:
+    line = line.strip()
+    return repr(line if len(line) <= limit else line[: limit - 1] + "…")
 
 
 def _fix_duplicates(store: Store, kind: Kind) -> list[str]:

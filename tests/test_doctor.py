@@ -11,6 +11,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
+
 from context_keeper import doctor
 from context_keeper.cli import main as cli_main
 from context_keeper.service import Service
@@ -58,17 +60,30 @@ def test_a_corrupt_file_is_an_error_with_its_position(tmp_path, capsys):
     assert "decisions.json does not parse" in out and "line 14, column 1" in out
 
 
+def _written_then_broken(project: Path, breakage) -> tuple[Path, bytes]:
+    """decisions.json as a tool write left it (live file and last-good copy), then changed by
+    ``breakage(text) -> text``; returns the live path and the last-good bytes."""
+    good = _give_last_good(project)
+    live = project / ".context" / "decisions.json"
+    live.write_bytes(breakage(good.decode()).encode())
+    return live, good
+
+
+def _drop_colon(text: str, after: str = '"summary"') -> str:
+    return text.replace(f"{after}: ", f"{after} ", 1)
+
+
 def test_fix_saves_the_broken_file_aside_before_restoring_the_last_good_copy(tmp_path, capsys):
     project = _copy(tmp_path, "corrupt")
-    live = project / ".context" / "decisions.json"
+    live, good = _written_then_broken(project, _drop_colon)
     broken = live.read_bytes()
-    good = _give_last_good(project)
     code, out = _run(capsys, "--project", str(project), "--fix")
     assert code == 0, out
     assert live.read_bytes() == good
     aside = list((project / ".context").glob("decisions.json.broken-*"))
     assert len(aside) == 1 and aside[0].read_bytes() == broken
     assert "FIXED" in out and aside[0].name in out
+    assert "line 4: '\"summary\" \"Postgres is the system of record\",'" in out  # what the restore replaced
     # the store is writable again, and a later doctor run points at the saved copy
     Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}).record("decision", {
         "summary": "Zone batches for stock take",
@@ -77,6 +92,69 @@ def test_fix_saves_the_broken_file_aside_before_restoring_the_last_good_copy(tmp
     report = doctor.diagnose(project)
     assert "broken_copy" in [f.code for f in report.findings]
     assert report.exit_code == 0
+
+
+def _teammates(text: str) -> str:
+    """Two entries arriving by a pull (the last-good copy never saw them), one with a typo."""
+    items = json.loads(text)
+    items += [{"id": "dec-010", "summary": "Teammate decision one", "tags": ["pull"]},
+              {"id": "dec-011", "summary": "Teammate decision two", "tags": ["pull"]}]
+    return _drop_colon(json.dumps(items, indent=2) + "\n", '"Teammate decision one",\n    "tags"')
+
+
+@pytest.mark.parametrize("breakage,lost", [
+    (_teammates, ["entries dec-010, dec-011", "lines 15-28 (changed or added)"]),
+    # a valid retitle, then a typo further down: restoring would quietly revert the retitle
+    (lambda t: _drop_colon(t.replace("Postgres is the system of record", "Postgres is the only system of record"),
+                           '"Wave picking replaces order picking",\n    "tags"'), ["lines 4, 12 (changed or added)"]),
+], ids=["entries-from-a-pull", "hand-edit-before-the-typo"])
+def test_fix_refuses_to_restore_over_what_only_the_broken_file_has(tmp_path, capsys, breakage, lost):
+    project = _copy(tmp_path, "corrupt")
+    live, _ = _written_then_broken(project, breakage)
+    broken = live.read_bytes()
+    code, out = _run(capsys, "--project", str(project), "--fix")
+    assert code == doctor.EXIT_ERRORS, out
+    assert live.read_bytes() == broken and not list((project / ".context").glob("*.broken-*"))
+    assert "restored" not in out and "Healthy" not in out
+    refusal = [f for f in doctor.diagnose(project).findings if f.code == "restore_would_lose"]
+    assert len(refusal) == 1 and all(phrase in refusal[0].message for phrase in lost), refusal[0].message
+    assert "by hand" in refusal[0].message and "diff .context/.last-good/decisions.json" in refusal[0].message
+    corrupt = next(f for f in doctor.diagnose(project).findings if f.code == "corrupt_file")
+    assert corrupt.fix is None and f"line {corrupt.message.split('line ')[1].split(',')[0]}, column" in refusal[0].message
+
+
+def test_fix_refuses_a_merge_conflict_whose_other_side_the_copy_lacks(tmp_path):
+    project = _copy(tmp_path, "corrupt")
+    live = project / ".context" / "decisions.json"
+    broken = live.read_text(encoding="utf-8")
+    # the last write this machine made is its own side of the conflict (HEAD)
+    ours = broken.replace("<<<<<<< HEAD\n", "")
+    ours = ours[:ours.index("=======")] + ours[ours.index(">>>>>>> feature/waves\n") + len(">>>>>>> feature/waves\n"):]
+    json.loads(ours)
+    (project / ".context" / ".last-good").mkdir()
+    (project / ".context" / ".last-good" / "decisions.json").write_text(ours, encoding="utf-8")
+    report = doctor.repair(doctor.diagnose(project))
+    assert live.read_text(encoding="utf-8") == broken
+    refusal = [f for f in report.findings if f.code == "restore_would_lose"]
+    assert refusal and "lines 14, 16-18 (changed or added)" in refusal[0].message
+    assert report.exit_code == doctor.EXIT_ERRORS
+
+
+@pytest.mark.parametrize("breakage", [
+    lambda t: t[: t.index('"waves"') + 3],  # truncated mid-entry
+    lambda t: "",
+    lambda t: "\x00" * 40,  # a crash that left zeros
+    lambda t: t.replace('"storage"\n', '"storage",\n'),  # a trailing comma
+    lambda t: t.replace("  },\n  {", "  }\n  {"),  # a dropped comma, reported on the next line
+    lambda t: "\ufeff" + _drop_colon(t).replace("\n", "\r\n"),  # resaved with BOM and CRLF, plus a typo
+], ids=["truncated", "emptied", "zeros", "trailing-comma", "missing-comma", "bom-crlf-typo"])
+def test_fix_restores_when_the_copy_holds_everything_but_the_broken_position(tmp_path, breakage):
+    project = _copy(tmp_path, "corrupt")
+    live, good = _written_then_broken(project, breakage)
+    report = doctor.diagnose(project)
+    assert "restore_would_lose" not in _codes(report), [f.message for f in report.findings]
+    assert doctor.repair(report).exit_code == 0
+    assert live.read_bytes() == good
 
 
 def test_fix_never_restores_over_a_broken_file_without_a_usable_copy(tmp_path, capsys):
@@ -93,8 +171,7 @@ def test_fix_never_restores_over_a_broken_file_without_a_usable_copy(tmp_path, c
 
 def test_two_repairs_in_the_same_second_keep_both_broken_files(tmp_path):
     project = _copy(tmp_path, "corrupt")
-    live = project / ".context" / "decisions.json"
-    _give_last_good(project)
+    live, _ = _written_then_broken(project, _drop_colon)
     now = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
     first_broken = live.read_bytes()
     doctor.repair(doctor.diagnose(project), now=now)
@@ -230,3 +307,11 @@ def test_a_corrupt_file_does_not_make_links_into_it_look_dangling(project: Path)
     assert no_backup and "git checkout" in no_backup[0].message
     _give_last_good(project)
     assert "no_backup" not in _codes(doctor.diagnose(project))
+
+
+def test_a_restore_names_the_entries_it_brings_back(tmp_path):
+    project = _copy(tmp_path, "corrupt")
+    live, good = _written_then_broken(project, lambda t: t[: t.index('"id": "dec-002"')])
+    report = doctor.repair(doctor.diagnose(project))
+    assert live.read_bytes() == good
+    assert any("dec-002, missing from the broken file, is back" in f.message for f in report.findings if f.code == "fixed")
