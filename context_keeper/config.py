@@ -46,25 +46,114 @@ def merge_config(user: Any) -> tuple[dict[str, Any], list[str]]:
     return config, warnings
 
 
-def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+def read_user_config(path: Path) -> tuple[Any, list[str]]:
+    """The parsed content of ``path`` as written (None when missing or unusable), and warnings."""
     try:
         # utf-8-sig: editors on Windows start the file with a byte-order mark, as the store accepts
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        return copy.deepcopy(DEFAULTS), []
+        return None, []
     except OSError as exc:
-        return copy.deepcopy(DEFAULTS), [f"{path} could not be read ({exc}); using defaults"]
+        return None, [f"{path} could not be read ({exc}); using defaults"]
     except UnicodeDecodeError as exc:
-        return copy.deepcopy(DEFAULTS), [
-            f"{path} is not valid UTF-8 (byte {exc.start + 1}: save it as UTF-8); using defaults"
-        ]
+        return None, [f"{path} is not valid UTF-8 (byte {exc.start + 1}: save it as UTF-8); using defaults"]
     try:
-        user = json.loads(text)
+        return json.loads(text), []
     except json.JSONDecodeError as exc:
-        return copy.deepcopy(DEFAULTS), [
-            f"{path} does not parse ({exc.msg} at line {exc.lineno}, column {exc.colno}); using defaults"
-        ]
+        return None, [f"{path} does not parse ({exc.msg} at line {exc.lineno}, column {exc.colno}); using defaults"]
+
+
+def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+    user, warnings = read_user_config(path)
+    if user is None:
+        return copy.deepcopy(DEFAULTS), warnings
     return merge_config(user)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _flag(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _at_least(low: float) -> Any:
+    return lambda value: _number(value) and value >= low
+
+
+def _fraction(value: Any) -> bool:
+    return _number(value) and 0 <= value <= 1
+
+
+# What each setting must be, for ``config_problems``: (test, what a valid value is). A value that
+# fails is read as the default or ignored, so it changes behaviour without a word.
+_RULES: dict[str, Any] = {
+    "project_name": (lambda v: v is None or (_text(v) and bool(v.strip())), "a non-empty string"),
+    "token_budget": (_at_least(50), "a number of tokens, at least 50"),
+    "max_entry_tokens": (_at_least(1), "a number of tokens, at least 1"),
+    "stale_threshold_days": (_at_least(0), "a number of days, 0 or more"),
+    "min_relevance": (lambda v: v is None or _fraction(v), "a number from 0 to 1, or null for the calibrated default"),
+    "similar_threshold": (_fraction, "a number from 0 to 1"),
+    "markdown_export": {"enabled": (_flag, "true or false"), "path": (_text, "a path inside the project")},
+    "semantic": {
+        "enabled": (_flag, "true or false"),
+        "weight": (_at_least(0), "a number, 0 or more"),
+        "model": (_text, "a model name"),
+        "url": (_text, "a URL such as http://localhost:11434"),
+        "api": (lambda v: v in ("ollama", "openai"), '"ollama" or "openai"'),
+        "api_key_env": (_text, "the name of an environment variable"),
+    },
+    "mmr": {"enabled": (_flag, "true or false"), "lambda": (_fraction, "a number from 0 to 1")},
+    "scope_guard": {"confirm_absolute": (_flag, "true or false")},
+}
+
+
+def _unknown(key: str, known: Any) -> str:
+    import difflib  # doctor only: the hooks never call this
+
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.7)
+    hint = f" (did you mean {close[0]!r}?)" if close else f"; known keys: {', '.join(known)}"
+    return f"{key!r} is not a setting context-keeper knows, so it has no effect{hint}"
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _default(value: Any) -> str:
+    return "" if value is None else f" (default {json.dumps(value)})"
+
+
+def config_problems(user: Any) -> list[str]:
+    """Every value of a parsed config.json that is of the wrong type, out of range or unknown,
+    each as a sentence saying what the value should be."""
+    if not isinstance(user, dict):
+        return []  # merge_config already reports a non-object
+    problems = []
+    for key, value in user.items():
+        rule = _RULES.get(key)
+        if rule is None:
+            problems.append(_unknown(key, _RULES))
+        elif isinstance(rule, dict):
+            if not isinstance(value, dict):
+                problems.append(f"{key} is {_show(value)}, but it must be an object with the keys "
+                                f"{', '.join(rule)}; until then the defaults apply")
+                continue
+            for name, item in value.items():
+                if name not in rule:
+                    problems.append(_unknown(f"{key}.{name}", [f"{key}.{n}" for n in rule]))
+                elif not rule[name][0](item):
+                    problems.append(f"{key}.{name} is {_show(item)}, but it must be {rule[name][1]}"
+                                    f"{_default(DEFAULTS[key][name])}")
+        elif not rule[0](value):
+            problems.append(f"{key} is {_show(value)}, but it must be {rule[1]}{_default(DEFAULTS[key])}")
+    return problems
 
 
 def number(config: dict[str, Any], key: str, fallback: float) -> float:

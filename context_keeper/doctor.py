@@ -3,8 +3,8 @@
 Checks: ``.context`` (or a store file) being a symlink that leads out of the project; store
 files that do not parse (file, line, column); malformed entries; duplicate ids; dangling
 ``related_to`` / ``superseded_by`` / ``supersedes`` links; constraint scopes that match no file
-or directory; an unreadable ``config.json``; missing or unusable last-good copies; temp files
-left by a writer that died.
+or directory; an unreadable ``config.json`` and values in it that are unknown, of the wrong type
+or out of range; missing or unusable last-good copies; temp files left by a writer that died.
 
 ``--fix`` changes only what can be changed without losing anything, under the store lock:
 
@@ -40,9 +40,11 @@ from pathlib import Path
 from typing import Any
 
 from context_keeper import model
-from context_keeper.errors import ContextKeeperError, NoProject
+from context_keeper.config import config_problems, read_user_config
+from context_keeper.errors import ContextKeeperError, InvalidInput, NoProject
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, fsync_dir
 from context_keeper.model import KINDS, Kind
+from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.scope import is_global, scope_covers
 from context_keeper.store import BACKUP_DIR, Store, parse_bytes
@@ -297,10 +299,27 @@ def _check_links(store: Store) -> list[Finding]:
                     findings.append(Finding(
                         WARNING, "dangling_link",
                         f"{entry['id']}.{field_name} names {target}, which no entry has; correct the id "
-                        f"or remove it (update_entry)",
+                        f"or remove it: edit .context/{state.path.name} by hand, or have the agent call update_entry",
                         file=state.path.name,
                     ))
     return findings
+
+
+def _check_config(store: Store) -> list[Finding]:
+    """Values in config.json that are read as the default or ignored (an unreadable file is
+    reported from ``store.config()``)."""
+    user, _ = read_user_config(store.dir / "config.json")
+    problems = config_problems(user)
+    export = user.get("markdown_export") if isinstance(user, dict) else None
+    path = export.get("path") if isinstance(export, dict) else None
+    if isinstance(path, str):
+        try:
+            markdown_target(store.root, path)
+        except InvalidInput as exc:
+            problems.append(f"markdown_export.path cannot be used ({exc}); the export refuses it, so the "
+                            "Markdown file is not written")
+    return [Finding(WARNING, "config", f"config.json: {problem}. Edit .context/config.json by hand",
+                    file="config.json") for problem in problems]
 
 
 def _project_paths(root: Path) -> Iterator[str]:
@@ -331,7 +350,8 @@ def _check_scopes(store: Store) -> list[Finding]:
     return [
         Finding(WARNING, "unmatched_scope",
                 f"{entry_id} has scope {scope!r}, which matches no file or directory in the project; "
-                "it never applies to an edit. Correct the scope (update_entry) or deprecate the constraint.",
+                "it never applies to an edit. Correct the scope, or retire the constraint (\"status\": \"deprecated\"): "
+                "edit .context/constraints.json by hand, or have the agent call update_entry or deprecate_entry.",
                 file=state.path.name)
         for entry_id, scope in sorted(pending.items(), key=lambda kv: model.id_sort_key(kv[0]))
     ]
@@ -371,6 +391,7 @@ def diagnose(root: Path) -> Report:
         findings += _check_file(store, kind)
     findings += [Finding(WARNING, "config", f"{w}; fix config.json by hand", file="config.json")
                  for w in store.config()[1]]
+    findings += _check_config(store)
     findings += _check_links(store)
     findings += _check_scopes(store)
     findings += _check_leftovers(store)

@@ -315,3 +315,41 @@ def test_a_restore_names_the_entries_it_brings_back(tmp_path):
     report = doctor.repair(doctor.diagnose(project))
     assert live.read_bytes() == good
     assert any("dec-002, missing from the broken file, is back" in f.message for f in report.findings if f.code == "fixed")
+
+
+@pytest.mark.parametrize("config,expected", [
+    ({"min_relevance": 5}, "min_relevance is 5, but it must be a number from 0 to 1"),
+    ({"min_relevance": -0.1}, "min_relevance is -0.1, but it must be a number from 0 to 1"),
+    ({"token_budget": 10}, "token_budget is 10, but it must be a number of tokens, at least 50 (default 4000)"),
+    ({"token_budget": "abc"}, 'token_budget is "abc", but it must be a number of tokens'),
+    ({"markdown_export": True}, "markdown_export is true, but it must be an object with the keys enabled, path"),
+    ({"markdown_export": {"enabled": True, "path": "../outside.md"}}, "markdown_export.path cannot be used"),
+    ({"semantic": "on"}, 'semantic is "on", but it must be an object with the keys enabled, weight'),
+    ({"semantic": {"api": "azure"}}, 'semantic.api is "azure", but it must be "ollama" or "openai"'),
+    ({"scope_guard": {"confirm_absolute": "yes"}}, 'scope_guard.confirm_absolute is "yes", but it must be true or false'),
+    ({"mmr": {"lamda": 0.5}}, "'mmr.lamda' is not a setting context-keeper knows, so it has no effect (did you mean 'mmr.lambda'?)"),
+    ({"tokn_budget": 3000}, "'tokn_budget' is not a setting context-keeper knows, so it has no effect (did you mean 'token_budget'?)"),
+])
+def test_config_values_that_would_be_ignored_are_warnings_saying_what_to_fix(project, config, expected):
+    (project / ".context" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    report = doctor.diagnose(project)
+    found = [f for f in report.findings if f.code == "config"]
+    assert len(found) == 1 and found[0].severity == doctor.WARNING, [f.message for f in found]
+    assert expected in found[0].message and "Edit .context/config.json by hand" in found[0].message
+    assert report.exit_code == doctor.EXIT_WARNINGS
+
+
+def test_every_default_setting_written_out_is_a_valid_config(project):
+    from context_keeper.config import DEFAULTS
+
+    full = {**DEFAULTS, "project_name": "packwise", "min_relevance": 0.5}
+    (project / ".context" / "config.json").write_text(json.dumps(full), encoding="utf-8")
+    assert "config" not in _codes(doctor.diagnose(project))
+
+
+def test_remedies_name_a_hand_edit_as_well_as_the_agent_tool(tmp_path):
+    report = doctor.diagnose(_copy(tmp_path, "tangled"))
+    for code in ("dangling_link", "unmatched_scope"):
+        found = [f for f in report.findings if f.code == code]
+        assert found and all(f"edit .context/{f.file} by hand, or have the agent call update_entry" in f.message
+                             for f in found), [f.message for f in found]
