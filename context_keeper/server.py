@@ -86,15 +86,42 @@ class _Server(MCPServer):
     pydantic's dump (model name, error codes, documentation URLs)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        registered = self._tool_manager.get_tool(name)
+        if registered is not None and isinstance(arguments, dict):
+            # The SDK's argument model drops keys it does not know, so a misspelled parameter
+            # ("supercedes") would otherwise turn into a successful call that did something else.
+            unknown_parameters(name, arguments, registered.parameters)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
                 raise
-            registered = self._tool_manager.get_tool(name)
             schema = registered.parameters if registered is not None else {}
             raise ToolError(argument_errors(name, cause, schema)) from cause
+
+
+def unknown_parameters(tool: str, arguments: dict[str, Any], schema: dict[str, Any]) -> None:
+    """Raise ToolError naming every argument the tool's input schema does not declare."""
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    unknown = [key for key in arguments if key not in props]
+    if not unknown:
+        return
+    import difflib
+
+    named = []
+    for key in unknown:
+        # A family name first ("tags" -> tags_any, tags_all); short names only match closely,
+        # or "kind" would be offered "id".
+        close = [p for p in props if p.startswith(f"{key}_")] or difflib.get_close_matches(
+            str(key), list(props), n=1, cutoff=0.75)
+        hint = " or ".join(repr(p) for p in close)
+        named.append(f"{key!r} (did you mean {hint}?)" if close else repr(key))
+    noun = "parameter" if len(unknown) == 1 else "parameters"
+    raise ToolError(
+        f"{tool}: unknown {noun} {', '.join(named)}; nothing was done. "
+        f"Valid parameters: {', '.join(props) or 'none'}."
+    )
 
 
 def argument_errors(tool: str, exc: ValidationError, schema: dict[str, Any]) -> str:
@@ -251,16 +278,19 @@ def build_server(service: Service | None = None) -> MCPServer:
         rule: Short = "", reason: Text = "", triggering_incident: Text = "", enforced_by: Text = "",
         scope: Short = "", hardness: Literal["absolute", "advisory", ""] = "",
         related_to: Ids = [], tags: Strs = [], retrieval_hints: Strs = [], origin: Origin = "agent",
+        rationale: Annotated[Text, Field(description="Legacy alias of why_chosen")] = "",
         allow_secrets: AllowSecrets = False,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
         """Record any kind with that kind's fields (rules as in record_decision/pipeline/constraint)."""
+        if kind == "decision":
+            why_chosen, rationale = why_chosen or rationale, ""
         given = dict(summary=summary, problem=problem, why_chosen=why_chosen, what_we_tried=what_we_tried,
                      tradeoffs=tradeoffs, alternatives=alternatives, constraints_created=constraints_created,
                      name=name, purpose=purpose, steps=steps, when_to_invoke=when_to_invoke, constraints=constraints,
                      rule=rule, reason=reason, triggering_incident=triggering_incident, enforced_by=enforced_by,
                      scope=scope, hardness=hardness, related_to=related_to, tags=tags,
-                     retrieval_hints=retrieval_hints, origin=origin)
+                     retrieval_hints=retrieval_hints, origin=origin, rationale=rationale)
         from context_keeper.model import kind_named
 
         fields = {f.name for f in kind_named(kind).fields}

@@ -24,7 +24,7 @@ EXPECTED = {
     "record_entry": {"kind", "summary", "problem", "why_chosen", "what_we_tried", "tradeoffs", "alternatives",
                      "constraints_created", "supersedes", "name", "purpose", "steps", "when_to_invoke", "constraints",
                      "rule", "reason", "triggering_incident", "enforced_by", "scope", "hardness", "related_to", "tags",
-                     "retrieval_hints", "origin", "allow_secrets"},
+                     "retrieval_hints", "origin", "rationale", "allow_secrets"},
     "get_context": {"id", "query", "tags", "scope", "types", "since", "before", "token_budget", "include_related",
                     "min_relevance", "include_deprecated"},
     "query_entries": {"types", "kind", "text", "status", "origin", "hardness", "tags_any", "tags_all", "scope",
