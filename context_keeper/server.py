@@ -376,11 +376,12 @@ def build_server(service: Service | None = None) -> MCPServer:
         reason: Annotated[str, Field(max_length=MAX_TEXT)] = "",
         superseded_by: Annotated[str, Field(max_length=40, description="Successor id: entry becomes superseded (kept as history)")] = "",
         merge_into: Annotated[str, Field(max_length=40, description="Fold into this same-kind entry (lists unioned, empty text filled)")] = "",
+        allow_secrets: AllowSecrets = False,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
         """Retire an entry: deprecated (hidden from retrieval), superseded, or merged into a survivor."""
         return svc.deprecate_entry(id, reason, superseded_by=superseded_by or None, merge_into=merge_into or None,
-                                   project_dir=project_dir or None)
+                                   project_dir=project_dir or None, allow_secrets=allow_secrets)
 
     @tool(READ)
     def prune_stale(

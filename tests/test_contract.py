@@ -31,7 +31,7 @@ EXPECTED = {
                       "supersedes", "superseded_by", "since", "before", "limit", "token_budget"},
     "get_project_summary": {"token_budget"},
     "update_entry": {"id", "updates", "allow_secrets"},
-    "deprecate_entry": {"id", "reason", "superseded_by", "merge_into"},
+    "deprecate_entry": {"id", "reason", "superseded_by", "merge_into", "allow_secrets"},
     "prune_stale": {"days"},
     "verify_quality": {"min_reason_chars"},
     "get_compaction_report": set(),

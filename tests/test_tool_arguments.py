@@ -83,3 +83,18 @@ async def test_calls_with_only_known_arguments_still_work(service, project, mode
                                          "include_related": False, "project_dir": str(project)})
         await ok(client, "query_entries", {"tags_any": ["carriers"], "kind": "decision", "limit": 3})
         await ok(client, "record_decision", {**DECISION, "rationale": "", "allow_secrets": False})
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_deprecate_entry_follows_its_own_secret_advice_with_allow_secrets(service, project, mode):
+    """The credential refusal says "repeat the call with allow_secrets=true": on deprecate_entry
+    too, doing so must work rather than be refused (or, before, silently dropped)."""
+    reason = "rotated key sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+    before = snapshot_files(project)
+    async with connect(service, mode) as client:
+        refused = await err(client, "deprecate_entry", {"id": "dec-001", "reason": reason})
+        assert "allow_secrets=true" in refused and snapshot_files(project) == before
+        answer = await ok(client, "deprecate_entry", {"id": "dec-001", "reason": reason, "allow_secrets": True})
+    assert answer["status"] == "deprecated"
+    stored = {e["id"]: e for e in read_json(project / ".context" / "decisions.json")}["dec-001"]
+    assert stored["deprecated_reason"] == reason
