@@ -419,26 +419,7 @@ def clean_value(kind: Kind, name: str, value: Any) -> Any:
             )
         return stripped if spec.shape == "short" else value.strip()
     if spec.shape in ("text_list", "id_list"):
-        if value is None:
-            return []
-        if isinstance(value, str):
-            raise _fail(name, "must be a list of strings, e.g. [\"a\", \"b\"], not a single string")
-        if not isinstance(value, (list, tuple)):
-            raise _fail(name, f"must be a list of strings, got {type(value).__name__}")
-        if len(value) > MAX_LIST:
-            raise _fail(name, f"has {len(value)} items; the maximum is {MAX_LIST}")
-        out = []
-        for item in value:
-            if not isinstance(item, str):
-                raise _fail(name, f"items must be strings, got {type(item).__name__}")
-            item = item.strip()
-            if len(item) > MAX_SHORT_TEXT:
-                raise _fail(name, f"an item is {len(item)} characters; the maximum is {MAX_SHORT_TEXT}")
-            if spec.shape == "id_list" and parse_id(item) is None:
-                raise _fail(name, f"{item!r} is not an entry id (like dec-001)")
-            if item and item not in out:
-                out.append(item)
-        return out
+        return _clean_list(name, spec.shape, value)
     if spec.shape == "enum":
         text = str(value).strip().lower() if value is not None else spec.default
         if text not in spec.choices:
@@ -455,6 +436,35 @@ def clean_value(kind: Kind, name: str, value: Any) -> Any:
     if spec.shape == "alternatives":
         return clean_alternatives(value)
     raise AssertionError(f"unhandled field shape {spec.shape}")
+
+
+def clean_ids(name: str, value: Any) -> list[str]:
+    """Validate a list of entry ids passed as parameter ``name`` (``supersedes``): the same rules
+    as an id_list field, with messages that name the parameter the caller actually sent."""
+    return _clean_list(name, "id_list", value)
+
+
+def _clean_list(name: str, shape: str, value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        raise _fail(name, "must be a list of strings, e.g. [\"a\", \"b\"], not a single string")
+    if not isinstance(value, (list, tuple)):
+        raise _fail(name, f"must be a list of strings, got {type(value).__name__}")
+    if len(value) > MAX_LIST:
+        raise _fail(name, f"has {len(value)} items; the maximum is {MAX_LIST}")
+    out = []
+    for item in value:
+        if not isinstance(item, str):
+            raise _fail(name, f"items must be strings, got {type(item).__name__}")
+        item = item.strip()
+        if len(item) > MAX_SHORT_TEXT:
+            raise _fail(name, f"an item is {len(item)} characters; the maximum is {MAX_SHORT_TEXT}")
+        if shape == "id_list" and parse_id(item) is None:
+            raise _fail(name, f"{item!r} is not an entry id (like dec-001)")
+        if item and item not in out:
+            out.append(item)
+    return out
 
 
 _MIN_HINTS = {

@@ -196,7 +196,7 @@ class Service:
                 f"Valid fields: {', '.join(f.name for f in kind.fields if f.name not in ('status', 'superseded_by'))}",
                 field=unknown[0],
             )
-        supersedes = model.clean_value(kind, "related_to", supersedes or [])
+        supersedes = model.clean_ids("supersedes", supersedes or [])
         now = model.now_iso(self.now())
         entry = model.new_entry(kind, values, f"{kind.prefix}-000", now)
         model.check_encodable(entry)
