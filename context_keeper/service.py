@@ -290,6 +290,16 @@ class Service:
         for frozen in model.MANAGED:
             if frozen in updates:
                 raise InvalidInput(f"{frozen} cannot be changed; record a new entry instead", field=frozen)
+        for stamped in ("updated_at", "verified_at"):
+            # Every update stamps both with now, so a given value would be reported as updated
+            # and then thrown away.
+            if stamped in updates:
+                raise InvalidInput(
+                    f"{stamped} is set by context-keeper: every update_entry sets updated_at and verified_at "
+                    f"to now. Leave {stamped} out of updates (to mark an entry verified, update it or send "
+                    "verified_sha)",
+                    field=stamped,
+                )
         store = self.store(project_dir)
         now = model.now_iso(self.now())
         with store.transaction() as txn:

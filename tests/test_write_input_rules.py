@@ -24,3 +24,18 @@ def test_a_bad_supersedes_value_is_refused_naming_supersedes(service, project, s
     assert "related_to" not in str(caught.value)
     assert caught.value.field == "supersedes"
     assert snapshot_files(project) == before
+
+
+@pytest.mark.parametrize("updates", [
+    {"updated_at": "2020-01-01T00:00:00+00:00"},
+    {"verified_at": "garbage"},
+    {"tags": ["carriers"], "verified_at": "2020-01-01T00:00:00+00:00"},
+])
+def test_update_refuses_the_timestamps_it_manages_instead_of_discarding_them(service, project, updates):
+    before = snapshot_files(project)
+    with pytest.raises(InvalidInput) as caught:
+        service.update_entry("dec-002", updates)
+    named = next(name for name in ("updated_at", "verified_at") if name in updates)
+    assert caught.value.field == named
+    assert str(caught.value).startswith(f"{named} is set by context-keeper")
+    assert snapshot_files(project) == before
