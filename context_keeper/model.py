@@ -351,25 +351,38 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
     return entry, problems
 
 
-def check_encodable(values: Any, path: str = "") -> None:
-    """Refuse text that cannot be stored as UTF-8 (lone surrogates, which JSON escapes allow)."""
+# C0 controls other than tab, line feed and carriage return: JSON escapes them, but an export
+# or a terminal gets them raw (a NUL makes git treat DECISIONS.md as a binary file).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def check_text(values: Any, path: str = "") -> None:
+    """Refuse text that cannot be stored as UTF-8 (lone surrogates, which JSON escapes allow)
+    or that holds control characters, naming the field and the character's position."""
     if isinstance(values, str):
+        name = path.split(".")[0].split("[")[0] or "text"
         try:
             values.encode("utf-8")
         except UnicodeEncodeError as exc:
-            name = path.split(".")[0].split("[")[0] or "text"
             raise InvalidInput(
                 f"{path or 'text'}: character {exc.start + 1} is a lone UTF-16 surrogate, which is not "
                 "valid Unicode text; send the text as proper UTF-8",
                 field=name,
             ) from None
+        control = _CONTROL.search(values)
+        if control is not None:
+            raise InvalidInput(
+                f"{path or 'text'}: character {control.start() + 1} is the control character "
+                f"U+{ord(control.group()):04X}, which cannot be stored; remove it (tabs and line breaks are fine)",
+                field=name,
+            )
     elif isinstance(values, Mapping):
         for key, item in values.items():
-            check_encodable(key, path or "field name")
-            check_encodable(item, f"{path}.{key}" if path else str(key))
+            check_text(key, path or "field name")
+            check_text(item, f"{path}.{key}" if path else str(key))
     elif isinstance(values, (list, tuple)):
         for i, item in enumerate(values):
-            check_encodable(item, f"{path}[{i}]")
+            check_text(item, f"{path}[{i}]")
 
 
 def supersedes_ids(entry: Mapping[str, Any]) -> list[str]:

@@ -199,7 +199,7 @@ class Service:
         supersedes = model.clean_ids("supersedes", supersedes or [])
         now = model.now_iso(self.now())
         entry = model.new_entry(kind, values, f"{kind.prefix}-000", now)
-        model.check_encodable(entry)
+        model.check_text(entry)
         if not allow_secrets:
             check_secrets(entry)
         store = self.store(project_dir)
@@ -330,7 +330,7 @@ class Service:
                                        f"{kind.plural} {current['id']} replaced, e.g. [\"{kind.prefix}-001\"]",
                                        field="supersedes")
             cleared = _apply_status_rules(ftxn, kind, current, raw, cleaned)
-            model.check_encodable(cleaned)
+            model.check_text(cleaned)
             if not allow_secrets:
                 check_secrets(cleaned)
             raw.update(cleaned)
@@ -362,7 +362,7 @@ class Service:
             reason = f"merged into {merge_into}"
         if len(reason) < 5:
             raise InvalidInput("reason: say in a few words why the entry no longer holds (at least 5 characters)", field="reason")
-        model.check_encodable({"reason": reason})
+        model.check_text({"reason": reason})
         if not allow_secrets:
             check_secrets({"reason": reason})
         store = self.store(project_dir)

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 SAMPLES = {
     "summary": "Étiquettes en 203 dpi — Zürich, Kraków, São Paulo, 東京, Ελλάδα",
     "problem": "Ünïcödé everywhere: emoji 📦🚚 (astral plane), RTL עברית and العربية, combining e\u0301, "
-               "a zero-width joiner 👩\u200d💻, NUL-free control \u0007 and a tab\tin the middle.",
+               "a zero-width joiner 👩\u200d💻 and a tab\tin the middle.",
     "why_chosen": "Label text must print exactly as the carrier's address database spells it; "
                   "transliteration produced wrong street names — «guillemets», “quotes”, ½ and ∞.",
     "tags": ["étiquettes", "東京", "📦"],

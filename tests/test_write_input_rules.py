@@ -39,3 +39,34 @@ def test_update_refuses_the_timestamps_it_manages_instead_of_discarding_them(ser
     assert caught.value.field == named
     assert str(caught.value).startswith(f"{named} is set by context-keeper")
     assert snapshot_files(project) == before
+
+
+PIPELINE = {"name": "Refresh carrier rates", "purpose": "Keep the stored carrier rate cards current so quotes match invoices.",
+            "steps": ["download the rate cards"]}
+CONTROL_CHARACTERS = [
+    # (a write, the field path the message must start with)
+    (lambda s: s.record("decision", {**DECISION, "summary": "NUL char \u0000 test here"}), "summary: character 10 "),
+    (lambda s: s.record("decision", {**DECISION, "tags": ["ok", "bell\u0007"]}), "tags[1]: character 5 "),
+    (lambda s: s.record("pipeline", {**PIPELINE, "steps": ["fetch", {"action": "esc \u001b[31m red"}]}),
+     "steps[1].action: character 5 "),
+    (lambda s: s.update_entry("dec-001", {"tradeoffs": "a form feed \u000c in the middle"}), "tradeoffs: character 13 "),
+    (lambda s: s.update_entry("dec-001", {"alternatives": [{"option": "Redis", "reason_rejected": "nul\u0000"}]}),
+     "alternatives[0].reason_rejected: character 4 "),
+    (lambda s: s.deprecate_entry("dec-001", "replaced \u0000 by the new cache"), "reason: character 10 "),
+]
+
+
+@pytest.mark.parametrize(("write", "where"), CONTROL_CHARACTERS, ids=[w for _, w in CONTROL_CHARACTERS])
+def test_control_characters_are_refused_naming_the_field(service, project, write, where):
+    before = snapshot_files(project)
+    with pytest.raises(InvalidInput) as caught:
+        write(service)
+    assert str(caught.value).startswith(where)
+    assert "control character U+00" in str(caught.value)
+    assert snapshot_files(project) == before
+
+
+def test_tabs_and_line_breaks_are_still_stored(service):
+    text = "First line.\r\nSecond line\twith a tab, and enough words to pass the minimum length easily."
+    answer = service.record("decision", {**DECISION, "problem": text})
+    assert answer["entry"]["problem"] == text
