@@ -228,7 +228,7 @@ class Service:
             entry["id"] = ftxn.next_id()
             changed = []
             for old_id in supersedes:
-                raw = ftxn.raw_item(old_id)
+                raw = _raw_to_put(ftxn, old_id)
                 raw.update(status="superseded", superseded_by=entry["id"], updated_at=now)
                 ftxn.put(old_id, raw)
                 changed.append(ftxn.get(old_id))
@@ -306,7 +306,7 @@ class Service:
             ftxn = txn.file(kind)
             before = store.state(kind).stamp
             current = ftxn.require(entry_id.strip())
-            raw = ftxn.raw_item(current["id"])
+            raw = _raw_to_put(ftxn, current["id"])
             cleaned: dict[str, Any] = {}
             for name, value in updates.items():
                 if kind.spec(name) is None and name not in raw and name not in ("rationale", "deprecated_reason", "verified_sha"):
@@ -399,7 +399,7 @@ class Service:
                 if merge_into.strip() == target["id"]:
                     raise InvalidInput("merge_into must name a different entry", field="merge_into")
                 survivor = ftxn.require(merge_into.strip())
-                merged = _merge_fields(kind, ftxn.raw_item(survivor["id"]), survivor, target)
+                merged = _merge_fields(kind, _raw_to_put(ftxn, survivor["id"]), survivor, target)
                 merged["updated_at"] = now
                 ftxn.put(survivor["id"], merged)
                 changed.append(ftxn.get(survivor["id"]))
@@ -407,7 +407,7 @@ class Service:
                 answer["merged_into"] = survivor["id"]
             elif superseded_by:
                 _check_successor(ftxn, kind, target, superseded_by.strip())
-            raw = ftxn.raw_item(target["id"])
+            raw = _raw_to_put(ftxn, target["id"])
             raw["status"] = "superseded" if superseded_by and not merge_into else "deprecated"
             raw["deprecated_reason"] = reason
             if successor:
@@ -574,6 +574,17 @@ def _refresh_hook_cache(root: Path) -> None:
         cache.refresh(str(root))
     except (ContextKeeperError, OSError, ValueError) as exc:  # the hooks rebuild it themselves
         log.info("hook cache refresh skipped: %s", exc)
+
+
+def _raw_to_put(ftxn: Any, entry_id: str) -> dict:
+    """The stored item of ``entry_id``, to change and hand back through ``put``.
+
+    A hand-written id with stray spaces ("  dec-050 ") is read stripped, and ``put`` refuses an
+    item whose id differs from the one it replaces, so the rewrite stores the id stripped too.
+    """
+    raw = ftxn.raw_item(entry_id)
+    raw["id"] = entry_id
+    return raw
 
 
 def _require_link(store: Store, ftxn: Any, target_id: str) -> None:

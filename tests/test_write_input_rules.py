@@ -3,10 +3,12 @@ caller sent and leaves every store file byte-identical."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from context_keeper.errors import InvalidInput
-from tests.conftest import snapshot_files
+from tests.conftest import read_json, snapshot_files
 
 DECISION = {
     "summary": "Quote carrier rates in the shipper's currency",
@@ -70,3 +72,35 @@ def test_tabs_and_line_breaks_are_still_stored(service):
     text = "First line.\r\nSecond line\twith a tab, and enough words to pass the minimum length easily."
     answer = service.record("decision", {**DECISION, "problem": text})
     assert answer["entry"]["problem"] == text
+
+
+def _add_spaced_id(project) -> None:
+    """A person's hand edit: an entry whose id has stray spaces around it."""
+    path = project / ".context" / "decisions.json"
+    items = read_json(path)
+    items.append({"id": "  dec-050 ", "summary": "Whitespace id entry", "problem": DECISION["problem"],
+                  "why_chosen": DECISION["why_chosen"], "owner": "alice"})
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+
+
+WRITES_ON_A_SPACED_ID = [
+    (lambda s: s.update_entry("dec-050", {"tags": ["x"]}), "active"),
+    (lambda s: s.update_entry(" dec-050 ", {"tags": ["x"]}), "active"),
+    (lambda s: s.deprecate_entry("dec-050", "no longer how quotes work"), "deprecated"),
+    (lambda s: s.deprecate_entry("dec-050", "folded into the older entry", merge_into="dec-001"), "deprecated"),
+    (lambda s: s.deprecate_entry("dec-001", "folded into the hand-written one", merge_into="dec-050"), "active"),
+    (lambda s: s.record("decision", {**DECISION, "summary": "Quote in the shipper's currency, daily rate"},
+                        supersedes=["dec-050"]), "superseded"),
+]
+
+
+@pytest.mark.parametrize(("write", "status"), WRITES_ON_A_SPACED_ID)
+def test_a_hand_written_id_with_spaces_can_be_changed_and_is_stored_stripped(service, project, write, status):
+    _add_spaced_id(project)
+    write(service)
+    items = read_json(project / ".context" / "decisions.json")
+    ids = [item["id"] for item in items]
+    assert "  dec-050 " not in ids and ids.count("dec-050") == 1
+    stored = next(item for item in items if item["id"] == "dec-050")
+    assert stored["owner"] == "alice" and stored.get("status", "active") == status
+    assert service.get_context(id="dec-050")["entry"]["id"] == "dec-050"
