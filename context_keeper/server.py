@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
@@ -83,7 +83,13 @@ def _errors_as_tool_errors(fn: F) -> F:
 
 class _Server(MCPServer):
     """MCPServer whose argument-validation failures read as one sentence per field instead of
-    pydantic's dump (model name, error codes, documentation URLs)."""
+    pydantic's dump (model name, error codes, documentation URLs), which refuses arguments the
+    tool does not declare, and whose crashes say what failed.
+
+    ``call_tool`` is the documented top-level boundary: an exception that is not one of ours (a
+    bug, a file system failure) is logged with its traceback and answered as an ``isError`` that
+    names the tool, the exception and what to do, instead of the SDK's bare "Error executing tool".
+    """
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         registered = self._tool_manager.get_tool(name)
@@ -93,12 +99,32 @@ class _Server(MCPServer):
             unknown_parameters(name, arguments, registered.parameters)
         try:
             return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            log.error("%s failed unexpectedly", name, exc_info=exc.__cause__ or exc)
+            read_only = bool(registered and registered.annotations and registered.annotations.read_only_hint)
+            raise ToolError(unexpected_failure(name, exc.__cause__ or exc, read_only)) from exc
         except ToolError as exc:
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
                 raise
             schema = registered.parameters if registered is not None else {}
             raise ToolError(argument_errors(name, cause, schema)) from cause
+
+
+def unexpected_failure(tool: str, exc: BaseException, read_only: bool) -> str:
+    """What an agent is told when a tool raised something other than a ContextKeeperError."""
+    detail = " ".join(str(exc).split())
+    detail = f"{type(exc).__name__}: {detail[:200]}" if detail else type(exc).__name__
+    if isinstance(exc, OSError):
+        cause = (f"{tool} failed: the file system refused an operation ({detail}). Check that the project "
+                 "and its .context/ directory are writable and the disk has room.")
+    else:
+        cause = (f"{tool} failed with an unexpected internal error ({detail}). This is a bug in context-keeper, "
+                 "not a problem with the arguments; the server's log (stderr) has the traceback.")
+    if read_only:
+        return cause + " It only reads, so nothing in the store was changed."
+    return (cause + " The change may or may not have been saved: check with get_context (by id) or "
+            "query_entries before repeating the call.")
 
 
 def unknown_parameters(tool: str, arguments: dict[str, Any], schema: dict[str, Any]) -> None:

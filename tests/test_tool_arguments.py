@@ -4,6 +4,8 @@ written; every parameter an established client sends is still accepted."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from context_keeper.server import build_server
@@ -98,3 +100,44 @@ async def test_deprecate_entry_follows_its_own_secret_advice_with_allow_secrets(
     assert answer["status"] == "deprecated"
     stored = {e["id"]: e for e in read_json(project / ".context" / "decisions.json")}["dec-001"]
     assert stored["deprecated_reason"] == reason
+
+
+CRASHES = [
+    # (tool, arguments, service method, exception, words the answer must contain)
+    ("update_entry", {"id": "dec-001", "updates": {"tags": ["x"]}}, "update_entry",
+     ValueError("put() cannot change an entry's id"),
+     ["update_entry failed", "ValueError: put() cannot change an entry's id", "bug in context-keeper",
+      "may or may not have been saved"]),
+    ("get_context", {"query": "carrier quotes"}, "get_context", TypeError("unhashable type: 'list'"),
+     ["get_context failed", "TypeError: unhashable type: 'list'", "nothing in the store was changed"]),
+    ("deprecate_entry", {"id": "dec-001", "reason": "no longer true"}, "deprecate_entry",
+     PermissionError(13, "Permission denied", ".context/decisions.json"),
+     ["deprecate_entry failed", "file system refused", "Permission denied", "writable"]),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("tool", "args", "method", "exc", "words"), CRASHES, ids=[c[0] for c in CRASHES])
+async def test_an_unexpected_exception_is_answered_with_what_failed(service, monkeypatch, caplog, mode, tool, args,
+                                                                    method, exc, words):
+    def crash(*_args, **_kwargs):
+        raise exc
+
+    monkeypatch.setattr(service, method, crash)
+    async with connect(service, mode) as client:
+        text = await err(client, tool, args)
+    assert text.strip() != f"Error executing tool {tool}"
+    for word in words:
+        assert word in text
+    assert any(record.exc_info and record.exc_info[1] is exc for record in caplog.records)  # traceback logged
+
+
+async def test_update_of_a_hand_written_spaced_id_works_through_the_tool(service, project):
+    path = project / ".context" / "decisions.json"
+    items = read_json(path)
+    items.append({"id": "  dec-050 ", **DECISION})
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    async with connect(service, "legacy") as client:
+        updated = await ok(client, "update_entry", {"id": "dec-050", "updates": {"tags": ["slips"]}})
+        retired = await ok(client, "deprecate_entry", {"id": "dec-050", "reason": "slips are printed by the WMS now"})
+    assert updated["entry"]["tags"] == ["slips"] and retired["status"] == "deprecated"
