@@ -340,8 +340,14 @@ class Service:
             raw["verified_at"] = now
             ftxn.put(current["id"], raw)
             entry = ftxn.get(current["id"])
-        self._index_after_write(store, kind, before, [entry])
+            changed = [entry]
+            released = _release_from_successor(ftxn, current, entry, now)
+            if released is not None:
+                changed.append(released)
+        self._index_after_write(store, kind, before, changed)
         answer = {"success": True, "id": entry["id"], "updated_fields": sorted({*cleaned, *cleared}), "entry": entry}
+        if released is not None:
+            answer["also_updated"] = [f"{released['id']}: no longer lists {entry['id']} in supersedes"]
         if kind is DECISION:
             self._auto_export(store, answer)
         return answer
@@ -644,6 +650,25 @@ def _check_new_links(store: Store, ftxn: Any, current: Mapping[str, Any], relate
                 f"related_to: no entry with id {linked!r}; link only recorded entries "
                 "(use query_entries or get_context to find the right id)"
             ) from None
+
+
+def _release_from_successor(ftxn: Any, current: Mapping[str, Any], entry: Mapping[str, Any], now: str) -> dict | None:
+    """An entry brought back from superseded to active: the entry that replaced it no longer
+    claims to (its ``supersedes`` loses the id), or both would read as the current answer.
+    Returns the successor as rewritten, or None when there was nothing to change."""
+    successor_id = current.get("superseded_by")
+    if current.get("status") != "superseded" or entry.get("status", "active") != "active":
+        return None
+    if not isinstance(successor_id, str) or ftxn.get(successor_id.strip()) is None:
+        return None
+    successor_raw = dict(ftxn.raw_item(successor_id.strip()))
+    named = model.supersedes_ids(successor_raw)
+    if current["id"] not in named:
+        return None
+    successor_raw["supersedes"] = [i for i in named if i != current["id"]]
+    successor_raw["updated_at"] = now
+    ftxn.put(successor_id.strip(), successor_raw)
+    return ftxn.get(successor_id.strip())
 
 
 def _apply_status_rules(ftxn: Any, kind: Kind, current: Mapping[str, Any], raw: Mapping[str, Any],

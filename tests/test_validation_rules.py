@@ -78,6 +78,19 @@ def test_reactivating_clears_the_successor_and_the_reason(service, project):
     assert {"status", "superseded_by", "deprecated_reason"} <= set(answer["updated_fields"])
 
 
+def test_reactivating_takes_the_entry_off_its_successors_supersedes(service, project):
+    # Otherwise both read as the current answer: the successor still claims to replace it.
+    decision = {"summary": "Orders live in the vendor service now",
+                "problem": "Keeping our own orders table in step with the vendor kept failing at month end.",
+                "why_chosen": "The vendor's API is the source of truth for orders, so reading it directly removes the sync."}
+    new_id = service.record("decision", decision, supersedes=["dec-001"])["id"]
+    assert stored(project, new_id)["supersedes"] == ["dec-001"]
+    answer = service.update_entry("dec-001", {"status": "active"})
+    assert stored(project, new_id)["supersedes"] == []
+    assert answer["also_updated"] == [f"{new_id}: no longer lists dec-001 in supersedes"]
+    assert service.query_entries(supersedes="dec-001")["results"] == []
+
+
 def test_successor_that_points_back_is_refused(service, project):
     service.update_entry("dec-003", {"status": "superseded", "superseded_by": "dec-001"})
     with pytest.raises(InvalidInput, match="superseded_by"):
