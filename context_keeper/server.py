@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import sys
 import threading
@@ -16,7 +17,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import ToolAnnotations
+from mcp.types import TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from context_keeper import __version__
@@ -74,9 +75,14 @@ def _errors_as_tool_errors(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
         except ContextKeeperError as exc:
             raise ToolError(str(exc)) from exc
+        if isinstance(result, (dict, list)):
+            # Compact JSON, the form every token estimate here is taken from: the SDK's own
+            # rendering is indented, which made answers about 30% longer than token_budget.
+            return [TextContent(type="text", text=json.dumps(result, ensure_ascii=False, separators=(",", ":")))]
+        return result
 
     return wrapper  # type: ignore[return-value]
 

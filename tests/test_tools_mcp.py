@@ -353,3 +353,15 @@ async def test_read_tools_bound_their_arguments(service, mode):
         many_tags = await err(client, "query_entries", {"tags_any": [f"t{i}" for i in range(500)]})
     assert "under 4000" in long_query
     assert "maximum is 100" in many_tags
+
+
+@pytest.mark.parametrize("budget", [300, 1200, 4000])
+async def test_the_text_an_agent_receives_stays_within_token_budget(service, mode, budget):
+    # token_budget counts ~4 characters per token of compact JSON; the SDK's own rendering was
+    # indented and came out about 30% longer.
+    async with connect(service, mode) as client:
+        result = await client.call_tool("get_context", {"query": "carrier retries and label printing", "token_budget": budget})
+    text = result.content[0].text
+    answer = json.loads(text)
+    assert answer["tokens_used"] <= budget
+    assert len(text) <= budget * 4 + 400  # plus the answer's own fields beside its results
