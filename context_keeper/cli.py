@@ -18,7 +18,8 @@ from context_keeper import __version__
 from context_keeper.errors import ContextKeeperError, InvalidInput
 
 # Service parameters that the CLI spells differently: errors name the flag the person typed.
-CLI_FLAGS = {"token_budget": "--budget", "types": "--type", "scope": "--scope", "project_dir": "--project"}
+CLI_FLAGS = {"token_budget": "--budget", "types": "--type", "scope": "--scope", "project_dir": "--project",
+             "since": "--since", "before": "--before"}
 
 
 def _service():

@@ -26,7 +26,7 @@ from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
-from context_keeper.store import Store, write_gitignore
+from context_keeper.store import Store, last_good_entries, write_gitignore
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
@@ -479,14 +479,23 @@ class Service:
         cached = self._summaries.get(key)
         if cached is not None:
             return copy.deepcopy(cached)
+        # A file broken by a hand edit is summarised from its last good copy, as the hooks do:
+        # "0 constraints" would tell the agent the project has no rules.
+        entries, from_backup = {}, []
+        for name, state in states.items():
+            backup = last_good_entries(store, state.kind) if state.error is not None else None
+            entries[name] = backup if backup is not None else state.entries
+            if backup is not None:
+                from_backup.append(f"{state.kind.filename} does not parse; the summary shows its last good copy "
+                                   "(.context/.last-good/) until it is fixed")
         answer = build_summary(
             self.config(store)["project_name"],
-            states["decision"].entries,
-            states["pipeline"].entries,
-            states["constraint"].entries,
+            entries["decision"],
+            entries["pipeline"],
+            entries["constraint"],
             token_budget=budget,
         )
-        warnings = self._warnings(store)
+        warnings = self._warnings(store) + from_backup
         if warnings:
             answer["warnings"] = warnings
         with self._mutex:

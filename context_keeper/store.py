@@ -478,6 +478,17 @@ GITIGNORE = (
 )
 
 
+def last_good_entries(store: "Store", kind: Kind) -> list | None:
+    """The entries of ``kind``'s last good copy (``.last-good/``), or None when there is no
+    readable one: what a file broken by a hand edit held when context-keeper last wrote it."""
+    path = store.dir / BACKUP_DIR / kind.filename
+    try:
+        state = parse_bytes(kind, path, path.read_bytes())
+    except OSError:
+        return None
+    return list(state.entries) if state.error is None else None
+
+
 def write_gitignore(context_dir: Path) -> None:
     """The .context/.gitignore for local bookkeeping, unless the person already has one."""
     ignore = context_dir / ".gitignore"

@@ -145,3 +145,8 @@ def test_reads_of_a_directory_with_no_store_say_so(tmp_path):
         assert result.returncode == 4, result.stdout
         assert "has no .context/ directory" in result.stderr and f"context-keeper init {empty}" in result.stderr
     assert not (empty / ".context").exists()
+
+
+def test_a_date_error_names_the_cli_flag(project):
+    result = run("get", "carrier retries", "--since", "yesterday", cwd=project)
+    assert result.returncode == 2 and "--since: 'yesterday' is not an ISO date" in result.stderr

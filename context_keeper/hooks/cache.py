@@ -270,23 +270,12 @@ def _quality_hint(store: Any) -> str | None:
     return f"Store quality note: {first['id']} ({clip(first.get('summary', ''), 80)}) {what}{more}."
 
 
-def _last_good_entries(store: Any, kind: Any) -> list | None:
-    from context_keeper.store import BACKUP_DIR, parse_bytes
-
-    path = store.dir / BACKUP_DIR / kind.filename
-    try:
-        state = parse_bytes(kind, path, path.read_bytes())
-    except OSError:
-        return None
-    return state.entries if state.error is None else None
-
-
 def build(root: str) -> dict:
     """Recompute the session-start cache from the store and write it. Slow path only."""
     from pathlib import Path
 
     from context_keeper.model import KINDS
-    from context_keeper.store import Store
+    from context_keeper.store import Store, last_good_entries
     from context_keeper.summary import build_summary
 
     context_dir = os.path.join(root, CONTEXT_DIR)
@@ -298,7 +287,7 @@ def build(root: str) -> dict:
     # typo must not tell the agent (and every subagent) that the project has no rules.
     entries, from_backup = {}, set()
     for name, state in states.items():
-        backup = _last_good_entries(store, KINDS[name]) if state.error is not None else None
+        backup = last_good_entries(store, KINDS[name]) if state.error is not None else None
         entries[name] = backup if backup is not None else state.entries
         if backup is not None:
             from_backup.add(name)
