@@ -92,7 +92,7 @@ class FileState:
     canonically); ``entries_by_id`` the normalised usable entries in file order; ``positions``
     id -> index in ``raw``; ``item_problems`` raw index -> problems; ``max_number`` the highest
     numeric id part among all items (malformed ones included); ``link_max`` id prefix -> the
-    highest number the items' links (related_to, superseded_by, supersedes) name; ``error`` when the file does not
+    highest number the items' history links (superseded_by, supersedes) name; ``error`` when the file does not
     parse; ``digest`` of the bytes on disk (confirms the cache under the lock); ``scrub`` the file
     has \\uD800-style escapes; ``data`` the bytes this process last wrote (in parts, for cheap
     appends); ``source``/``source_canonical`` the parsed text, split into per-item chunks only
@@ -177,7 +177,10 @@ def _id_number(kind: Kind, item: Any) -> int:
     return parsed[1] if parsed and parsed[0] == kind.prefix else 0
 
 
-_LINK_FIELDS = ("related_to", "superseded_by", "supersedes")
+# The history links only: they always name an entry that existed (record and deprecate check
+# it), while related_to may name one not recorded yet ("dec-045", about to be written), and
+# counting that would hand the next entry a different id than the link expects.
+_LINK_FIELDS = ("superseded_by", "supersedes")
 
 
 def _note_links(item: Any, link_max: dict[str, int]) -> None:

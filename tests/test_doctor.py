@@ -218,8 +218,9 @@ def test_fix_drops_an_exact_duplicate_and_renumbers_a_conflicting_one(tmp_path):
     before = json.loads(path.read_text(encoding="utf-8"))
     doctor.repair(doctor.diagnose(project))
     after = json.loads(path.read_text(encoding="utf-8"))
-    # dec-001 still links to dec-404, so the new id goes above it rather than risk reusing it
-    assert [e["id"] for e in after] == ["dec-001", "dec-002", "dec-003", "dec-405"]
+    # an entry's superseded_by names dec-077, so the new id goes above it rather than risk reusing
+    # it (dec-001's related_to link to dec-404 does not count: related_to may name a future entry)
+    assert [e["id"] for e in after] == ["dec-001", "dec-002", "dec-003", "dec-078"]
     renumbered = after[3]
     assert renumbered["previous_id"] == "dec-002"
     assert {k: v for k, v in renumbered.items() if k not in ("id", "previous_id")} == \

@@ -30,11 +30,12 @@ def test_a_hand_deleted_successor_id_is_not_reused(empty_project: Path):
     assert svc.record("decision", {"summary": "Store invoices as PDF/A in S3", **DECISION})["id"] == "dec-003"
 
 
-def test_links_from_other_files_and_supersedes_lists_count_too(empty_project: Path):
+def test_supersedes_lists_count_but_a_forward_related_to_link_does_not(empty_project: Path):
     svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)})
     svc.record("decision", {"summary": "Use REST for the public API", **DECISION})
-    svc.record("constraint", {**CONSTRAINT, "related_to": ["dec-007"]})
-    assert svc.record("decision", {"summary": "Version the API in the path", **DECISION})["id"] == "dec-008"
+    # A link to an entry about to be recorded: the next decision must get the id it names.
+    svc.record("constraint", {**CONSTRAINT, "related_to": ["dec-002"]})
+    assert svc.record("decision", {"summary": "Version the API in the path", **DECISION})["id"] == "dec-002"
     decisions = empty_project / ".context" / "decisions.json"
     items = json.loads(decisions.read_text(encoding="utf-8"))
     items[0]["supersedes"] = ["dec-020"]  # a hand-written list, left behind by a deleted entry
