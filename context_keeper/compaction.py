@@ -20,6 +20,7 @@ the snapshot are never reported; hand edits, reverted files and clobbered stores
 from __future__ import annotations
 
 import os
+import time
 
 SNAPSHOT_FILE = "compaction_snapshot.json"
 REPORT_FILE = "compaction_report.json"
@@ -167,16 +168,25 @@ def _remove(path: str) -> None:
         pass
 
 
-def session_note(root: str) -> str | None:
-    """The compaction check as factual text for the post-compaction SessionStart."""
+RECENT_REPORT_S = 15 * 60
+
+
+def session_note(root: str, *, max_age_s: float | None = None, now: float | None = None) -> str | None:
+    """The compaction check as factual text for the post-compaction SessionStart. With
+    ``max_age_s``, a report written longer ago than that is not shown: without a snapshot taken
+    for this compaction, the report left by an earlier one would read as this one's."""
     from context_keeper.hooks import leanjson
 
+    path = os.path.join(_context(root), REPORT_FILE)
     try:
-        with open(os.path.join(_context(root), REPORT_FILE), "rb") as handle:
+        with open(path, "rb") as handle:
             report = leanjson.loads(handle.read())
+        written = os.stat(path).st_mtime
     except (OSError, ValueError):
         return None
     if not isinstance(report, dict):
+        return None
+    if max_age_s is not None and (time.time() if now is None else now) - written > max_age_s:
         return None
     return describe(report)
 

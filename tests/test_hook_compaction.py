@@ -107,3 +107,19 @@ def test_describe_neutralises_stored_text():
                                    "entry": {}}], "modified_entries": []}
     text = compaction.describe(report)
     assert "</project-memory" not in text and "<system" not in text
+
+
+def test_an_old_report_is_not_shown_for_a_compaction_that_took_no_snapshot(project: Path):
+    import os
+    import time
+
+    env = hook_env(project)
+    run_hook("pre_compact", payload("pre_compact", project), env=env)
+    _remove_entry(project, "constraints.json", "con-012")
+    assert "con-012" in injected(run_hook("session_start", payload("session_start_compact", project), env=env))
+    # A later compaction without a PreCompact snapshot: the hours-old report is not this one's.
+    report = project / ".context" / "compaction_report.json"
+    old = time.time() - 3 * 3600
+    os.utime(report, (old, old))
+    text = injected(run_hook("session_start", payload("session_start_compact", project), env=env)) or ""
+    assert "Compaction check" not in text

@@ -32,12 +32,14 @@ def handle(ctx: HookContext) -> str | None:
     if source == "compact":
         from context_keeper import compaction
 
-        if compaction.pending(ctx.root):
+        checked_now = compaction.pending(ctx.root)
+        if checked_now:
             from context_keeper.hooks.cache import heavy
 
             heavy()
             compaction.check_pending(ctx.root)
-        note = compaction.session_note(ctx.root)
+        # No snapshot for this compaction: only a report from just now (the Stop hook's) is its.
+        note = compaction.session_note(ctx.root, max_age_s=None if checked_now else compaction.RECENT_REPORT_S)
         if note:
             # After a compaction the loss check is the point: it goes first, so the size limit
             # cuts the summary's tail rather than the check.
