@@ -126,3 +126,15 @@ def test_editing_the_same_file_again_does_not_bring_the_next_batch_of_area_decis
     assert injected(run_hook("scope_guard", edit, env=env))
     for _ in range(3):
         assert injected(run_hook("scope_guard", edit, env=env)) is None
+
+
+def test_a_resumed_session_is_not_shown_the_same_summary_again(project: Path):
+    env = hook_env(project)
+    start = payload("session_start_startup", project, session_id="s-resume")
+    full = injected(run_hook("session_start", start, env=env))
+    assert "Project memory for" in full
+    resumed = injected(run_hook("session_start", dict(start, source="resume"), env=env))
+    assert "Project memory for" not in resumed and "summary shown earlier in this session is unchanged" in resumed
+    # a changed store, or another session, gets the summary in full
+    other = injected(run_hook("session_start", dict(start, source="resume", session_id="s-other"), env=env))
+    assert "Project memory for" in other

@@ -1,6 +1,7 @@
 """SessionStart: the project summary, the compaction check after a compaction, one quality note.
 
-``source`` is startup | resume | clear | compact. After ``compact`` and ``clear`` the agent has
+``source`` is startup | resume | clear | compact | fork. On ``resume`` a summary this session
+was already shown, unchanged, is replaced by a line saying so. After ``compact`` and ``clear`` the agent has
 lost what earlier hooks showed it, so this session's de-duplication memory is reset; after
 ``compact`` the store is compared with the pre-compaction snapshot (if that has not happened
 yet) and any discrepancy is reported.
@@ -28,7 +29,17 @@ def handle(ctx: HookContext) -> str | None:
         prune(ctx.context_dir)
     data = ctx.cache or {}
     has_entries = any((data.get("counts") or {}).values())
-    parts = [data.get("summary") or ""] if has_entries else []
+    summary = data.get("summary") or ""
+    parts = [summary] if has_entries else []
+    if summary and has_entries:
+        import zlib
+
+        key = f"summary:{zlib.crc32(summary.encode('utf-8')):08x}"
+        if source == "resume" and not state.unseen([key]):
+            # The resumed conversation already holds this very summary: a line, not 2k tokens again.
+            parts = ["The project memory summary shown earlier in this session is unchanged "
+                     "(get_project_summary shows it again; get_context for details)."]
+        state.mark([key])
     if source == "compact":
         from context_keeper import compaction
 
