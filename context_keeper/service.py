@@ -259,14 +259,19 @@ class Service:
             if other["id"] in exclude or other.get("status") == "deprecated" or hit.relevance < threshold:
                 continue
             other_kind = KINDS[hit.kind]
-            out.append({
+            item = {
                 "id": other["id"],
                 "type": hit.kind,
                 "summary": model.entry_title(other_kind, other),
                 "similarity": round(hit.relevance, 3),
                 "origin": other.get("origin", "agent"),
+                "status": other.get("status", "active"),
                 "relation": classify_relation(kind, entry, other_kind, other),
-            })
+            }
+            # Restating a replaced entry is going back on its successor, not a harmless duplicate.
+            if other.get("superseded_by"):
+                item["superseded_by"] = other["superseded_by"]
+            out.append(item)
         return out
 
     def _dangling_links(self, store: Store, entry: Mapping[str, Any]) -> list[str]:

@@ -526,3 +526,34 @@ def test_the_shortlist_ranks_as_an_exhaustive_search_does():
         for k in (1, 5, 20):
             got = ix.search(query, SearchOptions(now=now, limit=k)).hits
             assert [(h.entry["id"], h.score, h.relevance) for h in got] == [(h.entry["id"], h.score, h.relevance) for h in full[:k]], query
+
+
+def test_similar_counts_close_titles_of_one_kind_on_their_own():
+    # The title's words are in most entries and the probe's body words are rarer, so only the
+    # candidates drawn from the title's own terms can find the target.
+    body = [f"word{j}" for j in range(14)]
+    docs = [dec(f"dec-{i:03d}", f"filler note {i}", body[i % 14] + (" cache carrier quotes" if i % 4 else ""))
+            for i in range(200)]
+    target = dec("dec-900", "Cache carrier quotes", "rate shopping throttled at peak")
+    namesake = Doc("pipeline", {"id": "pipe-900", "name": "Cache carrier quotes", "steps": ["flush"]})
+    ix = index(*docs, target, namesake)
+    hits = {h.entry["id"]: h.relevance for h in ix.similar(dec("", "Do not cache carrier quotes", " ".join(body)), limit=5)}
+    assert hits.get("dec-900", 0.0) >= 0.5
+    # Across kinds close titles only say the two are about one thing.
+    assert hits.get("pipe-900", 0.0) < 0.3
+
+
+def test_close_titles_follow_updates_and_removals():
+    ix = index(dec("dec-001", "Cache carrier quotes", "rate shopping throttled at peak"),
+               dec("dec-002", "Logging to stderr", "stdout belongs to the protocol"))
+    probe = dec("", "Do not cache carrier quotes", "live quotes only, whatever the latency")
+    assert ids_of(ix.similar(probe)) == ["dec-001"]
+    ix.upsert(dec("dec-001", "Retry label prints once", "printers jam"))
+    assert "dec-001" not in ids_of(ix.similar(probe))
+    ix.upsert(dec("dec-003", "Cache carrier quotes briefly", "peak traffic"))
+    ix.remove("decision", "dec-003")
+    assert "dec-003" not in ids_of(ix.similar(probe))
+
+
+def ids_of(hits):
+    return [h.entry["id"] for h in hits if h.relevance >= 0.3]

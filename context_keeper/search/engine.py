@@ -37,6 +37,11 @@ class _Query:
 _LEAD_RANKS = 2          # history questions: predecessors of the first two entries lead them
 _SIMILAR_TERMS = 12      # similar(): candidates from the probe's heaviest terms only
 _SIMILAR_SHORTLIST = 20  # ... and exact cosine for this many of them
+# similar(): titles of one kind this close count on their own. Among the eval stores' pairs of
+# one kind that the whole-entry cosine leaves under 0.30, the title cosine reaches 0.43 (a
+# superseded pair) and 0.42 (two unrelated append-only logs); "Do not cache carrier quotes at
+# all" against the demo's "Cache carrier quotes for 10 minutes on the full parcel shape" is 0.61.
+_SIMILAR_TITLE = 0.5
 
 
 class _Filter:
@@ -410,25 +415,75 @@ class SearchIndex(InvertedIndex):
                 vec[term] = (1.0 + math.log(weighted)) * self._idf(term)
         return vec
 
+    def _title_vector(self, info: _Entry) -> dict[str, float]:
+        # Everyday words are discounted as in a query: "Add a new node type" and "Add a new UI
+        # language" share only "add new", which must not make two short titles close.
+        generic = self.tuning.generic_weight
+        return {
+            term: (1.0 + math.log(count)) * self._idf(term) * (generic if is_generic(term) else 1.0)
+            for term, count in info.title_terms
+        }
+
+    def _close_titles(self, qtitle: Mapping[str, float], qtnorm: float, kind: str) -> dict[int, float]:
+        """Slot -> title cosine of the entries of ``kind`` whose titles reach ``_SIMILAR_TITLE``.
+
+        An entry whose title has none of the terms looked at here has a title cosine of at most
+        the norm of the others (Cauchy-Schwarz), so the terms are taken heaviest first until
+        that is under ``_SIMILAR_TITLE``: the light, frequent ones with the most titles are
+        never read, and nothing that reaches the threshold is missed."""
+        entries = self._entries
+        rest = qtnorm * qtnorm
+        bound = (_SIMILAR_TITLE * qtnorm) ** 2
+        candidates: set[int] = set()
+        for term, weight in sorted(qtitle.items(), key=itemgetter(1), reverse=True):
+            if rest < bound:
+                break
+            rest -= weight * weight
+            # A title posting names a live slot (InvertedIndex._drop takes it out of them all).
+            candidates.update(slot for slot in self._title_postings.get(term, ()) if entries[slot].key[0] == kind)  # type: ignore[union-attr]
+        out = {}
+        for slot in candidates:
+            info = entries[slot]
+            assert info is not None
+            tvec = self._title_vector(info)
+            tnorm = math.sqrt(sum(v * v for v in tvec.values()))
+            cos = sum(v * tvec.get(t, 0.0) for t, v in qtitle.items()) / (qtnorm * tnorm) if tnorm > 0.0 else 0.0
+            if cos >= _SIMILAR_TITLE:
+                out[slot] = cos
+        return out
+
     def similar(self, doc: Doc, limit: int = 5) -> list[Hit]:
-        """Stored entries most like ``doc`` by tf-idf cosine (0..1), best first; deprecated
-        entries and the entry with the same (kind, id) are left out.
+        """Stored entries most like ``doc``, best first, scored 0..1; deprecated entries and the
+        entry with the same (kind, id) are left out.
+
+        The score is the tf-idf cosine of the whole entries, or, between entries of one kind,
+        the cosine of the titles alone when that reaches ``_SIMILAR_TITLE`` and is higher. A
+        contradiction ("Do not cache carrier quotes" against "Cache carrier quotes for 10
+        minutes") has its own problem and reasons, so its whole-entry cosine stays low while
+        the titles are close. Across kinds close titles say less: a pipeline is named after
+        the thing a decision settles ("Change an appointment type's duration or buffer").
 
         Candidates come from the posting lists of the probe's ``_SIMILAR_TERMS`` heaviest
-        terms only (a restatement shares its distinctive words; the frequent ones touch most
-        of the store and decide nothing); the cosine of the shortlist is then exact."""
+        terms (a restatement shares its distinctive words; the frequent ones touch most of the
+        store and decide nothing), with exact cosine for a shortlist of them, and from the
+        titles of its kind that share its heaviest title terms (``_close_titles``; a title's
+        words can be common in the store and so not among the heaviest)."""
         probe = _analyse(doc, ("", ""))
         qvec = self._vector(probe.tf)
         qnorm = math.sqrt(sum(v * v for v in qvec.values()))
         if qnorm == 0.0 or limit <= 0:
             return []
+        qtitle = self._title_vector(probe)
+        qtnorm = math.sqrt(sum(v * v for v in qtitle.values()))
         entry = doc.entry if isinstance(doc.entry, Mapping) else {}
-        own_key = (str(doc.kind), F.entry_id(entry) or "")
+        kind = str(doc.kind)
+        own_key = (kind, F.entry_id(entry) or "")
         heavy = heapq.nlargest(_SIMILAR_TERMS, qvec.items(), key=itemgetter(1))
         rough = self._score_groups([[(t, v)] for t, v in heavy])
-        shortlist = heapq.nlargest(max(_SIMILAR_SHORTLIST, limit * 4), rough.items(), key=itemgetter(1))
+        shortlist = {slot for slot, _ in heapq.nlargest(max(_SIMILAR_SHORTLIST, limit * 4), rough.items(), key=itemgetter(1))}
+        close = self._close_titles(qtitle, qtnorm, kind) if qtnorm > 0.0 else {}
         out = []
-        for slot, _ in shortlist:
+        for slot in shortlist | close.keys():
             info = self._entries[slot]
             if info is None or info.key == own_key or info.status == "deprecated":
                 continue
@@ -437,6 +492,7 @@ class SearchIndex(InvertedIndex):
             if dnorm == 0.0:
                 continue
             cos = sum(v * dvec.get(t, 0.0) for t, v in qvec.items()) / (qnorm * dnorm)
-            out.append(Hit(kind=info.key[0], entry=info.doc.entry, score=cos, relevance=min(1.0, cos)))
-        out.sort(key=lambda h: h.score, reverse=True)
+            score = max(cos, close.get(slot, 0.0))
+            out.append(Hit(kind=info.key[0], entry=info.doc.entry, score=score, relevance=min(1.0, score)))
+        out.sort(key=lambda h: (-h.score, h.kind, str(F.entry_id(h.entry))))
         return out[:limit]

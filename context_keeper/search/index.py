@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from context_keeper.search.state import AnalysisCache
 
 _DRIFT = 0.25  # recompute postings when an average field length moved by more than 25%
+_TITLE = F.GROUP_INDEX["title"]
 
 
 @dataclass
@@ -38,6 +39,7 @@ class _Entry:
     fresh_ts: float | None        # verified_at, else updated_at, else created_at (epoch s)
     origin_prior: float
     scopes: tuple[str, ...] | None = None   # constraints only
+    title_terms: tuple[tuple[str, int], ...] = ()  # (term, count) of the title group
 
 
 def _terms(entry: Mapping) -> tuple[dict[str, list[int]], tuple[int, ...]]:
@@ -86,6 +88,7 @@ def _analyse(doc: Doc, key: tuple[str, str], analyses: AnalysisCache | None = No
         fresh_ts=fresh.timestamp() if fresh is not None else None,
         origin_prior=P.ORIGIN_PRIOR.get(F.lowered(entry.get("origin")), P.DEFAULT_ORIGIN_PRIOR),
         scopes=scopes,
+        title_terms=tuple((term, counts[_TITLE]) for term, counts in tf.items() if counts[_TITLE] > 0),
     )
 
 
@@ -102,6 +105,9 @@ class InvertedIndex:
         self._postings: dict[str, dict[int, float]] = {}
         # (kind, id of a successor) -> slots of the entries it superseded
         self._predecessors: dict[tuple[str, str], set[int]] = {}
+        # term -> slots whose title has it: similar() looks for close titles among far fewer
+        # entries than the term's postings name (titles are a few words, entries a hundred)
+        self._title_postings: dict[str, set[int]] = {}
         self._len_sums = [0] * len(F.GROUPS)
         self._avg_used = [0.0] * len(F.GROUPS)
         self._anon = 0
@@ -138,6 +144,8 @@ class InvertedIndex:
         self._slots[key] = slot
         for gi, n in enumerate(info.lens):
             self._len_sums[gi] += n
+        for term, _count in info.title_terms:
+            self._title_postings.setdefault(term, set()).add(slot)
         successor = self._successor_key(info)
         if successor is not None:
             self._predecessors.setdefault(successor, set()).add(slot)
@@ -175,6 +183,12 @@ class InvertedIndex:
                     del self._postings[term]
         for gi, n in enumerate(info.lens):
             self._len_sums[gi] -= n
+        for term, _count in info.title_terms:
+            titled = self._title_postings.get(term)
+            if titled is not None:
+                titled.discard(slot)
+                if not titled:
+                    del self._title_postings[term]
         successor = self._successor_key(info)
         if successor is not None:
             slots = self._predecessors.get(successor)
