@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing costs ~5 ms to import on the hooks' cold path
@@ -71,7 +72,8 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    # finite: json.loads reads Infinity and NaN, which no setting can use
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _text(value: Any) -> bool:
@@ -154,6 +156,17 @@ def config_problems(user: Any) -> list[str]:
         elif not rule[0](value):
             problems.append(f"{key} is {_show(value)}, but it must be {rule[1]}{_default(DEFAULTS[key])}")
     return problems
+
+
+def checked(config: dict[str, Any], key: str) -> tuple[Any, str | None]:
+    """A top-level setting of the merged ``config``, or, when its value breaks the rule doctor
+    checks it against, the default and a sentence saying so (for an answer's warnings)."""
+    value = config.get(key)
+    test, valid = _RULES[key]
+    if value is None or test(value):
+        return (DEFAULTS.get(key) if value is None else value), None
+    return DEFAULTS[key], (f".context/config.json: \"{key}\" is {_show(value)}, but it must be {valid}; used the "
+                           f"default {json.dumps(DEFAULTS[key])}. Fix or remove that key in config.json.")
 
 
 def number(config: dict[str, Any], key: str, fallback: float) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from context_keeper import diversity, model
 from context_keeper.budget import chars_to_tokens, json_chars, shorten_entry
-from context_keeper.config import number
+from context_keeper.config import checked, number
 from context_keeper.errors import ContextKeeperError, InvalidInput
 from context_keeper.model import CONSTRAINT, KINDS
 from context_keeper.scope import is_global, project_area
@@ -47,7 +46,6 @@ _SHORTENED_FIELD = len(',"shortened":true')
 
 
 MAX_QUERY_CHARS = 4000
-DEFAULT_BUDGET = 4000  # config.DEFAULTS["token_budget"]
 MIN_BUDGET = 50
 
 
@@ -62,19 +60,6 @@ def check_bounds(*, query: str | None = None, tags: Sequence[str] | None = None,
             raise InvalidInput(f"{name} has {len(values)} items; the maximum is {model.MAX_LIST}", field=name)
     if scope and len(scope) > model.MAX_SHORT_TEXT:
         raise InvalidInput(f"scope is {len(scope)} characters; give one file or directory path", field="scope")
-
-
-def _config_budget(config: Mapping[str, Any]) -> tuple[int, str | None]:
-    """The ``token_budget`` of config.json, or the default and a warning when it is unusable."""
-    value = config.get("token_budget", DEFAULT_BUDGET)
-    if value is None:
-        return DEFAULT_BUDGET, None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < MIN_BUDGET:
-        return DEFAULT_BUDGET, (
-            f".context/config.json: \"token_budget\" is {value!r}, which is not a usable budget (a number of tokens, "
-            f"at least {MIN_BUDGET}); used the default {DEFAULT_BUDGET}. Fix or remove that key in config.json."
-        )
-    return int(value), None
 
 
 def parse_date(value: str | None, field: str) -> datetime | None:
@@ -122,7 +107,8 @@ def get_context(
             raise InvalidInput(f"token_budget must be at least {MIN_BUDGET} tokens (got {budget}); leave it out (or give 0) "
                                "for the default set in .context/config.json", field="token_budget")
     else:
-        budget, problem = _config_budget(config)
+        budget, problem = checked(config, "token_budget")
+        budget = int(budget)
         if problem:
             # The caller cannot fix the project's config by changing its call: answer with the
             # default instead of refusing every call that leaves token_budget out.
