@@ -228,7 +228,7 @@ class Service:
             entry["id"] = ftxn.next_id()
             changed = []
             for old_id in supersedes:
-                raw = _raw_to_put(ftxn, old_id)
+                raw = ftxn.raw_item(old_id)
                 raw.update(status="superseded", superseded_by=entry["id"], updated_at=now)
                 ftxn.put(old_id, raw)
                 changed.append(ftxn.get(old_id))
@@ -311,7 +311,7 @@ class Service:
             ftxn = txn.file(kind)
             before = store.state(kind).stamp
             current = ftxn.require(entry_id.strip())
-            raw = _raw_to_put(ftxn, current["id"])
+            raw = ftxn.raw_item(current["id"])
             cleaned: dict[str, Any] = {}
             for name, value in updates.items():
                 if kind.spec(name) is None and name not in raw and name not in ("rationale", "deprecated_reason", "verified_sha"):
@@ -410,7 +410,7 @@ class Service:
                 if merge_into.strip() == target["id"]:
                     raise InvalidInput("merge_into must name a different entry", field="merge_into")
                 survivor = ftxn.require(merge_into.strip())
-                merged = _merge_fields(kind, _raw_to_put(ftxn, survivor["id"]), survivor, target)
+                merged = _merge_fields(kind, ftxn.raw_item(survivor["id"]), survivor, target)
                 merged["updated_at"] = now
                 ftxn.put(survivor["id"], merged)
                 changed.append(ftxn.get(survivor["id"]))
@@ -418,7 +418,7 @@ class Service:
                 answer["merged_into"] = survivor["id"]
             elif superseded_by:
                 _check_successor(ftxn, kind, target, superseded_by.strip())
-            raw = _raw_to_put(ftxn, target["id"])
+            raw = ftxn.raw_item(target["id"])
             raw["status"] = "superseded" if superseded_by and not merge_into else "deprecated"
             raw["deprecated_reason"] = reason
             if successor:
@@ -596,17 +596,6 @@ def _refresh_hook_cache(root: Path) -> None:
         log.info("hook cache refresh skipped: %s", exc)
 
 
-def _raw_to_put(ftxn: Any, entry_id: str) -> dict:
-    """The stored item of ``entry_id``, to change and hand back through ``put``.
-
-    A hand-written id with stray spaces ("  dec-050 ") is read stripped, and ``put`` refuses an
-    item whose id differs from the one it replaces, so the rewrite stores the id stripped too.
-    """
-    raw = ftxn.raw_item(entry_id)
-    raw["id"] = entry_id
-    return raw
-
-
 def _require_link(store: Store, ftxn: Any, target_id: str) -> None:
     """A link target must exist; look in the file being changed first (it may be pending)."""
     if model.kind_of_id(target_id) is ftxn.kind:
@@ -670,19 +659,17 @@ def _release_from_successor(ftxn: Any, current: Mapping[str, Any], entry: Mappin
     """An entry brought back from superseded to active: the entry that replaced it no longer
     claims to (its ``supersedes`` loses the id), or both would read as the current answer.
     Returns the successor as rewritten, or None when there was nothing to change."""
-    successor_id = current.get("superseded_by")
+    successor = current.get("superseded_by")
     if current.get("status") != "superseded" or entry.get("status", "active") != "active":
         return None
-    if not isinstance(successor_id, str) or ftxn.get(successor_id.strip()) is None:
+    successor = ftxn.get(successor.strip()) if isinstance(successor, str) else None
+    if successor is None or current["id"] not in model.supersedes_ids(successor):
         return None
-    successor_raw = dict(ftxn.raw_item(successor_id.strip()))
-    named = model.supersedes_ids(successor_raw)
-    if current["id"] not in named:
-        return None
-    successor_raw["supersedes"] = [i for i in named if i != current["id"]]
-    successor_raw["updated_at"] = now
-    ftxn.put(successor_id.strip(), successor_raw)
-    return ftxn.get(successor_id.strip())
+    raw = ftxn.raw_item(successor["id"])
+    raw["supersedes"] = [i for i in model.supersedes_ids(raw) if i != current["id"]]
+    raw["updated_at"] = now
+    ftxn.put(successor["id"], raw)
+    return ftxn.get(successor["id"])
 
 
 def _apply_status_rules(ftxn: Any, kind: Kind, current: Mapping[str, Any], raw: Mapping[str, Any],

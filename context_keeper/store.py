@@ -385,8 +385,12 @@ class FileTxn:
         return entry
 
     def raw_item(self, entry_id: str) -> dict:
-        """A copy of the stored item, to change and hand back through ``put``."""
-        return dict(self._builder.raw[self._builder.positions[entry_id]])
+        """A copy of the stored item, to change and hand back through ``put``. Its id is the one
+        the entry is known by: a hand-written id with stray spaces ("  dec-050 ") is read
+        stripped, ``put`` refuses an item whose id differs, so the rewrite stores it stripped."""
+        raw = dict(self._builder.raw[self._builder.positions[entry_id]])
+        raw["id"] = entry_id
+        return raw
 
     def next_id(self) -> str:
         """Max numeric part among all ids of the kind (malformed items included) + 1, and above
