@@ -19,7 +19,7 @@ import os
 import re
 import threading
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -177,9 +177,9 @@ def _id_number(kind: Kind, item: Any) -> int:
     return parsed[1] if parsed and parsed[0] == kind.prefix else 0
 
 
-# The history links only: they always name an entry that existed (record and deprecate check
-# it), while related_to may name one not recorded yet ("dec-045", about to be written), and
-# counting that would hand the next entry a different id than the link expects.
+# The history links only: they always name an entry of the same kind that existed (record and
+# deprecate check it), while related_to may name one not recorded yet ("dec-045", about to be
+# written), and counting that would hand the next entry a different id than the link expects.
 _LINK_FIELDS = ("superseded_by", "supersedes")
 
 
@@ -360,10 +360,9 @@ def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
 class FileTxn:
     """Pending changes to one store file inside a transaction."""
 
-    def __init__(self, state: FileState, referenced_max: Callable[[str], int] | None = None) -> None:
+    def __init__(self, state: FileState) -> None:
         if state.error is not None:
             raise state.error.for_write()
-        self._referenced_max = referenced_max
         self.kind = state.kind
         self._path = state.path
         self._builder = _Builder(state.kind, state.path, state)
@@ -394,14 +393,13 @@ class FileTxn:
 
     def next_id(self) -> str:
         """Max numeric part among all ids of the kind (malformed items included) + 1, and above
-        every id of the kind that a link anywhere in the store still names.
+        every id of the kind that a history link of the file still names.
 
-        The links count because an entry deleted by hand leaves them behind: reusing its id
-        would make an old ``superseded_by`` or ``related_to`` point at an unrelated entry.
+        Those links count because a successor deleted by hand leaves them behind: reusing its
+        id would make the old entry's ``superseded_by`` point at an unrelated entry.
         """
         number = self._builder.max_number
-        linked = max(self._builder.link_max.get(self.kind.prefix, 0),
-                     self._referenced_max(self.kind.prefix) if self._referenced_max else 0)
+        linked = self._builder.link_max.get(self.kind.prefix, 0)
         if linked < _MAX_ID_NUMBER:  # a link to dec-999999999 must not push ids past the 9-digit format
             number = max(number, linked)
         return model.format_id(self.kind, number + 1)
@@ -477,7 +475,6 @@ class FileTxn:
         return self._builder.state(stamp, digest, data)
 
 
-
 GITIGNORE = (
     "# Local bookkeeping; the entry files and config.json are meant to be committed.\n"
     ".lock\n.commit-token\n.last-good/\n*.tmp\n*.broken-*\nhook.log*\n*_state.json\nsessions/\n"
@@ -485,7 +482,7 @@ GITIGNORE = (
 )
 
 
-def last_good_entries(store: "Store", kind: Kind) -> list | None:
+def last_good_entries(store: Store, kind: Kind) -> list | None:
     """The entries of ``kind``'s last good copy (``.last-good/``), or None when there is no
     readable one: what a file broken by a hand edit held when context-keeper last wrote it."""
     path = store.dir / BACKUP_DIR / kind.filename
@@ -714,17 +711,8 @@ class Transaction:
 
     def file(self, kind: Kind) -> FileTxn:
         if kind.name not in self._files:
-            self._files[kind.name] = FileTxn(self._store._locked_state(kind), self._referenced_max)
+            self._files[kind.name] = FileTxn(self._store._locked_state(kind))
         return self._files[kind.name]
-
-    def _referenced_max(self, prefix: str) -> int:
-        """The highest number of a ``prefix`` id named by a link in any store file (lock held)."""
-        best = 0
-        for kind in KINDS.values():
-            ftxn = self._files.get(kind.name)
-            link_max = ftxn._builder.link_max if ftxn is not None else self._store._locked_state(kind).link_max
-            best = max(best, link_max.get(prefix, 0))
-        return best
 
     def commit(self) -> None:
         for ftxn in self._files.values():
