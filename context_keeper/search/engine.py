@@ -90,12 +90,21 @@ class _Filter:
 class SearchIndex(InvertedIndex):
     """In-memory index over store entries (see the package docstring for the contract)."""
 
+    _admits_filter: tuple[SearchOptions, _Filter] | None = None  # admits(): the last options, prepared
+
     def admits(self, kind: str, entry_id: str, options: SearchOptions) -> bool:
         """Would ``search`` with these options consider this entry (status, types, tags, dates,
         scope)? For entries that reach an answer by another way than ranking (``related_to``)."""
         slot = self._slots.get((kind, entry_id))
         info = self._entries[slot] if slot is not None else None
-        return info is not None and _Filter(options).passes(info)
+        if info is None:
+            return False
+        # One answer asks this for every linked entry and every scoped constraint with the same
+        # options: their filter is prepared once.
+        prepared = self._admits_filter
+        if prepared is None or prepared[0] is not options:
+            prepared = self._admits_filter = (options, _Filter(options))
+        return prepared[1].passes(info)
 
     def predecessors(self, kind: str, entry_id: str) -> list[str]:
         """Ids of the entries of this kind that name this one as their ``superseded_by``."""
