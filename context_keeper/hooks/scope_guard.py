@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 MAX_CONSTRAINTS = 15
 MAX_TAGGED_DECISIONS = 5
+MAX_REASON_CHARS = 1500  # the confirmation question quotes the rules, within reason
 
 
 def target_path(tool_input: object) -> str:
@@ -90,22 +91,17 @@ def handle(ctx: HookContext) -> str | None:
     # The confirmation is about this edit, not about what was shown: every edit of a file an
     # absolute constraint covers asks (a denied edit retried, or a rule the prompt hook already
     # showed, asks again).
+    covered = {i: kind for i, (kind, scopes) in candidates.items() if any(_covered(scopes, r, ctx.root) for r in rels)}
     asking = ctx.text("hook_event_name") == "PreToolUse" and _confirm_absolute(ctx.context_dir)
     absolute_ids = set(data.get("absolute") or ())
-    must_ask = sorted((i for i, (kind, scopes) in candidates.items()
-                       if asking and i in absolute_ids and any(_covered(scopes, r, ctx.root) for r in rels)),
-                      key=_id_number)[:MAX_CONSTRAINTS]
+    must_ask = sorted((i for i in covered if asking and i in absolute_ids), key=_id_number)[:MAX_CONSTRAINTS]
     state = ctx.state()
     fresh = set(state.unseen([*candidates, *tagged, *(f"!broken:{name}" for name in broken)]))
     if not fresh and not must_ask:
         return None
-    constraints, decisions = [], []
-    scoped_decisions = 0
-    for entry_id, (kind, scopes) in candidates.items():
-        if any(_covered(scopes, r, ctx.root) for r in rels):
-            scoped_decisions += kind != "constraint"
-            if entry_id in fresh:
-                (constraints if kind == "constraint" else decisions).append(entry_id)
+    constraints = [i for i, kind in covered.items() if kind == "constraint" and i in fresh]
+    decisions = [i for i, kind in covered.items() if kind != "constraint" and i in fresh]
+    scoped_decisions = sum(kind != "constraint" for kind in covered.values())
     # The area's newest decisions minus those already shown: editing the same file again must not
     # bring the next five, and the next five after that (the rest is for get_context).
     tagged = sorted(tagged, key=_id_number, reverse=True)[: max(0, MAX_TAGGED_DECISIONS - scoped_decisions)]
@@ -144,9 +140,6 @@ def handle(ctx: HookContext) -> str | None:
                                          "Confirm the edit respects them.")[:MAX_REASON_CHARS],
         }
     return frame("\n".join(lines))
-
-
-MAX_REASON_CHARS = 1500
 
 
 def _confirm_absolute(context_dir: str) -> bool:

@@ -1,10 +1,10 @@
 """SessionStart: the project summary, the compaction check after a compaction, one quality note.
 
 ``source`` is startup | resume | clear | compact | fork. On ``resume`` a summary this session
-was already shown, unchanged, is replaced by a line saying so. After ``compact`` and ``clear`` the agent has
-lost what earlier hooks showed it, so this session's de-duplication memory is reset; after
-``compact`` the store is compared with the pre-compaction snapshot (if that has not happened
-yet) and any discrepancy is reported.
+was already shown, unchanged, is replaced by a line saying so. After ``compact`` and ``clear``
+the agent has lost what earlier hooks showed it, so this session's de-duplication memory is
+reset; after ``compact`` the store is compared with the pre-compaction snapshot (if that has not
+happened yet) and any discrepancy is reported.
 """
 
 from __future__ import annotations
@@ -35,11 +35,13 @@ def handle(ctx: HookContext) -> str | None:
         import zlib
 
         key = f"summary:{zlib.crc32(summary.encode('utf-8')):08x}"
-        if source == "resume" and not state.unseen([key]):
-            # The resumed conversation already holds this very summary: a line, not 2k tokens again.
-            parts = ["The project memory summary shown earlier in this session is unchanged "
-                     "(get_project_summary shows it again; get_context for details)."]
-        state.mark([key])
+        if not state.unseen([key]):
+            if source == "resume":
+                # The resumed conversation already holds this very summary: a line, not 2k tokens again.
+                parts = ["The project memory summary shown earlier in this session is unchanged "
+                         "(get_project_summary shows it again; get_context for details)."]
+        else:
+            state.mark([key])
     if source == "compact":
         from context_keeper import compaction
 
