@@ -26,7 +26,7 @@ from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
-from context_keeper.store import Store, last_good_entries, write_gitignore
+from context_keeper.store import Store, readable_entries, write_gitignore
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
@@ -488,9 +488,8 @@ class Service:
         # "0 constraints" would tell the agent the project has no rules.
         entries, from_backup = {}, []
         for name, state in states.items():
-            backup = last_good_entries(store, state.kind) if state.error is not None else None
-            entries[name] = backup if backup is not None else state.entries
-            if backup is not None:
+            entries[name], backed = readable_entries(store, state)
+            if backed:
                 from_backup.append(f"{state.kind.filename} does not parse; the summary shows its last good copy "
                                    "(.context/.last-good/) until it is fixed")
         answer = build_summary(

@@ -482,15 +482,18 @@ GITIGNORE = (
 )
 
 
-def last_good_entries(store: Store, kind: Kind) -> list | None:
-    """The entries of ``kind``'s last good copy (``.last-good/``), or None when there is no
-    readable one: what a file broken by a hand edit held when context-keeper last wrote it."""
-    path = store.dir / BACKUP_DIR / kind.filename
+def readable_entries(store: Store, state: FileState) -> tuple[list | tuple, bool]:
+    """The entries of a file state, or, when the file is broken by a hand edit, those of its last
+    good copy (``.last-good/``): ``(entries, from_last_good)``. What the summaries show, so one
+    typo does not read as "0 constraints"."""
+    if state.error is None:
+        return state.entries, False
+    path = store.dir / BACKUP_DIR / state.kind.filename
     try:
-        state = parse_bytes(kind, path, path.read_bytes())
+        backup = parse_bytes(state.kind, path, path.read_bytes())
     except OSError:
-        return None
-    return list(state.entries) if state.error is None else None
+        return state.entries, False
+    return (list(backup.entries), True) if backup.error is None else (state.entries, False)
 
 
 def write_gitignore(context_dir: Path) -> None:

@@ -275,7 +275,7 @@ def build(root: str) -> dict:
     from pathlib import Path
 
     from context_keeper.model import KINDS
-    from context_keeper.store import Store, last_good_entries
+    from context_keeper.store import Store, readable_entries
     from context_keeper.summary import build_summary
 
     context_dir = os.path.join(root, CONTEXT_DIR)
@@ -287,9 +287,8 @@ def build(root: str) -> dict:
     # typo must not tell the agent (and every subagent) that the project has no rules.
     entries, from_backup = {}, set()
     for name, state in states.items():
-        backup = last_good_entries(store, KINDS[name]) if state.error is not None else None
-        entries[name] = backup if backup is not None else state.entries
-        if backup is not None:
+        entries[name], backed = readable_entries(store, state)
+        if backed:
             from_backup.add(name)
     name = config.get("project_name") or os.path.basename(root)
     full = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=SUMMARY_BUDGET)
