@@ -8,7 +8,8 @@
 - get_project_summary median at 200 / 2,000 / 10,000 entries: computed after a store change,
   and repeated while the store is unchanged (served from the service's cache).
 - cold start: spawn the server → initialize → tools/list, versus a bare MCPServer with one tool
-  (the SDK import is the floor). Medians over repeated spawns.
+  (the SDK import is the floor). Medians over repeated spawns; also the size of the tools/list
+  result as compact JSON (``tools_list_chars``).
 """
 
 from __future__ import annotations
@@ -93,18 +94,21 @@ def bench_summary(n_entries: int, calls: int) -> dict:
         return {"after_change": _median_ms(computed), "repeat": _median_ms(repeated)}
 
 
-def _spawn_to_tools_list(cmd: list[str], env: dict) -> float:
+def _spawn_to_tools_list(cmd: list[str], env: dict) -> tuple[float, bytes]:
+    """Seconds from spawn to the tools/list answer, and that answer's line."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     proc.stdin.write(HANDSHAKE.encode())
     proc.stdin.flush()
+    answer = b""
     for line in proc.stdout:
         if b'"id":2' in line:
+            answer = line
             break
     elapsed = time.perf_counter() - start
     proc.stdin.close()
     proc.wait(timeout=10)
-    return elapsed
+    return elapsed, answer
 
 
 def bench_cold_start(runs: int) -> dict:
@@ -112,11 +116,16 @@ def bench_cold_start(runs: int) -> dict:
         root = make_sized_store(Path(tmp) / "p", 200)
         env = {**os.environ, "CONTEXT_KEEPER_PROJECT": str(root)}
         ours, bare = [], []
+        answer = b""
         for _ in range(runs):  # interleaved so machine noise hits both alike
-            ours.append(_spawn_to_tools_list([sys.executable, "-m", "context_keeper"], env))
-            bare.append(_spawn_to_tools_list([sys.executable, "-c", BARE_SERVER], env))
+            elapsed, answer = _spawn_to_tools_list([sys.executable, "-m", "context_keeper"], env)
+            ours.append(elapsed)
+            bare.append(_spawn_to_tools_list([sys.executable, "-c", BARE_SERVER], env)[0])
         o, b = _median_ms(ours), _median_ms(bare)
-        return {"context_keeper_ms": o, "bare_mcpserver_ms": b, "overhead_pct": round((o / b - 1) * 100, 1)}
+        # The tools/list result as compact JSON, the size tests/test_contract.py bounds.
+        listed = json.loads(answer)["result"]
+        return {"context_keeper_ms": o, "bare_mcpserver_ms": b, "overhead_pct": round((o / b - 1) * 100, 1),
+                "tools": len(listed["tools"]), "tools_list_chars": len(json.dumps(listed, separators=(",", ":")))}
 
 
 def main() -> None:

@@ -1,0 +1,83 @@
+"""Two checks of get_context / record answers over the eval stores, reproducible with one command.
+
+    python evals/answer_checks.py budgets [--budgets 50,60,80,100] [--golden FILE]
+    python evals/answer_checks.py restatements > now.txt   # then diff with a run at another commit
+
+``budgets``: for every question of ``evals/golden.jsonl`` and each budget, is the first entry of
+the answer the first entry of the answer at the default budget? Prints how many differ, per
+budget (the small-budget figure of evals/README.md, round 5).
+
+``restatements``: every entry of the demo and eval stores offered again as a new record of its
+kind; prints, per entry, the ids ``similar_entries`` would list (those at or above
+``similar_threshold``), sorted. Run it at two commits and diff the outputs to see what a change to
+``SearchIndex.similar`` changes (round 5: the title route changed none of the 605 lines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "evals"))
+
+import run_retrieval as rr  # noqa: E402
+
+from context_keeper.search import Doc, SearchIndex  # noqa: E402
+
+SIMILAR_THRESHOLD = 0.30  # config.DEFAULTS["similar_threshold"]
+
+
+def budgets(values: Sequence[int], golden: Path) -> int:
+    stores = rr.load_stores()
+    system = rr.ServiceSystem()
+    differ: collections.Counter[int] = collections.Counter()
+    cases = [c for c in rr.load_cases(golden) if c.store in stores]
+    for case in cases:
+        project = system._project(stores[case.store])
+        full = system.service.get_context(project_dir=project, query=case.query)["results"]
+        if not full:
+            continue
+        for budget in values:
+            small = system.service.get_context(project_dir=project, query=case.query, token_budget=budget)["results"]
+            if not small or small[0]["entry"]["id"] != full[0]["entry"]["id"]:
+                differ[budget] += 1
+    print(f"{len(cases)} questions; first entry differs from the default-budget answer's:")
+    for budget in values:
+        print(f"  token_budget {budget}: {differ[budget]}")
+    print(f"  all: {sum(differ.values())} of {len(cases) * len(values)}")
+    return 0
+
+
+def restatements() -> int:
+    for name, store in sorted(rr.load_stores().items()):
+        index = SearchIndex()
+        for kind, entry in store.entries:
+            index.upsert(Doc(kind, entry))
+        for kind, entry in store.entries:
+            # The entry's own id keeps it out of its list, as a new record is kept out of its own.
+            hits = [h for h in index.similar(Doc(kind, entry)) if h.relevance >= SIMILAR_THRESHOLD]
+            listed = ", ".join(sorted(h.entry["id"] for h in hits))  # the set: diffs show what changed
+            print(f"{name} {entry['id']}: {listed}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="check", required=True)
+    p = sub.add_parser("budgets")
+    p.add_argument("--budgets", default="50,60,80,100")
+    p.add_argument("--golden", type=Path, default=rr.GOLDEN, help="questions (default evals/golden.jsonl)")
+    sub.add_parser("restatements")
+    args = parser.parse_args(argv)
+    if args.check == "budgets":
+        return budgets([int(b) for b in args.budgets.split(",")], args.golden)
+    return restatements()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
