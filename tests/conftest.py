@@ -49,3 +49,14 @@ def snapshot_files(root: Path) -> dict[str, bytes]:
     """Bytes of every store file, for "nothing changed on disk" assertions."""
     context = root / ".context"
     return {p.name: p.read_bytes() for p in sorted(context.glob("*.json"))}
+
+
+def break_constraints_after_a_write(project: Path, scope: str) -> None:
+    """Record con-017 through the tools (which leaves a last good copy of constraints.json), then
+    break the file as a hand edit would: a colon dropped."""
+    Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}).record("constraint", {
+        "rule": "Label jobs carry the station id in the ZPL header.",
+        "reason": "Reprints from the wrong station were impossible to trace back without it.",
+        "scope": scope})
+    path = project / ".context" / "constraints.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"scope":', '"scope"', 1), encoding="utf-8")

@@ -18,6 +18,7 @@ from context_keeper import model, render
 from context_keeper.hooks import scope_index
 from context_keeper.scope import is_global, normalize_path
 from context_keeper.store import Store
+from tests.conftest import break_constraints_after_a_write
 from tests.hook_helpers import LAUNCHERS, hook_env, injected, payload, run_hook
 
 MISSING = object()
@@ -255,17 +256,11 @@ def test_an_unwritable_context_dir_still_gets_every_entry(project: Path, monkeyp
 
 
 def test_a_broken_constraints_file_falls_back_to_its_last_good_copy(project: Path):
-    from context_keeper.service import Service
     from context_keeper.store import BACKUP_DIR
 
     assert scope_index.LAST_GOOD_DIR == BACKUP_DIR
     env = hook_env(project)
-    Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}).record("constraint", {  # leaves a last good copy
-        "rule": "Label jobs carry the station id in the ZPL header.",
-        "reason": "Reprints from the wrong station were impossible to trace back without it.",
-        "scope": "src/packwise/labels/"})
-    path = project / ".context" / "constraints.json"
-    path.write_text(path.read_text(encoding="utf-8").replace('"scope":', '"scope"', 1), encoding="utf-8")
+    break_constraints_after_a_write(project, "src/packwise/labels/")
     text = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="a"), env=env))
     assert "con-003" in text and "con-017" in text
     assert "constraints.json does not parse" in text and "last good copy" in text
@@ -280,15 +275,8 @@ def test_a_broken_constraints_file_falls_back_to_its_last_good_copy(project: Pat
 def test_session_start_and_subagents_keep_the_rules_of_a_broken_constraints_file(project: Path, hook: str):
     # One typo in constraints.json made both say "0 constraints", and the briefing said nothing
     # about the broken file.
-    from context_keeper.service import Service
-
     env = hook_env(project)
-    Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}).record("constraint", {  # leaves a last good copy
-        "rule": "Label jobs carry the station id in the ZPL header.",
-        "reason": "Reprints from the wrong station were impossible to trace back without it.",
-        "scope": "global"})
-    path = project / ".context" / "constraints.json"
-    path.write_text(path.read_text(encoding="utf-8").replace('"scope":', '"scope"', 1), encoding="utf-8")
+    break_constraints_after_a_write(project, "global")
     name = "session_start_startup" if hook == "session_start" else "subagent_start"
     text = injected(run_hook(hook, payload(name, project), env=env))
     active = [c for c in json.loads((project / ".context" / ".last-good" / "constraints.json").read_text(encoding="utf-8"))

@@ -135,12 +135,9 @@ def test_scope_and_project_name_cannot_leave_the_injection_frame():
 def test_the_summary_of_a_broken_constraints_file_comes_from_its_last_good_copy(project):
     from context_keeper.service import Service
 
-    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
-    svc.record("constraint", {"rule": "Label jobs carry the station id in the ZPL header.",
-                              "reason": "Reprints from the wrong station were impossible to trace back without it.",
-                              "scope": "global"})  # leaves a last good copy
-    path = project / ".context" / "constraints.json"
-    path.write_text(path.read_text(encoding="utf-8").replace('"scope":', '"scope"', 1), encoding="utf-8")
-    answer = svc.get_project_summary()
+    from tests.conftest import break_constraints_after_a_write
+
+    break_constraints_after_a_write(project, "global")
+    answer = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}).get_project_summary()
     assert " 0 constraints" not in answer["summary"] and "con-017" in answer["summary"]
     assert any("last good copy" in w for w in answer["warnings"])
