@@ -25,9 +25,14 @@ def chars_to_tokens(chars: int) -> int:
     return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
+# json.dumps with non-default options builds an encoder per call, which costs as much as
+# encoding a small item; packing one answer measures dozens of them.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def json_chars(value: Any) -> int:
     """Length of ``value`` as compact JSON, the text every estimate here is taken from."""
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return len(_COMPACT.encode(value))
 
 
 def entry_tokens(entry: Mapping[str, Any]) -> int:

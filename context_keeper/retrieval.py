@@ -331,10 +331,13 @@ def _pack(
         nonlocal used
         # Costs come from JSON lengths: the item's own fields, plus its entry, plus the
         # "shortened" flag, add up to exactly json_chars of the finished item. Most hits of a
-        # full answer are refused, and this way a refusal costs no shortening.
+        # full answer are refused, and this way a refusal costs no shortening and no copy.
         rest = json_chars(item)
         chars = _entry_chars(entry)
-        shortened, cut = shorten_entry(entry, per_entry, chars)
+        shortened: Mapping[str, Any] = entry
+        cut = chars_to_tokens(chars) > per_entry
+        if cut:
+            shortened, cut = shorten_entry(entry, per_entry, chars)
         entry_chars = chars if not cut else json_chars(shortened)
         cost = chars_to_tokens(rest + _ENTRY_FIELD + (_SHORTENED_FIELD if cut else 0) + entry_chars) + 2
         if used + cost > budget:
@@ -350,7 +353,7 @@ def _pack(
             cost = chars_to_tokens(rest + _ENTRY_FIELD + _SHORTENED_FIELD + json_chars(shortened)) + 2
             if used + cost > budget:
                 return False
-        item["entry"] = shortened
+        item["entry"] = shortened if cut else dict(entry)
         if cut:
             item["shortened"] = True
         used += cost

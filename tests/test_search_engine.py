@@ -557,3 +557,38 @@ def test_close_titles_follow_updates_and_removals():
 
 def ids_of(hits):
     return [h.entry["id"] for h in hits if h.relevance >= 0.3]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(st.integers(0, 500), st.sampled_from([0.5, 1.0, 1.25, 2.0, 3.5]) | st.floats(0.01, 9.0)),
+    st.integers(0, 40),
+)
+def test_shortlist_is_nlargest_with_its_tie_order(scores, k):
+    # Ranking and tie order rest on the shortlist being exactly what heapq.nlargest gives:
+    # values drawn from a few levels make ties at the k-th place common.
+    import heapq
+    from operator import itemgetter
+
+    from context_keeper.search.engine import _largest
+
+    assert _largest(scores, k) == heapq.nlargest(k, scores.items(), key=itemgetter(1))
+
+
+def test_scores_sum_the_best_stand_in_per_query_word():
+    # _score_groups takes comprehension fast paths: they must give the plain definition's
+    # numbers. "memory" and "ram" stand in for each other within one group; "leak" adds.
+    ix = SearchIndex()
+    for i, text in enumerate(["memory leak in the worker", "ram usage of the worker", "a leak", "worker worker memory ram"]):
+        ix.upsert(Doc("decision", {"id": f"dec-{i:03d}", "summary": text}))
+    groups = [[("memori", 1.0), ("ram", 0.5)], [("leak", 2.0)], [("worker", 0.25)]]
+    expected: dict[int, float] = {}
+    for alternatives in groups:
+        best: dict[int, float] = {}
+        for term, w in alternatives:
+            for slot, sat in ix._postings.get(term, {}).items():
+                best[slot] = max(best.get(slot, 0.0), w * sat)
+        for slot, v in best.items():
+            expected[slot] = expected.get(slot, 0.0) + v
+    got = ix._score_groups(groups)
+    assert got == expected and len(got) == 4
