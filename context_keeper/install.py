@@ -12,19 +12,30 @@ no-op, an older wiring of ours (the ``python .../hooks/<name>.py`` style of cont
 ``--dry-run`` prints a unified diff and writes nothing, and ``uninstall`` removes only our
 entries. A config file that does not parse is refused, never overwritten.
 
-Every command written names its program by absolute path (the console script found beside the
-running interpreter or on PATH, or the interpreter itself), so the wiring works from a shell that
-does not have the install's ``bin`` directory on PATH. Older bare forms are still recognised as
+Where the commands point (``--command-style auto``, the default):
+
+- A project file a team commits (``.claude/settings.json``, ``.mcp.json``, ``.cursor/mcp.json``,
+  ``.vscode/mcp.json``, ``.gemini/settings.json``) names the programs bare (``context-keeper-hook
+  <event>``, ``context-keeper serve``) when PATH has them, so every teammate's install writes the
+  same bytes. Without them on PATH it gets absolute paths, and install says so.
+- ``--local`` (Claude Code) puts the hooks in ``.claude/settings.local.json``, this machine's file
+  that stays out of git, leaves ``.mcp.json`` alone and prints the ``claude mcp add -s local``
+  command for the server.
+- User-level files (``--user``, Windsurf, Codex) get absolute paths: only this machine reads them,
+  and the wiring then works from a shell that does not have the install's ``bin`` on PATH.
+
+Older forms (absolute console scripts, a teammate's launcher path, bare names) are recognised as
 ours and replaced.
 
 Hook command styles (``--command-style``):
 
+- ``portable`` ``context-keeper-hook <event>`` — the program found on PATH when the hook runs.
 - ``console``  ``"<bin>/context-keeper-hook" <event>`` — the console script of this install.
 - ``launcher`` ``"<python>" -S "<checkout>/hooks/<name>.py"`` — from a source checkout; ``-S``
   skips ``site`` start-up (an editable install's import finder alone costs ~15 ms per hook).
 - ``module``   ``"<python>" -m context_keeper.hookio <event>`` — works from any install.
-- ``auto`` (default): ``launcher`` when running from a checkout, else ``console`` when the
-  script can be found, else ``module``.
+- ``auto`` (default): ``portable`` for a committed project file as above; otherwise ``launcher``
+  when running from a checkout, else ``console`` when the script can be found, else ``module``.
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -109,6 +121,8 @@ def resolve_style(style: str) -> str:
 def hook_command(event: str, style: str, project: Path | None = None, python: str | None = None,
                  script: str | None = None) -> str:
     python = _python(python)
+    if style == "portable":
+        return f"context-keeper-hook {event}"
     if style == "console":
         script = script or console_script("context-keeper-hook")
         if script is None:
@@ -127,11 +141,14 @@ def hook_command(event: str, style: str, project: Path | None = None, python: st
         return f'{_quoted(python)} -S "{where}"'
     if style == "module":
         return f'{_quoted(python)} -m context_keeper.hookio {event}'
-    raise InvalidInput(f"unknown command style {style!r}: use auto, console, launcher or module", field="command_style")
+    raise InvalidInput(f"unknown command style {style!r}: use auto, portable, console, launcher or module",
+                       field="command_style")
 
 
 def server_spec(style: str, python: str | None = None, script: str | None = None) -> dict[str, Any]:
-    """How a client starts the server; ``command`` is always an absolute path."""
+    """How a client starts the server; ``command`` is an absolute path except in the portable style."""
+    if style == "portable":
+        return {"command": SERVER_NAME, "args": ["serve"]}
     if style != "module":
         script = script or console_script("context-keeper")
         if script is not None:
@@ -141,6 +158,9 @@ def server_spec(style: str, python: str | None = None, script: str | None = None
 
 _OUR_NAMES = tuple(e.launcher for e in EVENTS.values()) + LEGACY_LAUNCHERS
 _OUR_MARKERS = ("context_keeper", "context-keeper", "Context Keeper")
+# The launcher form exactly as install writes it. A committed file can carry it from a teammate's
+# machine, where the checkout path does not exist here to be checked for our markers.
+_WRITTEN_LAUNCHER = re.compile(r'"[^"]+" -S "[^"]*[/\\]hooks[/\\](?:%s)"' % "|".join(map(re.escape, _OUR_NAMES)))
 
 
 def is_our_command(command: Any, project: Path | None = None) -> bool:
@@ -148,6 +168,8 @@ def is_our_command(command: Any, project: Path | None = None) -> bool:
     if not isinstance(command, str):
         return False
     if "context-keeper-hook" in command or "context_keeper.hookio" in command:
+        return True
+    if _WRITTEN_LAUNCHER.fullmatch(command.strip()):
         return True
     words = command.replace('"', " ").replace("'", " ").split()
     if any(w.replace("\\", "/").rsplit("/", 1)[-1] in ("context-keeper", "context-keeper.exe")
@@ -529,31 +551,52 @@ class Target:
     kind: str  # "claude-hooks" | "json-servers" | "codex"
     key: str = "mcpServers"
     note: str = ""
+    shared: bool = False  # a project file a team commits: machine-specific paths there cause diffs
 
 
-def client_targets(client: str, project: Path, home: Path, user: bool) -> list[Target]:
+# The program a portable command names, per target kind.
+PORTABLE_PROGRAMS = {"claude-hooks": "context-keeper-hook", "json-servers": SERVER_NAME, "codex": SERVER_NAME}
+
+
+def client_targets(client: str, project: Path, home: Path, user: bool, local: bool = False) -> list[Target]:
+    if local and (client != "claude" or user):
+        raise InvalidInput("--local writes Claude Code's .claude/settings.local.json, which has no counterpart for "
+                           "other clients or with --user: drop --local, or use --client claude without --user",
+                           field="local")
     if client == "claude":
+        if local:
+            return [Target(client, project / ".claude" / "settings.local.json", "claude-hooks")]
         settings = (home if user else project) / ".claude" / "settings.json"
-        targets = [Target(client, settings, "claude-hooks")]
+        targets = [Target(client, settings, "claude-hooks", shared=not user)]
         if not user:
-            targets.append(Target(client, project / ".mcp.json", "json-servers",
+            targets.append(Target(client, project / ".mcp.json", "json-servers", shared=True,
                                   note="Claude Code asks once to approve project servers from .mcp.json."))
         return targets
     if client == "cursor":
-        return [Target(client, (home if user else project) / ".cursor" / "mcp.json", "json-servers")]
+        return [Target(client, (home if user else project) / ".cursor" / "mcp.json", "json-servers", shared=not user)]
     if client == "vscode":
         if user:
             raise InvalidInput("VS Code keeps its user-level MCP servers in your profile, which install does not "
                                "edit: run install without --user for the workspace's .vscode/mcp.json, or add the "
                                "server with VS Code's 'MCP: Add Server' command", field="user")
-        return [Target(client, project / ".vscode" / "mcp.json", "json-servers", key="servers")]
+        return [Target(client, project / ".vscode" / "mcp.json", "json-servers", key="servers", shared=True)]
     if client == "windsurf":
         return [Target(client, home / ".codeium" / "windsurf" / "mcp_config.json", "json-servers")]
     if client == "gemini":
-        return [Target(client, (home if user else project) / ".gemini" / "settings.json", "json-servers")]
+        return [Target(client, (home if user else project) / ".gemini" / "settings.json", "json-servers",
+                       shared=not user)]
     if client == "codex":
         return [Target(client, home / ".codex" / "config.toml", "codex")]
     raise InvalidInput(f"unknown client {client!r}: use one of {', '.join(CLIENTS)}", field="client")
+
+
+def target_style(style: str, target: Target) -> str:
+    """The command style for one file. ``auto`` writes bare program names into a file a team
+    commits when PATH provides them, so every teammate's install writes the same bytes; elsewhere
+    absolute paths, which keep working from a shell without the install on PATH."""
+    if style == "auto" and target.shared and shutil.which(PORTABLE_PROGRAMS[target.kind]):
+        return "portable"
+    return resolve_style(style)
 
 
 def client_server_spec(client: str, style: str, project: Path, user: bool) -> dict[str, Any]:
@@ -567,24 +610,26 @@ def client_server_spec(client: str, style: str, project: Path, user: bool) -> di
     return spec  # user-level configs: the server resolves the project from its working directory
 
 
+def _desired_hooks(style: str, project: Path, user: bool) -> list[tuple[str, str | None, str, int]]:
+    return [(event, matcher, hook_command(ours, style, None if user else project), timeout)
+            for event, matcher, ours, timeout in CLAUDE_HOOKS]
+
+
 def plan(client: str, project: Path, home: Path, *, user: bool = False, style: str = "auto",
-         remove: bool = False) -> list[Change]:
-    style = resolve_style(style)
+         remove: bool = False, local: bool = False) -> list[Change]:
     changes = []
-    for target in client_targets(client, project, home, user):
+    for target in client_targets(client, project, home, user, local):
+        chosen = target_style(style, target)
         if target.kind == "claude-hooks":
-            desired = [] if remove else [
-                (event, matcher, hook_command(ours, style, None if user else project), timeout)
-                for event, matcher, ours, timeout in CLAUDE_HOOKS
-            ]
+            desired = [] if remove else _desired_hooks(chosen, project, user)
             changes.append(_json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project), remove=remove))
         elif target.kind == "json-servers":
-            spec = None if remove else client_server_spec(client, style, project, user)
+            spec = None if remove else client_server_spec(client, chosen, project, user)
             changes.append(_json_change(target.path, lambda d, s=spec, k=target.key: merge_server(d, k, s), remove=remove))
         else:
             before = _read(target.path)
             try:
-                after = merge_codex(before or "", None if remove else client_server_spec(client, style, project, user))
+                after = merge_codex(before or "", None if remove else client_server_spec(client, chosen, project, user))
             except StoreError as exc:
                 raise StoreError(f"{target.path} {exc}") from exc
             if remove and before is not None and after is not None and after != before and not after.strip():
@@ -593,20 +638,56 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
     return changes
 
 
-def snippet(client: str, project: Path, home: Path, *, user: bool, style: str) -> str:
+def snippet(client: str, project: Path, home: Path, *, user: bool, style: str, local: bool = False) -> str:
     """The ready-to-paste config for ``client`` (what ``--print`` shows)."""
-    style = resolve_style(style)
     parts = []
-    for target in client_targets(client, project, home, user):
+    for target in client_targets(client, project, home, user, local):
+        chosen = target_style(style, target)
         if target.kind == "claude-hooks":
-            desired = [(e, m, hook_command(o, style, None if user else project), t) for e, m, o, t in CLAUDE_HOOKS]
-            body = json.dumps(merge_claude_hooks({}, desired, project), indent=2)
+            body = json.dumps(merge_claude_hooks({}, _desired_hooks(chosen, project, user), project), indent=2)
         elif target.kind == "json-servers":
-            body = json.dumps({target.key: {SERVER_NAME: client_server_spec(client, style, project, user)}}, indent=2)
+            body = json.dumps({target.key: {SERVER_NAME: client_server_spec(client, chosen, project, user)}}, indent=2)
         else:
-            body = codex_block(client_server_spec(client, style, project, user)).rstrip()
+            body = codex_block(client_server_spec(client, chosen, project, user)).rstrip()
         parts.append(f"# {target.path}\n{body}")
     return "\n\n".join(parts) + "\n"
+
+
+def portability_notes(client: str, project: Path, home: Path, *, user: bool, style: str,
+                      local: bool = False) -> list[str]:
+    """What to tell the person about the files a team commits: which name programs by PATH (so each
+    teammate needs them there) and which got this machine's absolute paths (and how to avoid it)."""
+    notes = []
+    for target in client_targets(client, project, home, user, local):
+        if not target.shared:
+            continue
+        program = PORTABLE_PROGRAMS[target.kind]
+        if target_style(style, target) == "portable":
+            notes.append(f"{target.path}: runs `{program}` from PATH, so it can be committed; each teammate needs "
+                         "context-keeper installed on PATH (pipx install / uv tool install, or an activated venv)")
+        elif style == "auto":
+            notes.append(f"note: `{program}` is not on PATH, so {target.path} gets absolute paths of this machine, "
+                         "which a teammate's install would rewrite. Put the console scripts on PATH and install "
+                         "again for commands that work on every machine"
+                         + (", or use --local to keep machine-specific hooks out of git" if client == "claude" else ""))
+    return notes
+
+
+def _git_tracks_or_exposes(path: Path) -> bool:
+    """Is ``path`` inside a git work tree without being git-ignored? False when git is unavailable."""
+    git = shutil.which("git")
+    if git is None:
+        return False
+    try:
+        inside = subprocess.run([git, "-C", str(path.parent), "rev-parse", "--is-inside-work-tree"],
+                                capture_output=True, text=True, timeout=10, check=False)
+        if inside.returncode != 0 or inside.stdout.strip() != "true":
+            return False
+        ignored = subprocess.run([git, "-C", str(path.parent), "check-ignore", "-q", path.name],
+                                 capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return ignored.returncode == 1  # 0: ignored, 1: not ignored, 128: error
 
 
 # ------------------------------------------------------------------ CLI
@@ -642,7 +723,10 @@ def _uninitialised_hint(project: Path) -> str | None:
 
 def _run(args: argparse.Namespace, remove: bool) -> int:
     project = _project(args)
+    local = getattr(args, "local", False)
     user_level = args.user or args.client in USER_LEVEL_CLIENTS
+    if local and args.client != "claude":
+        client_targets(args.client, project, Path.home(), args.user, local)  # raises the explanation
     hint = None if remove or user_level else _uninitialised_hint(project)
     if hint:
         sys.stderr.write(hint)
@@ -653,14 +737,18 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
         print("vscode: skipped (its user-level servers live in your VS Code profile; install without --user "
               "writes the workspace's .vscode/mcp.json)")
     write = remove or args.client == "claude" or args.write
+    notes: list[str] = []
     for client in clients:
+        if not remove:
+            notes += portability_notes(client, project, home, user=args.user, style=args.command_style, local=local)
         if getattr(args, "print", False) or (not write and not args.dry_run):
             if not remove:
-                sys.stdout.write(snippet(client, project, home, user=args.user, style=args.command_style))
+                sys.stdout.write(snippet(client, project, home, user=args.user, style=args.command_style, local=local))
                 if not getattr(args, "print", False):
                     sys.stdout.write("(pass --write to merge this into the file above)\n")
             continue
-        for change in plan(client, project, home, user=args.user, style=args.command_style, remove=remove):
+        for change in plan(client, project, home, user=args.user, style=args.command_style, remove=remove,
+                           local=local):
             if not change.changed:
                 print(f"{change.path}: {'nothing of ours to remove' if remove else 'already up to date'}")
                 continue
@@ -671,11 +759,33 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
             backup = apply(change)
             verb = "removed context-keeper from" if remove else "updated"
             print(f"{verb} {change.path}" + (f" (backup: {backup.name})" if backup else ""))
-    if not remove and args.client == "claude" and args.user and not args.dry_run:
+            if local and not remove and _git_tracks_or_exposes(change.path):
+                notes.append(f"note: git does not ignore {change.path}; add `.claude/settings.local.json` to "
+                             ".gitignore (or .git/info/exclude) so its machine-specific paths stay out of commits")
+    for note in notes:
+        (sys.stderr if note.startswith("note:") else sys.stdout).write(note + "\n")
+    if not remove and args.client == "claude" and (args.user or local) and not args.dry_run:
         spec = server_spec(resolve_style(args.command_style))
         words = [_quoted(w) if " " in w else w for w in (spec["command"], *spec["args"])]
-        print(f"Register the server for all projects with:\n  claude mcp add -s user {SERVER_NAME} -- {' '.join(words)}")
+        scope = "user" if args.user else "local"
+        where = "for all projects" if args.user else "for this project on this machine only (kept out of git)"
+        print(f"Register the server {where} with:\n  claude mcp add -s {scope} {SERVER_NAME} -- {' '.join(words)}")
+        shared = project / ".claude" / "settings.json"
+        if local and any(is_our_command(c, project) for c in _hook_commands(shared)):
+            sys.stderr.write(f"note: {shared} wires context-keeper hooks too, so each would run twice; if they are "
+                             "yours alone, remove them with `context-keeper uninstall` (without --local)\n")
     return 0
+
+
+def _hook_commands(path: Path) -> list[Any]:
+    try:
+        data = _load_json(path, _read(path))
+    except StoreError:
+        return []
+    hooks = data.get("hooks")
+    groups = [g for v in hooks.values() if isinstance(v, list) for g in v] if isinstance(hooks, dict) else []
+    return [h.get("command") for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"] if isinstance(h, dict)]
 
 
 def _add_common(parser: argparse.ArgumentParser, remove: bool) -> None:
@@ -683,10 +793,14 @@ def _add_common(parser: argparse.ArgumentParser, remove: bool) -> None:
                         help="which client to configure (default: claude)")
     parser.add_argument("--user", action="store_true",
                         help="user-level config (~/.claude/settings.json, ~/.cursor/...) instead of the project's")
+    parser.add_argument("--local", action="store_true",
+                        help="claude: the hooks go to .claude/settings.local.json (this machine only, kept out of "
+                             "git) with absolute paths, and .mcp.json is left alone")
     parser.add_argument("--project", help="project root (default: resolved like the server does, else the cwd)")
     parser.add_argument("--dry-run", action="store_true", help="show a unified diff; write nothing")
     parser.add_argument("--home", help=argparse.SUPPRESS)
-    parser.add_argument("--command-style", default="auto", choices=["auto", "console", "launcher", "module"],
+    parser.add_argument("--command-style", default="auto",
+                        choices=["auto", "portable", "console", "launcher", "module"],
                         help="how hook/server commands are written (see docs/hooks.md)")
     if not remove:
         parser.add_argument("--write", action="store_true",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import stat
 import subprocess
 import sys
@@ -215,6 +216,8 @@ def test_command_styles():
     ("context-keeper-hook session-start", True),  # the bare form older versions wrote
     ('"/home/me/.venv/bin/context-keeper-hook" session-start', True),
     ("python /path/to/context-keeper/hooks/session_start.py", True),
+    ('"/home/bob/.venv/bin/python" -S "/home/bob/src/ck/hooks/session_start.py"', True),  # a teammate's launcher
+    ('"/usr/bin/python3" -S "/opt/mine/hooks/lint.py"', False),
     ("python3 ~/tools/my-hooks/hooks/session_start.py", False),
     ("echo session_start.py", False),
     ("./guard.sh", False),
@@ -347,19 +350,126 @@ def test_installed_wiring_runs_from_a_shell_without_the_venv_on_path(project: Pa
     assert Path(server["command"]).is_absolute() and os.access(server["command"], os.X_OK)
 
 
-def test_reinstall_replaces_the_bare_commands_older_versions_wrote(project: Path, tmp_path: Path):
-    path = project / ".claude" / "settings.json"
+def test_user_level_reinstall_replaces_the_bare_commands_older_versions_wrote(project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    path = home / ".claude" / "settings.json"
     _write(path, {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "context-keeper-hook session-start"}]}]}})
-    _write(project / ".mcp.json", {"mcpServers": {"context-keeper": {"command": "context-keeper", "args": ["serve"],
-                                                                       "env": {"K": "v"}}}})
-    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    proc = _cli("install", "--user", "--project", str(project), cwd=project, home=home)
     assert proc.returncode == 0, proc.stderr
     commands = [c for _, c in _commands(json.loads(path.read_text(encoding="utf-8")))]
     assert len(commands) == len(install.CLAUDE_HOOKS) and "context-keeper-hook session-start" not in commands
-    server = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["context-keeper"]
-    assert Path(server["command"]).is_absolute() and server["env"] == {"K": "v"}
-    _cli("uninstall", "--project", str(project), cwd=project, home=tmp_path / "home")
+    _cli("uninstall", "--user", "--project", str(project), cwd=project, home=home)
     assert not path.exists()  # it held only our hooks (a backup is kept)
+
+
+# ------------------------------------------------------------------ files a team commits
+
+
+def _on_path(bin_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment of a machine whose PATH has context-keeper's console scripts in ``bin_dir``."""
+    return hook_env(PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", **extra)
+
+
+def _install_as(env: dict[str, str], *args: str, project: Path, home: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "context_keeper", *args, "--project", str(project),
+                           "--home", str(home)], cwd=project, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_teammates_installs_write_the_same_committed_files(project: Path, tmp_path: Path):
+    shared = [project / ".claude" / "settings.json", project / ".mcp.json"]
+    written = []
+    for machine in ("alice", "bob"):
+        bin_dir = tmp_path / machine / "venv" / "bin"
+        _fake_install(bin_dir)
+        proc = _install_as(_on_path(bin_dir), "install", project=project, home=tmp_path / machine)
+        assert proc.returncode == 0, proc.stderr
+        assert "so it can be committed" in proc.stdout
+        written.append([p.read_bytes() for p in shared])
+    assert written[0] == written[1]
+    assert not any(str(tmp_path) in text.decode("utf-8") for text in written[0])
+    settings = json.loads(written[0][0])
+    assert ("SessionStart", "context-keeper-hook session-start") in _commands(settings)
+    assert json.loads(written[0][1])["mcpServers"]["context-keeper"] == {
+        "type": "stdio", "command": "context-keeper", "args": ["serve"]}
+
+
+def test_portable_install_replaces_the_absolute_wiring_older_versions_committed(project: Path, tmp_path: Path):
+    path = project / ".claude" / "settings.json"
+    _write(path, {"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": '"/home/old/.venv/bin/context-keeper-hook" session-start', "timeout": 30},
+        {"type": "command", "command": '"/home/old/.venv/bin/python" -S "/src/ck/hooks/session_start.py"'}]}]}})
+    _write(project / ".mcp.json", {"mcpServers": {"context-keeper": {
+        "type": "stdio", "command": "/home/old/.venv/bin/context-keeper", "args": ["serve"]}}})
+    bin_dir = tmp_path / "venv" / "bin"
+    _fake_install(bin_dir)
+    proc = _install_as(_on_path(bin_dir), "install", project=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    commands = [c for _, c in _commands(json.loads(path.read_text(encoding="utf-8")))]
+    assert len(commands) == len(install.CLAUDE_HOOKS) and not any("/home/old" in c for c in commands)
+    assert json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["context-keeper"][
+        "command"] == "context-keeper"
+
+
+def test_without_the_scripts_on_path_a_committed_file_gets_absolute_paths_and_a_note(project: Path, tmp_path: Path):
+    proc = _install_as(hook_env(PATH="/nonexistent"), "install", "--command-style", "auto", project=project,
+                       home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    server = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["context-keeper"]
+    assert Path(server["command"]).is_absolute()
+    assert "is not on PATH" in proc.stderr and "--local" in proc.stderr
+
+
+def test_an_explicit_command_style_is_kept_in_a_committed_file(project: Path, tmp_path: Path):
+    bin_dir = tmp_path / "venv" / "bin"
+    _fake_install(bin_dir)
+    proc = _install_as(_on_path(bin_dir), "install", "--command-style", "console", project=project,
+                       home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    server = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["context-keeper"]
+    assert server["command"] == str(bin_dir / "context-keeper")
+
+
+def test_local_install_keeps_machine_paths_out_of_the_committed_files(project: Path, tmp_path: Path):
+    bin_dir = tmp_path / "venv" / "bin"
+    _fake_install(bin_dir)
+    env = _on_path(bin_dir)
+    proc = _install_as(env, "install", "--local", "--command-style", "console", project=project,
+                       home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    local = project / ".claude" / "settings.local.json"
+    commands = [c for _, c in _commands(json.loads(local.read_text(encoding="utf-8")))]
+    assert f'"{bin_dir}/context-keeper-hook" session-start' in commands
+    assert not (project / ".claude" / "settings.json").exists() and not (project / ".mcp.json").exists()
+    assert f"claude mcp add -s local context-keeper -- {bin_dir}/context-keeper serve" in proc.stdout
+    again = _install_as(env, "install", "--local", "--command-style", "console", project=project,
+                        home=tmp_path / "home")
+    assert "already up to date" in again.stdout
+    _install_as(env, "uninstall", "--local", project=project, home=tmp_path / "home")
+    assert not local.exists()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_local_install_says_when_git_would_pick_the_local_file_up(project: Path, tmp_path: Path):
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    proc = _install_as(hook_env(), "install", "--local", project=project, home=tmp_path / "home")
+    assert proc.returncode == 0 and "git does not ignore" in proc.stderr
+    (project / ".gitignore").write_text(".claude/settings.local.json\n", encoding="utf-8")
+    (project / ".claude" / "settings.local.json").unlink()
+    proc = _install_as(hook_env(), "install", "--local", project=project, home=tmp_path / "home")
+    assert proc.returncode == 0 and "git does not ignore" not in proc.stderr
+
+
+def test_local_install_warns_when_the_committed_settings_wire_the_hooks_too(project: Path, tmp_path: Path):
+    _install_as(hook_env(), "install", project=project, home=tmp_path / "home")
+    proc = _install_as(hook_env(), "install", "--local", project=project, home=tmp_path / "home")
+    assert proc.returncode == 0 and "would run twice" in proc.stderr
+
+
+@pytest.mark.parametrize("args", [("--client", "cursor"), ("--user",), ("--client", "all")])
+def test_local_is_refused_where_there_is_no_local_file(project: Path, tmp_path: Path, args):
+    proc = _install_as(hook_env(), "install", "--local", *args, project=project, home=tmp_path / "home")
+    assert proc.returncode == 2 and "settings.local.json" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (project / ".claude").exists() and not (project / ".cursor").exists()
 
 
 def test_uninstall_deletes_files_that_held_only_our_entries(tmp_path: Path, monkeypatch):
