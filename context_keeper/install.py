@@ -8,7 +8,8 @@ server registration, printed by default and merged into their config file with `
 Every write is a merge: other servers, other hooks and unknown keys stay as they were; an entry
 is "ours" only when its command runs context-keeper (see ``is_our_command``). Re-running is a
 no-op, an older wiring of ours (the ``python .../hooks/<name>.py`` style of context-keeper
-0.x) is replaced rather than duplicated, a timestamped backup is kept beside each file written,
+0.x) is replaced rather than duplicated, a timestamped backup of each file written is kept (a
+project file's out of the working tree, a user-level file's beside it: see ``backup_base``),
 ``--dry-run`` prints a unified diff and writes nothing, and ``uninstall`` removes only our
 entries. A config file that does not parse is refused, never overwritten.
 
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -454,6 +456,7 @@ class Change:
     path: Path
     before: str | None
     after: str | None  # None: delete the file
+    backup_as: Path | None = None  # the backup is named after this path; None: beside ``path``
 
     @property
     def changed(self) -> bool:
@@ -523,12 +526,19 @@ def apply(change: Change, *, now: float | None = None) -> Path | None:
         return None
     backup = None
     if change.before is not None:
+        base = change.backup_as or change.path
         stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(now))
-        backup = change.path.with_name(f"{change.path.name}.bak-{stamp}")
+        backup = base.with_name(f"{base.name}.bak-{stamp}")
         n = 1
         while backup.exists():
-            backup = change.path.with_name(f"{change.path.name}.bak-{stamp}-{n}")
+            backup = base.with_name(f"{base.name}.bak-{stamp}-{n}")
             n += 1
+        backup.parent.mkdir(parents=True, exist_ok=True)
+        ignore = _backup_root(backup)
+        if ignore is not None and not (ignore / ".gitignore").exists():
+            # Self-ignoring, so the backups stay out of commits whatever the project's
+            # .context/.gitignore says (one written by an older version does not list them).
+            (ignore / ".gitignore").write_text("*\n", encoding="utf-8")
         shutil.copy2(change.path, backup)
     if change.after is None:
         change.path.unlink(missing_ok=True)
@@ -539,6 +549,31 @@ def apply(change: Change, *, now: float | None = None) -> Path | None:
     # link would turn it into a plain file and leave the real one behind.
     atomic_write_text(change.path.resolve() if change.path.is_symlink() else change.path, change.after)
     return backup
+
+
+BACKUP_DIR = "install-backups"
+
+
+def _backup_root(backup: Path) -> Path | None:
+    """The ``install-backups`` directory ``backup`` is in, if any."""
+    return next((p for p in backup.parents if p.name == BACKUP_DIR), None)
+
+
+def backup_base(target_path: Path, project: Path, home: Path, in_project: bool) -> Path | None:
+    """What a project file's backup is named after: kept out of the working tree, where
+    ``git add -A`` would commit it. Under the project's ``.context/`` when there is one (the
+    project's own bookkeeping area); before ``init``, under the user's state directory rather
+    than creating ``.context/`` (which would make the directory look initialised). None for a
+    user-level file: its backup stays beside it."""
+    if not in_project:
+        return None
+    from context_keeper.project import CONTEXT_DIR
+
+    relative = target_path.relative_to(project)
+    if (project / CONTEXT_DIR).is_dir():
+        return project / CONTEXT_DIR / BACKUP_DIR / relative
+    digest = hashlib.sha256(str(project).encode("utf-8")).hexdigest()[:8]
+    return home / ".local" / "state" / "context-keeper" / BACKUP_DIR / f"{project.name}-{digest}" / relative
 
 
 # ------------------------------------------------------------------ plans per client
@@ -552,6 +587,10 @@ class Target:
     key: str = "mcpServers"
     note: str = ""
     shared: bool = False  # a project file a team commits: machine-specific paths there cause diffs
+    in_project: bool = False  # inside the project's working tree (committed or not)
+
+    def __post_init__(self) -> None:
+        self.in_project = self.in_project or self.shared
 
 
 # The program a portable command names, per target kind.
@@ -565,7 +604,7 @@ def client_targets(client: str, project: Path, home: Path, user: bool, local: bo
                            field="local")
     if client == "claude":
         if local:
-            return [Target(client, project / ".claude" / "settings.local.json", "claude-hooks")]
+            return [Target(client, project / ".claude" / "settings.local.json", "claude-hooks", in_project=True)]
         settings = (home if user else project) / ".claude" / "settings.json"
         targets = [Target(client, settings, "claude-hooks", shared=not user)]
         if not user:
@@ -635,6 +674,7 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
             if remove and before is not None and after is not None and after != before and not after.strip():
                 after = None  # only our table was in it: delete (with a backup) rather than leave it empty
             changes.append(Change(target.path, before, after if (after or before is not None) else None))
+        changes[-1].backup_as = backup_base(target.path, project, home, target.in_project)
     return changes
 
 
@@ -758,7 +798,7 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
             change.path.parent.mkdir(parents=True, exist_ok=True)
             backup = apply(change)
             verb = "removed context-keeper from" if remove else "updated"
-            print(f"{verb} {change.path}" + (f" (backup: {backup.name})" if backup else ""))
+            print(f"{verb} {change.path}" + (f" (backup: {_shown(backup, project)})" if backup else ""))
             if local and not remove and _git_tracks_or_exposes(change.path):
                 notes.append(f"note: git does not ignore {change.path}; add `.claude/settings.local.json` to "
                              ".gitignore (or .git/info/exclude) so its machine-specific paths stay out of commits")
@@ -775,6 +815,13 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
             sys.stderr.write(f"note: {shared} wires context-keeper hooks too, so each would run twice; if they are "
                              "yours alone, remove them with `context-keeper uninstall` (without --local)\n")
     return 0
+
+
+def _shown(path: Path, project: Path) -> str:
+    try:
+        return str(path.relative_to(project))
+    except ValueError:
+        return str(path)
 
 
 def _hook_commands(path: Path) -> list[Any]:

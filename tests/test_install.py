@@ -78,7 +78,7 @@ def test_claude_install_adds_every_hook_and_the_server_and_keeps_the_rest(config
     mcp = json.loads((configured / ".mcp.json").read_text(encoding="utf-8"))
     assert mcp["mcpServers"]["github"] == OTHER_MCP["mcpServers"]["github"]
     assert mcp["mcpServers"]["context-keeper"]["type"] == "stdio"
-    assert list((configured / ".claude").glob("settings.json.bak-*"))  # backup of the previous file
+    assert list((configured / ".context" / "install-backups" / ".claude").glob("settings.json.bak-*"))
 
 
 def test_install_twice_changes_nothing(configured: Path, tmp_path: Path):
@@ -113,7 +113,7 @@ def test_dry_run_prints_a_diff_and_writes_nothing(configured: Path, tmp_path: Pa
     # the command style depends on how the package is installed (checkout launcher or console script)
     assert "scope_guard" in proc.stdout or "scope-guard" in proc.stdout
     assert (configured / ".claude" / "settings.json").read_bytes() == before
-    assert not list((configured / ".claude").glob("*.bak-*"))
+    assert not list(configured.rglob("*.bak-*"))
 
 
 def test_user_install_writes_user_settings_only(project: Path, tmp_path: Path):
@@ -250,7 +250,7 @@ def test_an_event_that_is_not_a_list_is_refused_naming_file_and_key(project: Pat
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert str(path) in proc.stderr and '"hooks.Stop"' in proc.stderr and "expects a list" in proc.stderr
     assert path.read_bytes() == before and not (project / ".mcp.json").exists()
-    assert not list(path.parent.glob("*.bak-*"))
+    assert not list(project.rglob("*.bak-*"))
 
 
 def test_an_odd_event_we_do_not_write_to_is_left_alone():
@@ -360,6 +360,31 @@ def test_user_level_reinstall_replaces_the_bare_commands_older_versions_wrote(pr
     assert len(commands) == len(install.CLAUDE_HOOKS) and "context-keeper-hook session-start" not in commands
     _cli("uninstall", "--user", "--project", str(project), cwd=project, home=home)
     assert not path.exists()  # it held only our hooks (a backup is kept)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_backups_of_project_files_stay_out_of_git(project: Path, tmp_path: Path):
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    _write(project / ".mcp.json", OTHER_MCP)
+    home = tmp_path / "home"
+    for command in ("install", "uninstall", "install"):
+        proc = _cli(command, "--project", str(project), cwd=project, home=home)
+        assert proc.returncode == 0, proc.stderr
+    assert "backup: .context/install-backups/.mcp.json.bak-" in proc.stdout
+    assert len(list((project / ".context" / "install-backups").rglob("*.bak-*"))) >= 3
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project,
+                            capture_output=True, text=True, check=True, timeout=60).stdout
+    assert ".bak-" not in status and "install-backups" not in status
+
+
+def test_before_init_a_project_file_backup_goes_to_the_user_state_directory(tmp_path: Path):
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    _write(repo / ".mcp.json", OTHER_MCP)
+    proc = _cli("install", "--project", str(repo), cwd=repo, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert not (repo / ".context").exists() and not list(repo.rglob("*.bak-*"))
+    backup = next(home.glob(".local/state/context-keeper/install-backups/repo-*/.mcp.json.bak-*"))
+    assert json.loads(backup.read_text(encoding="utf-8")) == OTHER_MCP and str(backup) in proc.stdout
 
 
 # ------------------------------------------------------------------ files a team commits
@@ -488,7 +513,11 @@ def test_uninstall_deletes_files_that_held_only_our_entries(tmp_path: Path, monk
     for client in ("claude", "vscode", "codex"):
         assert main(["uninstall", "--client", client, "--project", str(project)]) == 0
     assert [p for p in created if p.exists()] == []
-    assert all(list(p.parent.glob(p.name + ".bak-*")) for p in created)  # each kept as a backup
+    backups = project / ".context" / "install-backups"
+    assert list(backups.glob(".claude/settings.json.bak-*")) and list(backups.glob(".mcp.json.bak-*"))
+    assert list(backups.glob(".vscode/mcp.json.bak-*"))
+    assert list(home.glob(".codex/config.toml.bak-*"))  # a user-level file's backup stays beside it
+    assert [p for p in project.rglob("*.bak-*") if ".context" not in p.parts] == []  # none in the tree
 
 
 def test_codex_uninstall_keeps_a_windows_file_clean():
