@@ -11,7 +11,9 @@ no-op, an older wiring of ours (the ``python .../hooks/<name>.py`` style of cont
 0.x) is replaced rather than duplicated, a timestamped backup of each file written is kept (a
 project file's out of the working tree, a user-level file's beside it: see ``backup_base``),
 ``--dry-run`` prints a unified diff and writes nothing, and ``uninstall`` removes only our
-entries. A config file that does not parse is refused, never overwritten.
+entries. A server entry that holds keys install does not write was the user's before install
+merged into it, so uninstall leaves it (see ``merge_server``). A config file that does not parse
+is refused, never overwritten.
 
 Where the commands point (``--command-style auto``, the default):
 
@@ -264,19 +266,39 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
     return settings
 
 
-def merge_server(config: dict[str, Any], key: str, spec: dict[str, Any] | None) -> dict[str, Any]:
-    """Add (``spec``) or remove (``None``) our server under ``config[key]``."""
+def user_keys(entry: Any, spec: dict[str, Any]) -> list[str]:
+    """The keys of our server entry that install does not write: the user's (their ``env``, ``cwd``,
+    a timeout). ``command`` and ``args`` are ours in any form (install rewrites them); any other key
+    is ours only while it holds exactly what install writes there."""
+    if not isinstance(entry, dict):
+        return []
+    return [k for k, v in entry.items() if k not in ("command", "args") and not (k in spec and v == spec[k])]
+
+
+def merge_server(config: dict[str, Any], key: str, spec: dict[str, Any], *, remove: bool = False) -> dict[str, Any]:
+    """Our server ``spec`` added under ``config[key]``, or with ``remove`` taken out again.
+
+    Install merges into an entry already there, keeping the user's keys (and the variables of
+    their ``env``). Uninstall removes the entry only when it holds nothing but what install writes
+    (``spec``); one that also holds keys of the user's was theirs before install, so it stays.
+    """
     config = json.loads(json.dumps(config))
     servers = config.get(key)
     if servers is None:
         servers = {}
     if not isinstance(servers, dict):
         raise InvalidInput(f'"{key}" in the config file is not an object; fix it by hand first', field=key)
-    if spec is None:
-        servers.pop(SERVER_NAME, None)
+    existing = servers.get(SERVER_NAME)
+    if remove:
+        if not user_keys(existing, spec):
+            servers.pop(SERVER_NAME, None)
+    elif isinstance(existing, dict):
+        merged = {**existing, **spec}
+        if isinstance(existing.get("env"), dict) and isinstance(spec.get("env"), dict):
+            merged["env"] = {**existing["env"], **spec["env"]}
+        servers[SERVER_NAME] = merged
     else:
-        existing = servers.get(SERVER_NAME)
-        servers[SERVER_NAME] = {**existing, **spec} if isinstance(existing, dict) else spec  # keep user-added keys
+        servers[SERVER_NAME] = spec
     if servers:
         config[key] = servers
     else:
@@ -457,6 +479,7 @@ class Change:
     before: str | None
     after: str | None  # None: delete the file
     backup_as: Path | None = None  # the backup is named after this path; None: beside ``path``
+    note: str = ""  # what to tell the person about this file beside the change itself
 
     @property
     def changed(self) -> bool:
@@ -663,19 +686,46 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
             desired = [] if remove else _desired_hooks(chosen, project, user)
             changes.append(_json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project), remove=remove))
         elif target.kind == "json-servers":
-            spec = None if remove else client_server_spec(client, chosen, project, user)
-            changes.append(_json_change(target.path, lambda d, s=spec, k=target.key: merge_server(d, k, s), remove=remove))
+            spec = client_server_spec(client, chosen, project, user)
+            change = _json_change(target.path, lambda d, s=spec, k=target.key: merge_server(d, k, s, remove=remove),
+                                  remove=remove)
+            if remove:
+                entry = _load_json(target.path, change.after).get(target.key) if change.after else None
+                kept = user_keys(entry.get(SERVER_NAME) if isinstance(entry, dict) else None, spec)
+                change.note = _kept_note(target.path, f"{target.key}.{SERVER_NAME}", kept)
+            changes.append(change)
         else:
+            spec = client_server_spec(client, chosen, project, user)
             before = _read(target.path)
+            kept = _codex_user_keys(before, spec) if remove else []
             try:
-                after = merge_codex(before or "", None if remove else client_server_spec(client, chosen, project, user))
+                after = before if kept else merge_codex(before or "", None if remove else spec)
             except StoreError as exc:
                 raise StoreError(f"{target.path} {exc}") from exc
             if remove and before is not None and after is not None and after != before and not after.strip():
                 after = None  # only our table was in it: delete (with a backup) rather than leave it empty
-            changes.append(Change(target.path, before, after if (after or before is not None) else None))
+            changes.append(Change(target.path, before, after if (after or before is not None) else None,
+                                  note=_kept_note(target.path, f"mcp_servers.{SERVER_NAME}", kept)))
         changes[-1].backup_as = backup_base(target.path, project, home, target.in_project)
     return changes
+
+
+def _codex_user_keys(text: str | None, spec: dict[str, Any]) -> list[str]:
+    """The user's keys in our Codex table; none found when the text does not parse (the edit then
+    refuses with the parse error) or Python 3.10 has no TOML parser (the table is removed whole)."""
+    try:
+        doc = _toml_parse(text or "")
+    except ValueError:
+        return []
+    servers = doc.get("mcp_servers") if doc else None
+    return user_keys(servers.get(SERVER_NAME) if isinstance(servers, dict) else None, spec)
+
+
+def _kept_note(path: Path, where: str, kept: list[str]) -> str:
+    if not kept:
+        return ""
+    return (f"{path}: kept {where}: it holds keys install did not write ({', '.join(kept)}), so it was yours "
+            "before install merged into it; remove it by hand if you no longer want it")
 
 
 def snippet(client: str, project: Path, home: Path, *, user: bool, style: str, local: bool = False) -> str:
@@ -789,8 +839,11 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
             continue
         for change in plan(client, project, home, user=args.user, style=args.command_style, remove=remove,
                            local=local):
+            if change.note:
+                print(change.note)
             if not change.changed:
-                print(f"{change.path}: {'nothing of ours to remove' if remove else 'already up to date'}")
+                if not change.note:
+                    print(f"{change.path}: {'nothing of ours to remove' if remove else 'already up to date'}")
                 continue
             if args.dry_run:
                 sys.stdout.write(change.diff() or f"{change.path}: would be removed\n")

@@ -99,6 +99,42 @@ def test_uninstall_removes_only_our_entries(configured: Path, tmp_path: Path):
     assert json.loads((configured / ".mcp.json").read_text(encoding="utf-8")) == OTHER_MCP
 
 
+def test_uninstall_keeps_a_server_entry_the_user_had_before_install(project: Path, tmp_path: Path):
+    users = {"command": "context-keeper", "args": [], "env": {"FOO": "1"}}
+    _write(project / ".mcp.json", {"mcpServers": {"context-keeper": users}})
+    home = tmp_path / "home"
+    _cli("install", "--project", str(project), cwd=project, home=home)
+    proc = _cli("uninstall", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    entry = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["context-keeper"]
+    assert entry["env"] == {"FOO": "1"} and "context-keeper" in entry["command"]
+    assert "kept mcpServers.context-keeper" in proc.stdout and "(env)" in proc.stdout
+
+
+def test_install_adds_its_variable_to_the_users_env_instead_of_replacing_it(project: Path, tmp_path: Path):
+    path = project / ".vscode" / "mcp.json"
+    _write(path, {"servers": {"context-keeper": {"type": "stdio", "command": "ck", "env": {"FOO": "1"}}}})
+    home = tmp_path / "home"
+    _cli("install", "--client", "vscode", "--write", "--project", str(project), cwd=project, home=home)
+    entry = json.loads(path.read_text(encoding="utf-8"))["servers"]["context-keeper"]
+    assert entry["env"] == {"FOO": "1", "CONTEXT_KEEPER_PROJECT": "${workspaceFolder}"}
+    _cli("uninstall", "--client", "vscode", "--project", str(project), cwd=project, home=home)
+    assert json.loads(path.read_text(encoding="utf-8"))["servers"]["context-keeper"]["env"]["FOO"] == "1"
+
+
+@needs_tomllib
+def test_codex_uninstall_keeps_a_table_with_the_users_keys(project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('[mcp_servers.context-keeper]\ncommand = "context-keeper"\nargs = []\n'
+                    'env = { FOO = "1" }\n', encoding="utf-8")
+    _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
+    proc = _cli("uninstall", "--client", "codex", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0 and "kept mcp_servers.context-keeper" in proc.stdout
+    assert tomllib.loads(path.read_text(encoding="utf-8"))["mcp_servers"]["context-keeper"]["env"] == {"FOO": "1"}
+
+
 def test_round_trip_on_fresh_files_leaves_nothing_behind(project: Path, tmp_path: Path):
     home = tmp_path / "home"
     _cli("install", "--project", str(project), cwd=project, home=home)
