@@ -600,9 +600,10 @@ def test_vscode_user_level_is_refused_not_written_to_the_workspace(project: Path
     assert not (project / ".vscode" / "mcp.json").exists()
 
 
-def test_user_level_clients_get_no_init_hint(tmp_path: Path):
+@pytest.mark.parametrize("client", ["codex", "windsurf"])
+def test_user_level_clients_get_no_init_hint(tmp_path: Path, client):
     repo, home = tmp_path / "repo", tmp_path / "home"
     (repo / ".git").mkdir(parents=True)
     home.mkdir()
-    result = _cli("install", "--client", "codex", "--print", cwd=repo, home=home)
+    result = _cli("install", "--client", client, "--print", cwd=repo, home=home)
     assert result.returncode == 0 and "has no .context/" not in result.stderr
