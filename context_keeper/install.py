@@ -763,7 +763,7 @@ def portability_notes(client: str, project: Path, home: Path, *, user: bool, sty
     return notes
 
 
-def _git_tracks_or_exposes(path: Path) -> bool:
+def _git_would_commit(path: Path) -> bool:
     """Is ``path`` inside a git work tree without being git-ignored? False when git is unavailable."""
     git = shutil.which("git")
     if git is None:
@@ -852,7 +852,7 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
             backup = apply(change)
             verb = "removed context-keeper from" if remove else "updated"
             print(f"{verb} {change.path}" + (f" (backup: {_shown(backup, project)})" if backup else ""))
-            if local and not remove and _git_tracks_or_exposes(change.path):
+            if local and not remove and _git_would_commit(change.path):
                 notes.append(f"note: git does not ignore {change.path}; add `.claude/settings.local.json` to "
                              ".gitignore (or .git/info/exclude) so its machine-specific paths stay out of commits")
     for note in notes:
