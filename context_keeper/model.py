@@ -247,16 +247,51 @@ def _as_list(value: Any) -> list:
     return [value]
 
 
-def _read_steps(value: Any) -> list[dict]:
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the value {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, Mapping) else type(value).__name__
+
+
+def _quoted(text: str, limit: int = 60) -> str:
+    return '"' + (text if len(text) <= limit else text[: limit - 1] + "…") + '"'
+
+
+def _read_steps(value: Any, problems: list[str] | None = None) -> list[dict]:
+    """Steps as ``{order, action, ...}`` objects. With ``problems`` (only when ``value`` is a
+    list), a sentence per item that had to be coerced or dropped: from the entry as shown
+    nobody can tell that a step was a number, null or had no action in the file."""
     steps = []
     for i, step in enumerate(_as_list(value), start=1):
         if isinstance(step, Mapping):
             item = dict(step)
             item.setdefault("order", i)
-            item["action"] = _as_text(item.get("action", ""))
+            action = step.get("action")
+            item["action"] = _as_text(action if action is not None else "")
+            if problems is not None and not isinstance(action, str):
+                what = "has no action" if action is None else f"has {_json_kind(action)} as its action, not text"
+                read = f"the step {_quoted(item['action'])}" if item["action"] else "an empty step"
+                problems.append(f"steps item {i} {what}; it is read as {read}. "
+                                f"Give it an \"action\" string, or remove it")
             steps.append(item)
         elif step is not None:
-            steps.append({"order": i, "action": _as_text(step)})
+            item = {"order": i, "action": _as_text(step)}
+            if problems is not None:
+                problems.append(f"steps item {i} is {_json_kind(step)}, not an {{order, action}} object; it is read "
+                                f"as the step {_quoted(item['action'])}. Write it as "
+                                f"{{\"order\": {i}, \"action\": ...}}, or remove it")
+            steps.append(item)
+        elif problems is not None:
+            # The steps after it keep their position as their order, so the numbering has a gap.
+            problems.append(f"steps item {i} is null; it is skipped, leaving a gap at step {i}. Remove it")
     return steps
 
 
@@ -333,7 +368,11 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
         elif spec.shape == "steps":
             if not isinstance(value, list):
                 problems.append(f"{entry_id}: steps should be a list of {{order, action}} objects")
-            entry[spec.name] = _read_steps(value)
+                entry[spec.name] = _read_steps(value)
+            else:
+                step_problems: list[str] = []
+                entry[spec.name] = _read_steps(value, step_problems)
+                problems += [f"{entry_id}: {p}" for p in step_problems]
         elif spec.shape == "alternatives":
             if not isinstance(value, list):
                 problems.append(f"{entry_id}: alternatives should be a list of objects")

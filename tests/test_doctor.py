@@ -354,3 +354,29 @@ def test_remedies_name_a_hand_edit_as_well_as_the_agent_tool(tmp_path):
         found = [f for f in report.findings if f.code == code]
         assert found and all(f"edit .context/{f.file} by hand, or have the agent call update_entry" in f.message
                              for f in found), [f.message for f in found]
+
+
+def test_each_pipeline_step_that_is_coerced_or_dropped_on_read_is_a_warning(project):
+    path = project / ".context" / "pipelines.json"
+    pipelines = json.loads(path.read_text(encoding="utf-8"))
+    pipelines[0]["steps"] = [{"action": "create account"}, {"order": "2", "action": "x"}, "read the wiki", 42, None,
+                             {"order": 6}, {"order": 7, "action": ["a", "b"]}]
+    path.write_text(json.dumps(pipelines, indent=2), encoding="utf-8")
+    before = path.read_bytes()
+    pipe = pipelines[0]["id"]
+    found = [f for f in doctor.diagnose(project).findings if f.code == "malformed_entry"]
+    assert all(f.severity == doctor.WARNING and f.file == "pipelines.json" for f in found)
+    messages = [f.message for f in found]
+    expected = [
+        'steps item 3 is text, not an {order, action} object; it is read as the step "read the wiki"',
+        'steps item 4 is the number 42, not an {order, action} object; it is read as the step "42"',
+        "steps item 5 is null; it is skipped, leaving a gap at step 5",
+        "steps item 6 has no action; it is read as an empty step",
+        'steps item 7 has a list as its action, not text; it is read as the step "a; b"',
+    ]
+    assert len(messages) == len(expected), messages
+    for message, sentence in zip(messages, expected):
+        assert message.startswith(f"pipelines.json item 1: {pipe}: {sentence}"), message
+    # objects with an action are read as written (a missing order is the step's position)
+    doctor.repair(doctor.diagnose(project))
+    assert path.read_bytes() == before
