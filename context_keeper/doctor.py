@@ -1,7 +1,8 @@
 """``context-keeper doctor [--fix]``: find what is wrong with a project's store, repair what is safe.
 
 Checks: ``.context`` (or a store file) being a symlink that leads out of the project; store
-files that do not parse (file, line, column); malformed entries; duplicate ids; dangling
+files that do not parse (file, line, column); malformed entries; duplicate ids; ids that
+differ only in zero padding or suffix case (``dec-5``, ``dec-005``); dangling
 ``related_to`` / ``superseded_by`` / ``supersedes`` links; constraint scopes that match no file
 or directory; an unreadable ``config.json`` and values in it that are unknown, of the wrong type
 or out of range; missing or unusable last-good copies; temp files left by a writer that died.
@@ -19,7 +20,7 @@ or out of range; missing or unusable last-good copies; temp files left by a writ
 - a missing or unusable last-good copy is replaced with a copy of the current (good) file;
 - temp files older than ten minutes are removed (no live writer keeps one that long).
 
-Malformed entries, dangling links and unmatched scopes need a person: they are reported with
+Malformed entries, ids spelled two ways, dangling links and unmatched scopes need a person: they are reported with
 what to do. Exit codes: 0 healthy · 1 warnings (the store works; something deserves a look) ·
 5 errors (a store file is unusable or ``.context`` is unsafe) · 4 no project. With ``--fix``
 the code describes the store after the repairs.
@@ -288,13 +289,7 @@ def _check_links(store: Store) -> list[Finding]:
     findings = []
     for state in states:
         for entry in state.entries:
-            links = [("related_to", t) for t in entry.get("related_to") or []]
-            if entry.get("superseded_by"):
-                links.append(("superseded_by", entry["superseded_by"]))
-            supersedes = entry.get("supersedes")
-            if isinstance(supersedes, list):
-                links += [("supersedes", t) for t in supersedes if isinstance(t, str)]
-            for field_name, target in links:
+            for field_name, target in _links(entry):
                 if target.strip() not in known and target.strip().split("-")[0] not in unreadable:
                     findings.append(Finding(
                         WARNING, "dangling_link",
@@ -303,6 +298,65 @@ def _check_links(store: Store) -> list[Finding]:
                         file=state.path.name,
                     ))
     return findings
+
+
+def _links(entry: dict) -> list[tuple[str, str]]:
+    """(field, target id as written) for each link of a usable entry."""
+    links = [("related_to", t) for t in entry.get("related_to") or []]
+    if entry.get("superseded_by"):
+        links.append(("superseded_by", entry["superseded_by"]))
+    supersedes = entry.get("supersedes")
+    if isinstance(supersedes, list):
+        links += [("supersedes", t) for t in supersedes if isinstance(t, str)]
+    return links
+
+
+def _id_key(entry_id: str) -> tuple[str, int, str] | None:
+    # Every tool matches ids as exact strings, while a person reads dec-5, dec-005 (and a
+    # suffix in either case) as one id: those are the spellings that can silently split.
+    parsed = model.parse_id(entry_id)
+    return None if parsed is None else (parsed[0], parsed[1], parsed[2].lower())
+
+
+def _check_id_spellings(store: Store) -> list[Finding]:
+    """Entries whose ids differ only in zero padding (or suffix case): each lives on, and a
+    link reaches only the one it spells exactly."""
+    states = [store.state(kind) for kind in KINDS.values()]
+    linked_from: dict[str, list[str]] = {}
+    for state in states:
+        for entry in state.entries:
+            for field_name, target in _links(entry):
+                linked_from.setdefault(target.strip(), []).append(f"{entry['id']}.{field_name}")
+    findings = []
+    for state in states:
+        groups: dict[tuple[str, int, str], list[str]] = {}
+        for entry_id in state.entries_by_id:
+            key = _id_key(entry_id)
+            if key is not None:
+                groups.setdefault(key, []).append(entry_id)
+        for ids in groups.values():
+            if len(ids) < 2:
+                continue
+            name = state.path.name
+            named = " and ".join(f"{i} (item {state.positions[i] + 1})" for i in ids)
+            reach = "; ".join(
+                f"{i} is named by {_some(linked_from[i])}" if i in linked_from else f"no link names {i}"
+                for i in ids)
+            findings.append(Finding(
+                WARNING, "id_spelling",
+                f"{name}: {named} are one id written {len(ids)} ways, yet every tool treats them as "
+                f"separate entries and a link reaches only the one it spells exactly ({reach}). "
+                f"If they record the same thing, fold one into the other: have the "
+                f"agent call deprecate_entry with merge_into, or merge them by hand in .context/{name}. "
+                f"Otherwise give one an unused id by hand in .context/{name} and correct the links that name it",
+                file=name,
+            ))
+    return findings
+
+
+def _some(names: list[str], limit: int = 5) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 def _check_config(store: Store) -> list[Finding]:
@@ -393,6 +447,7 @@ def diagnose(root: Path) -> Report:
                  for w in store.config()[1]]
     findings += _check_config(store)
     findings += _check_links(store)
+    findings += _check_id_spellings(store)
     findings += _check_scopes(store)
     findings += _check_leftovers(store)
     return Report(str(root), findings)

@@ -380,3 +380,32 @@ def test_each_pipeline_step_that_is_coerced_or_dropped_on_read_is_a_warning(proj
     # objects with an action are read as written (a missing order is the step's position)
     doctor.repair(doctor.diagnose(project))
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("existing,added,reported", [
+    ("dec-005", "dec-5", "dec-005 (item 5) and dec-5 (item 34) are one id written 2 ways"),
+    ("dec-005", "dec-0005", "dec-005 (item 5) and dec-0005 (item 34) are one id written 2 ways"),
+    ("dec-013-a7f3", "dec-013-A7F3", "dec-013-a7f3 (item 13) and dec-013-A7F3 (item 34) are one id written 2 ways"),
+    ("dec-013-a7f3", "dec-013", None),  # a suffix makes a different id: the old tool added them to avoid collisions
+    ("dec-013-a7f3", "dec-13-b000", None),
+], ids=["zero-padding", "more-padding", "suffix-case", "suffix-absent", "other-suffix"])
+def test_ids_that_differ_only_in_spelling_are_reported_with_the_links_each_one_gets(project, existing, added, reported):
+    path = project / ".context" / "decisions.json"
+    decisions = json.loads(path.read_text(encoding="utf-8"))
+    decisions.append({"id": "dec-032", "summary": "Links to the first spelling", "related_to": [existing]})
+    decisions.append({"id": "dec-033", "summary": "Links to the second spelling", "related_to": [added]})
+    decisions.append({"id": added, "summary": "Written by hand with another spelling"})
+    path.write_text(json.dumps(decisions, indent=2), encoding="utf-8")
+    found = [f for f in doctor.diagnose(project).findings if f.code == "id_spelling"]
+    if reported is None:
+        assert found == []
+        return
+    assert len(found) == 1 and found[0].severity == doctor.WARNING and found[0].file == "decisions.json"
+    message = found[0].message
+    assert message.startswith(f"decisions.json: {reported}"), message
+    # each spelling is reached only by the links that spell it exactly
+    reach = message.split("exactly (")[1].split("). ")[0].split("; ")
+    assert reach[0].startswith(f"{existing} is named by ") and "dec-032.related_to" in reach[0]
+    assert "dec-033" not in reach[0]
+    assert reach[1] == f"{added} is named by dec-033.related_to"
+    assert "deprecate_entry with merge_into" in message and "by hand in .context/decisions.json" in message
