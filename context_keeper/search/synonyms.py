@@ -101,6 +101,8 @@ accessibility accessible a11y blind impaired screenreader wcag aria keyboard con
 sms text texts texting textmessage
 weekday weekdays weekend weekends monday tuesday wednesday thursday friday saturday sunday
 quiet night nights overnight asleep sleep sleeping bed bedtime wake waking
+decommission decommissioned decommissioning retire retired retiring retirement shutdown shut teardown sunset
+group groups grouped grouping lump lumped combine combined
 """.strip().splitlines()
 
 
