@@ -29,6 +29,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "mmr": {"enabled": False, "lambda": 0.7},
     "scope_guard": {"confirm_absolute": False},
+    "id_suffix": False,
 }
 
 
@@ -112,6 +113,7 @@ _RULES: dict[str, Any] = {
     },
     "mmr": {"enabled": (_flag, "true or false"), "lambda": (_fraction, "a number from 0 to 1")},
     "scope_guard": {"confirm_absolute": (_flag, "true or false")},
+    "id_suffix": (_flag, "true or false"),
 }
 
 

@@ -352,6 +352,19 @@ def _parse_file(
     return state.replace(source=text, source_canonical=canonical, data=parts)
 
 
+def random_suffix() -> str:
+    """Four hex digits: one clone in 65,536 draws the same for the same number."""
+    return os.urandom(2).hex()
+
+
+def next_number(max_number: int, link_max: dict[str, int], kind: Kind) -> int:
+    """The numeric part of the next id of ``kind``, from a file's ``max_number`` and ``link_max``."""
+    linked = link_max.get(kind.prefix, 0)
+    if linked < _MAX_ID_NUMBER:  # a link to dec-999999999 must not push ids past the 9-digit format
+        max_number = max(max_number, linked)
+    return max_number + 1
+
+
 def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
     """Parse store-file content that is not (or not yet) the live file, e.g. a backup."""
     return _parse_file(kind, path, None, data)
@@ -360,10 +373,11 @@ def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
 class FileTxn:
     """Pending changes to one store file inside a transaction."""
 
-    def __init__(self, state: FileState) -> None:
+    def __init__(self, state: FileState, id_suffix: bool = False) -> None:
         if state.error is not None:
             raise state.error.for_write()
         self.kind = state.kind
+        self._id_suffix = id_suffix
         self._path = state.path
         self._builder = _Builder(state.kind, state.path, state)
         self._dirty = False
@@ -397,12 +411,13 @@ class FileTxn:
 
         Those links count because a successor deleted by hand leaves them behind: reusing its
         id would make the old entry's ``superseded_by`` point at an unrelated entry.
+
+        With ``"id_suffix": true`` in config.json the id also carries four random hex digits
+        (``dec-013-a7f3``): clones that record in parallel then allocate the same number but
+        not the same id, so a merge keeps both entries apart.
         """
-        number = self._builder.max_number
-        linked = self._builder.link_max.get(self.kind.prefix, 0)
-        if linked < _MAX_ID_NUMBER:  # a link to dec-999999999 must not push ids past the 9-digit format
-            number = max(number, linked)
-        return model.format_id(self.kind, number + 1)
+        entry_id = model.format_id(self.kind, next_number(self._builder.max_number, self._builder.link_max, self.kind))
+        return f"{entry_id}-{random_suffix()}" if self._id_suffix else entry_id
 
     def append(self, item: dict) -> None:
         self._builder.append(item)
@@ -714,7 +729,9 @@ class Transaction:
 
     def file(self, kind: Kind) -> FileTxn:
         if kind.name not in self._files:
-            self._files[kind.name] = FileTxn(self._store._locked_state(kind))
+            # Only a literal true turns suffixes on: doctor reports any other value of the key.
+            suffix = self._store.config()[0].get("id_suffix") is True
+            self._files[kind.name] = FileTxn(self._store._locked_state(kind), id_suffix=suffix)
         return self._files[kind.name]
 
     def commit(self) -> None:

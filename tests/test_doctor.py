@@ -328,6 +328,7 @@ def test_a_restore_names_the_entries_it_brings_back(tmp_path):
     ({"semantic": "on"}, 'semantic is "on", but it must be an object with the keys enabled, weight'),
     ({"semantic": {"api": "azure"}}, 'semantic.api is "azure", but it must be "ollama" or "openai"'),
     ({"scope_guard": {"confirm_absolute": "yes"}}, 'scope_guard.confirm_absolute is "yes", but it must be true or false'),
+    ({"id_suffix": "yes"}, 'id_suffix is "yes", but it must be true or false (default false)'),
     ({"mmr": {"lamda": 0.5}}, "'mmr.lamda' is not a setting context-keeper knows, so it has no effect (did you mean 'mmr.lambda'?)"),
     ({"tokn_budget": 3000}, "'tokn_budget' is not a setting context-keeper knows, so it has no effect (did you mean 'token_budget'?)"),
 ])

@@ -48,3 +48,46 @@ def test_a_link_at_the_largest_id_does_not_push_ids_out_of_format(empty_project:
     svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)})
     svc.record("constraint", {**CONSTRAINT, "related_to": ["dec-999999999"]})
     assert svc.record("decision", {"summary": "Use REST for the public API", **DECISION})["id"] == "dec-001"
+
+
+def _clone(tmp_path: Path, source: Path, name: str) -> Path:
+    import shutil
+
+    target = tmp_path / name
+    shutil.copytree(source, target)
+    return target
+
+
+def test_with_id_suffix_parallel_clones_record_different_ids_that_merge_cleanly(empty_project: Path, tmp_path: Path,
+                                                                                 monkeypatch):
+    import re
+
+    from context_keeper import doctor, store
+
+    assert re.fullmatch(r"[0-9a-f]{4}", store.random_suffix())
+    drawn = iter(["a7f3", "0b1e", "c442", "9d05"])
+    monkeypatch.setattr(store, "random_suffix", lambda: next(drawn))
+
+    config = empty_project / ".context" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text(encoding="utf-8")), "id_suffix": True}), encoding="utf-8")
+    Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)}).record(
+        "decision", {"summary": "Use REST for the public API", **DECISION})
+    alice, bob = _clone(tmp_path, empty_project, "alice"), _clone(tmp_path, empty_project, "bob")
+    a = Service(env={"CONTEXT_KEEPER_PROJECT": str(alice)}).record("decision", {"summary": "Cache sessions in Redis", **DECISION})
+    b = Service(env={"CONTEXT_KEEPER_PROJECT": str(bob)}).record("decision", {"summary": "Log as structured JSON", **DECISION})
+    assert (a["id"], b["id"]) == ("dec-002-0b1e", "dec-002-c442")
+    # Both sides of the merge, as a correct resolution of the conflict leaves them.
+    merged = json.loads((alice / ".context" / "decisions.json").read_text(encoding="utf-8"))
+    merged.append(json.loads((bob / ".context" / "decisions.json").read_text(encoding="utf-8"))[-1])
+    (alice / ".context" / "decisions.json").write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+    assert "duplicate_id" not in [f.code for f in doctor.diagnose(alice).findings]
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(alice)})
+    assert svc.get_context(id=b["id"])["entry"]["summary"] == "Log as structured JSON"
+    assert svc.record("decision", {"summary": "Paginate with cursors", **DECISION})["id"] == "dec-003-9d05"
+
+
+def test_without_id_suffix_ids_stay_plain(empty_project: Path):
+    config = empty_project / ".context" / "config.json"
+    config.write_text(json.dumps({"id_suffix": False}), encoding="utf-8")
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)})
+    assert svc.record("decision", {"summary": "Use REST for the public API", **DECISION})["id"] == "dec-001"
