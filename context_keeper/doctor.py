@@ -3,7 +3,8 @@
 Checks: ``.context`` (or a store file) being a symlink that leads out of the project; store
 files that do not parse (file, line, column); malformed entries; duplicate ids; ids that
 differ only in zero padding or suffix case (``dec-5``, ``dec-005``); dangling
-``related_to`` / ``superseded_by`` / ``supersedes`` links; constraint scopes that match no file
+``related_to`` / ``superseded_by`` / ``supersedes`` links, and history links whose two ends
+disagree; constraint scopes that match no file
 or directory; an unreadable ``config.json`` and values in it that are unknown, of the wrong type
 or out of range; missing or unusable last-good copies; temp files left by a writer that died.
 
@@ -20,7 +21,7 @@ or out of range; missing or unusable last-good copies; temp files left by a writ
 - a missing or unusable last-good copy is replaced with a copy of the current (good) file;
 - temp files older than ten minutes are removed (no live writer keeps one that long).
 
-Malformed entries, ids spelled two ways, dangling links and unmatched scopes need a person: they are reported with
+Malformed entries, ids spelled two ways, dangling or disagreeing links and unmatched scopes need a person: they are reported with
 what to do. Exit codes: 0 healthy · 1 warnings (the store works; something deserves a look) ·
 5 errors (a store file is unusable or ``.context`` is unsafe) · 4 no project. With ``--fix``
 the code describes the store after the repairs.
@@ -300,6 +301,53 @@ def _check_links(store: Store) -> list[Finding]:
     return findings
 
 
+def _check_history(store: Store) -> list[Finding]:
+    """History links whose two ends disagree: an entry says it supersedes one that is still
+    the current answer or names another successor, or an entry names a successor yet is active.
+
+    A ``superseded_by`` with no ``supersedes`` coming back is not one of them: deprecate_entry
+    writes only that side. ``supersedes`` is only ever written together with the other end.
+    """
+    findings = []
+    for state in (store.state(kind) for kind in KINDS.values()):
+        name, entries = state.path.name, state.entries_by_id
+        for entry in entries.values():
+            for old_id in model.supersedes_ids(entry):
+                old = entries.get(old_id)
+                if old is None or old.get("superseded_by") == entry["id"]:
+                    continue  # a missing one is a dangling link (reported there)
+                if old.get("superseded_by"):
+                    state_of_old = f"{old_id} names {old['superseded_by']} as its successor"
+                else:
+                    state_of_old = f"{old_id} is {old.get('status', 'active')} and names no successor"
+                # An older `doctor --fix` renumbered a duplicate without its links: the entry
+                # that was old_id and names this one as successor is the one the link meant.
+                moved = [e["id"] for e in entries.values()
+                         if e.get("previous_id") == old_id and e.get("superseded_by") == entry["id"]]
+                hint = (f" ({_some(moved)}, which was {old_id} before a renumbering, names {entry['id']} as its "
+                        f"successor: the link probably means {_some(moved)})" if moved else "")
+                findings.append(Finding(
+                    WARNING, "history_link",
+                    f"{entry['id']}.supersedes names {old_id}, but {state_of_old}"
+                    + (", so both read as the current answer" if old.get("status", "active") == "active" else "")
+                    + hint + f". If {entry['id']} replaced {old_id}, have the agent call deprecate_entry "
+                    f"{old_id} with superseded_by {entry['id']}; if not (a merge or a renumbering can leave an "
+                    f"old id behind), remove {old_id} from {entry['id']}.supersedes: edit .context/{name} by hand, "
+                    "or have the agent call update_entry",
+                    file=name,
+                ))
+            if entry.get("superseded_by") and entry.get("status", "active") == "active":
+                findings.append(Finding(
+                    WARNING, "history_link",
+                    f"{entry['id']} names {entry['superseded_by']} as its successor (superseded_by) but its "
+                    f"status is active, so it still reads as the current answer. If it was replaced, set "
+                    f"\"status\": \"superseded\"; if not, set \"superseded_by\": null: edit .context/{name} by "
+                    "hand, or have the agent call update_entry",
+                    file=name,
+                ))
+    return findings
+
+
 def _links(entry: dict) -> list[tuple[str, str]]:
     """(field, target id as written) for each link of a usable entry."""
     links = [("related_to", t) for t in entry.get("related_to") or []]
@@ -447,6 +495,7 @@ def diagnose(root: Path) -> Report:
                  for w in store.config()[1]]
     findings += _check_config(store)
     findings += _check_links(store)
+    findings += _check_history(store)
     findings += _check_id_spellings(store)
     findings += _check_scopes(store)
     findings += _check_leftovers(store)

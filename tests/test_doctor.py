@@ -410,3 +410,50 @@ def test_ids_that_differ_only_in_spelling_are_reported_with_the_links_each_one_g
     assert "dec-033" not in reach[0]
     assert reach[1] == f"{added} is named by dec-033.related_to"
     assert "deprecate_entry with merge_into" in message and "by hand in .context/decisions.json" in message
+
+
+def _decision(entry_id: str, summary: str, **extra) -> dict:
+    return {"id": entry_id, "summary": summary, "problem": "p" * 45, "why_chosen": "w" * 65, "tags": [],
+            "related_to": [], "status": "active", "superseded_by": None, **extra}
+
+
+def _write_decisions(project: Path, items: list[dict]) -> Path:
+    path = project / ".context" / "decisions.json"
+    path.write_text(json.dumps(items, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def test_history_links_whose_two_ends_disagree_are_reported(tmp_path):
+    project = tmp_path / "sup"
+    project.mkdir()
+    Service(env={}).init_project(str(project))
+    # As an earlier `doctor --fix` left the team review's store: the renumbered Redis decision
+    # still names dec-003 as its successor, while dec-003 still claims the id it lost.
+    _write_decisions(project, [
+        _decision("dec-001", "Base"),
+        _decision("dec-002", "Bob: structured JSON logging"),
+        _decision("dec-004", "Alice: Redis sessions", status="superseded", superseded_by="dec-003",
+                  previous_id="dec-002"),
+        _decision("dec-003", "Alice: Memcached instead of Redis", supersedes=["dec-002"]),
+        _decision("dec-005", "Keep the old admin UI", superseded_by="dec-001"),
+    ])
+    found = [f.message for f in doctor.diagnose(project).findings if f.code == "history_link"]
+    assert len(found) == 2, found
+    assert found[0].startswith("dec-003.supersedes names dec-002, but dec-002 is active and names no successor, "
+                               "so both read as the current answer")
+    assert ("(dec-004, which was dec-002 before a renumbering, names dec-003 as its successor: the link "
+            "probably means dec-004)") in found[0]
+    assert "deprecate_entry dec-002 with superseded_by dec-003" in found[0]
+    assert "remove dec-002 from dec-003.supersedes" in found[0]
+    assert found[1].startswith("dec-005 names dec-001 as its successor (superseded_by) but its status is active")
+
+
+def test_history_written_by_the_tools_is_consistent(empty_project):
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)})
+    why = {"problem": "p" * 45, "why_chosen": "w" * 65}
+    svc.record("decision", {"summary": "Cache sessions in Redis", **why})
+    svc.record("decision", {"summary": "Cache sessions in Memcached", **why}, supersedes=["dec-001"])
+    svc.record("decision", {"summary": "Log as plain text", **why})
+    svc.record("decision", {"summary": "Log as structured JSON", **why})
+    svc.deprecate_entry("dec-003", "replaced by JSON logs", superseded_by="dec-004")  # one end only
+    assert "history_link" not in _codes(doctor.diagnose(empty_project))
