@@ -17,7 +17,9 @@ or out of range; missing or unusable last-good copies; temp files left by a writ
   then lives only in the broken file: then the person is told what would be lost instead);
 - an item that repeats another item exactly (same id, same content) is dropped; an item that
   reuses an id with different content gets the next free id and keeps the old one as
-  ``previous_id``;
+  ``previous_id``, and a link naming that id moves with it when the other end of the link is on
+  the renumbered item (``superseded_by`` for a ``supersedes``, and so on); a link no other end
+  decides is left as it is and reported;
 - a missing or unusable last-good copy is replaced with a copy of the current (good) file;
 - temp files older than ten minutes are removed (no live writer keeps one that long).
 
@@ -43,7 +45,7 @@ from typing import Any
 
 from context_keeper import model
 from context_keeper.config import config_problems, read_user_config
-from context_keeper.errors import ContextKeeperError, InvalidInput, NoProject
+from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NoProject
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, fsync_dir
 from context_keeper.model import KINDS, Kind
 from context_keeper.paths import markdown_target
@@ -161,7 +163,8 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                     f"{problem}; the later item is hidden from every tool",
                     file=name,
                     fix=("drop it: it repeats the first one exactly" if exact else
-                         "give it the next free id (the old one is kept as previous_id)"),
+                         "give it the next free id (the old one is kept as previous_id) and move the "
+                         "links that link back to it"),
                 ))
             else:
                 findings.append(Finding(
@@ -311,11 +314,23 @@ def _check_history(store: Store) -> list[Finding]:
     findings = []
     for state in (store.state(kind) for kind in KINDS.values()):
         name, entries = state.path.name, state.entries_by_id
+        held = [i["id"].strip() for i in state.raw if isinstance(i, dict) and isinstance(i.get("id"), str)]
+        shared = {i for i in held if held.count(i) > 1} if len(set(held)) < len(held) else set()
         for entry in entries.values():
             for old_id in model.supersedes_ids(entry):
                 old = entries.get(old_id)
                 if old is None or old.get("superseded_by") == entry["id"]:
                     continue  # a missing one is a dangling link (reported there)
+                if old_id in shared or entry["id"] in shared:
+                    findings.append(Finding(
+                        WARNING, "history_link",
+                        f"{entry['id']}.supersedes names {old_id}, but the {old_id} every tool sees does not name "
+                        f"{entry['id']} as its successor; {old_id if old_id in shared else entry['id']} is a duplicate "
+                        "id (reported above), and `doctor --fix` renumbers the later item and moves the links that "
+                        "link back to it: run it, then doctor again",
+                        file=name,
+                    ))
+                    continue
                 if old.get("superseded_by"):
                     state_of_old = f"{old_id} names {old['superseded_by']} as its successor"
                 else:
@@ -550,34 +565,135 @@ def _clip(line: str, limit: int = 70) -> str:
     return repr(line if len(line) <= limit else line[: limit - 1] + "…")
 
 
-def _fix_duplicates(store: Store, kind: Kind) -> list[str]:
+def _fix_duplicates(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
+    """Drop exact repeats and renumber conflicting duplicates, taking along the links that
+    belong to a renumbered entry. Returns (what was done, links left for a person to check)."""
     done: list[str] = []
     with store.transaction() as txn:
         ftxn = txn.file(kind)
         items = ftxn.items()
-        first: dict[str, Any] = {}
+        first: dict[str, int] = {}
         kept: list[tuple[Any, str | None]] = []
         renumber: list[int] = []
         for item, chunk in items:
             entry_id = item.get("id") if isinstance(item, dict) else None
             key = entry_id.strip() if isinstance(entry_id, str) and model.parse_id(entry_id) else None
             if key is not None and key in first:
-                if item == first[key]:
+                if item == kept[first[key]][0]:
                     done.append(f"{kind.filename}: dropped an exact repeat of {key}")
                     continue
                 renumber.append(len(kept))
             elif key is not None:
-                first[key] = item
+                first[key] = len(kept)
             kept.append((item, chunk))
         ftxn.replace_items(kept)
+        groups: dict[str, list[int]] = {}  # an id that was shared -> indexes of its owners, first one first
         for index in renumber:
             item = dict(kept[index][0])
+            old_id = item["id"].strip()
             new_id = ftxn.next_id()
-            done.append(f"{kind.filename}: the second {item['id']} is now {new_id} (previous_id keeps the old id)")
+            done.append(f"{kind.filename}: {old_id} {_title(kind, item)} (item {index + 1}) is now {new_id}, "
+                        f"previous_id keeps {old_id}; {old_id} stays with {_title(kind, kept[first[old_id]][0])} "
+                        f"(item {first[old_id] + 1})")
             item["previous_id"], item["id"] = item["id"], new_id
             kept[index] = (item, None)
             ftxn.replace_items(kept)
-    return done
+            groups.setdefault(old_id, [first[old_id]]).append(index)
+        moved, unresolved = _relink(txn, kind, kept, groups)
+        ftxn.replace_items(kept)
+    return done + moved, unresolved
+
+
+def _title(kind: Kind, item: Any) -> str:
+    text = item.get(kind.title_field) if isinstance(item, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        return f"(no {kind.title_field})"
+    text = " ".join(text.split())
+    return '"' + (text if len(text) <= 60 else text[:59] + "…") + '"'
+
+
+def _names(item: dict) -> set[str]:
+    """Every id an item is known by: the one it has and, when just renumbered, the one it had."""
+    return {str(item.get(key)).strip() for key in ("id", "previous_id") if isinstance(item.get(key), str)}
+
+
+def _says(owner: dict, field: str, holder: set[str]) -> bool:
+    """Whether ``owner`` carries the other end of a ``field`` link that an entry known as
+    ``holder`` points at it."""
+    if field == "supersedes":
+        return isinstance(owner.get("superseded_by"), str) and owner["superseded_by"].strip() in holder
+    if field == "superseded_by":
+        return bool(holder & set(model.supersedes_ids(owner)))
+    related = owner.get("related_to")
+    return isinstance(related, list) and any(isinstance(t, str) and t.strip() in holder for t in related)
+
+
+def _relink(txn: Any, kind: Kind, kept: list[tuple[Any, str | None]],
+            groups: dict[str, list[int]]) -> tuple[list[str], list[str]]:
+    """Point each link that names a shared id at the owner that links back to its holder.
+
+    Both clones allocated the id after they parted, so every link naming it was written on one
+    side; the other end of a history link (or a related_to going both ways) says which. A link
+    with no such end, or with one on several owners, is left as it is and reported.
+    """
+    if not groups:
+        return [], []
+    owners = {old_id: [kept[i][0] for i in indexes] for old_id, indexes in groups.items()}
+    holders: list[tuple[str, dict, Any]] = []  # (file name, item, the FileTxn of another file or None)
+    holders += [(kind.filename, item, None) for item, _ in kept if isinstance(item, dict)]
+    moved: list[str] = []
+    unresolved: list[str] = []
+    for other in KINDS.values():
+        if other is kind:
+            continue
+        try:
+            other_txn = txn.file(other)
+        except CorruptStoreFile:
+            unresolved.append(f"{other.filename} does not parse, so its links to {', '.join(sorted(owners))} could not "
+                              f"be checked after the renumbering in {kind.filename}: once it is fixed, check them")
+            continue
+        holders += [(other.filename, other_txn.raw_item(e["id"]), other_txn) for e in other_txn.entries]
+    changed: dict[int, dict] = {}
+    for name, item, other_txn in holders:
+        holder = _names(item)
+        if not isinstance(item.get("id"), str):
+            continue
+        new_item = dict(item)
+        for field in ("supersedes", "superseded_by", "related_to"):
+            value = item.get(field)
+            targets = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+            for target in targets:
+                shared = target.strip() if isinstance(target, str) else None
+                if shared not in owners or any(o is item for o in owners[shared]):
+                    continue
+                sayers = [o for o in owners[shared] if _says(o, field, holder)]
+                where = f"{item['id'].strip()}.{field} names {shared}"
+                if len(sayers) != 1:
+                    others = ", ".join(f"{o['id']} {_title(kind, o)}" for o in owners[shared][1:])
+                    why = "no entry links back to it" if not sayers else "several entries link back to it"
+                    unresolved.append(
+                        f"{name}: {where}, which stays with {_title(kind, owners[shared][0])}; it may mean {others} "
+                        f"(renumbered from {shared}) instead, and {why}. Check it, and change it by hand in "
+                        f".context/{name} if so")
+                    continue
+                if sayers[0]["id"] == shared:
+                    continue
+                new_id = sayers[0]["id"]
+                if isinstance(new_item.get(field), str):
+                    new_item[field] = new_id
+                else:
+                    new_item[field] = [new_id if isinstance(t, str) and t.strip() == shared else t
+                                       for t in new_item[field]]
+                moved.append(f"{name}: {where} and {new_id} links back to it, so the link now names {new_id}")
+        if new_item != item:
+            if other_txn is not None:
+                other_txn.put(item["id"], new_item)
+            else:
+                changed[id(item)] = new_item
+    for index, (item, _) in enumerate(kept):
+        if id(item) in changed:
+            kept[index] = (changed[id(item)], None)
+    return moved, unresolved
 
 
 def repair(report: Report, *, now: datetime | None = None) -> Report:
@@ -598,10 +714,17 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
             actions.append(Finding(INFO, "fixed", done, file=finding.file))
     for name in sorted({f.file for f in by_code.get("duplicate_id", [])}):
         kind = model.BY_PLURAL[name.removesuffix(".json")]
-        for done in _fix_duplicates(store, kind):
-            actions.append(Finding(INFO, "fixed", done, file=name))
+        done, unresolved = _fix_duplicates(store, kind)
+        actions += [Finding(INFO, "fixed", message, file=name) for message in done]
+        actions += [Finding(WARNING, "renumbered_link", message, file=name) for message in unresolved]
         for finding in by_code["duplicate_id"]:
             if finding.file == name:
+                finding.fixed = True
+    if by_code.get("duplicate_id"):
+        # A link that disagreed only because it named a shared id is right once its entry moved.
+        still = {f.message for f in _check_history(store)}
+        for finding in report.findings:
+            if finding.code == "history_link" and finding.message not in still:
                 finding.fixed = True
     for finding in by_code.get("missing_backup", []) + by_code.get("bad_backup", []):
         kind = model.BY_PLURAL[finding.file.removesuffix(".json")]

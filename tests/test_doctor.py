@@ -457,3 +457,75 @@ def test_history_written_by_the_tools_is_consistent(empty_project):
     svc.record("decision", {"summary": "Log as structured JSON", **why})
     svc.deprecate_entry("dec-003", "replaced by JSON logs", superseded_by="dec-004")  # one end only
     assert "history_link" not in _codes(doctor.diagnose(empty_project))
+
+
+def test_fix_renumbers_a_duplicate_with_the_history_links_that_came_with_it(tmp_path):
+    project = tmp_path / "sup"
+    project.mkdir()
+    Service(env={}).init_project(str(project))
+    # The team review's merge: Alice's branch has dec-002 superseded by her dec-003, Bob's
+    # branch has another dec-002; both kept, Bob's first.
+    path = _write_decisions(project, [
+        _decision("dec-001", "Base"),
+        _decision("dec-002", "Bob: structured JSON logging"),
+        _decision("dec-002", "Alice: Redis sessions", status="superseded", superseded_by="dec-003"),
+        _decision("dec-003", "Alice: Memcached instead of Redis", supersedes=["dec-002"]),
+    ])
+    report = doctor.repair(doctor.diagnose(project))
+    after = {e["id"]: e for e in json.loads(path.read_text(encoding="utf-8"))}
+    assert after["dec-004"]["summary"] == "Alice: Redis sessions" and after["dec-004"]["previous_id"] == "dec-002"
+    assert after["dec-004"]["superseded_by"] == "dec-003"
+    assert after["dec-003"]["supersedes"] == ["dec-004"]
+    assert after["dec-002"]["summary"] == "Bob: structured JSON logging" and after["dec-002"]["status"] == "active"
+    done = [f.message for f in report.findings if f.code == "fixed"]
+    assert ('decisions.json: dec-002 "Alice: Redis sessions" (item 3) is now dec-004, previous_id keeps dec-002; '
+            'dec-002 stays with "Bob: structured JSON logging" (item 2)') in done
+    assert any("dec-003.supersedes names dec-002 and dec-004 links back to it" in m for m in done)
+    assert report.exit_code == doctor.EXIT_OK
+    assert {"duplicate_id", "history_link"}.isdisjoint(_codes(doctor.diagnose(project)))
+
+
+def test_fix_moves_links_of_two_renumbered_entries_and_reports_the_ones_it_cannot_decide(tmp_path):
+    project = tmp_path / "both"
+    project.mkdir()
+    Service(env={}).init_project(str(project))
+    constraints = project / ".context" / "constraints.json"
+    constraints.write_text(json.dumps([
+        {"id": "con-001", "rule": "Never log card numbers", "reason": "r" * 45, "related_to": ["dec-003"]},
+    ], indent=2) + "\n", encoding="utf-8")
+    path = _write_decisions(project, [
+        _decision("dec-002", "Bob: structured JSON logging"),
+        _decision("dec-003", "Bob: log retention of 30 days"),
+        _decision("dec-002", "Alice: Redis sessions", status="superseded", superseded_by="dec-003"),
+        _decision("dec-003", "Alice: Memcached instead of Redis", supersedes=["dec-002"]),
+    ])
+    report = doctor.repair(doctor.diagnose(project))
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert [(e["id"], e.get("previous_id")) for e in after] == \
+        [("dec-002", None), ("dec-003", None), ("dec-004", "dec-002"), ("dec-005", "dec-003")]
+    assert after[2]["superseded_by"] == "dec-005" and after[3]["supersedes"] == ["dec-004"]
+    # con-001 names dec-003, and neither dec-003 links back: which one it meant is for a person.
+    assert json.loads(constraints.read_text(encoding="utf-8"))[0]["related_to"] == ["dec-003"]
+    left = [f for f in report.findings if f.code == "renumbered_link"]
+    assert len(left) == 1 and left[0].severity == doctor.WARNING
+    assert left[0].message.startswith(
+        'constraints.json: con-001.related_to names dec-003, which stays with "Bob: log retention of 30 days"; '
+        'it may mean dec-005 "Alice: Memcached instead of Redis" (renumbered from dec-003) instead, and no entry '
+        "links back to it")
+    assert report.exit_code == doctor.EXIT_WARNINGS
+
+
+def test_fix_moves_a_related_to_link_in_another_file_when_the_link_back_decides(tmp_path):
+    project = tmp_path / "rel"
+    project.mkdir()
+    Service(env={}).init_project(str(project))
+    constraints = project / ".context" / "constraints.json"
+    constraints.write_text(json.dumps([
+        {"id": "con-001", "rule": "Sessions expire after an hour", "reason": "r" * 45, "related_to": ["dec-002"]},
+    ], indent=2) + "\n", encoding="utf-8")
+    _write_decisions(project, [
+        _decision("dec-002", "Bob: structured JSON logging"),
+        _decision("dec-002", "Alice: Redis sessions", related_to=["con-001"]),
+    ])
+    doctor.repair(doctor.diagnose(project))
+    assert json.loads(constraints.read_text(encoding="utf-8"))[0]["related_to"] == ["dec-003"]
