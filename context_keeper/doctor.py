@@ -20,6 +20,8 @@ or out of range; missing or unusable last-good copies; temp files left by a writ
   ``previous_id``, and a link naming that id moves with it when the other end of the link is on
   the renumbered item (``superseded_by`` for a ``supersedes``, and so on); a link no other end
   decides is left as it is and reported;
+- an entry without an id (none, null or blank; a hand-added entry, or half of a split merge
+  hunk) that has its title field gets the next free id;
 - a missing or unusable last-good copy is replaced with a copy of the current (good) file;
 - temp files older than ten minutes are removed (no live writer keeps one that long).
 
@@ -51,7 +53,7 @@ from context_keeper.model import KINDS, Kind
 from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.scope import is_global, scope_covers
-from context_keeper.store import BACKUP_DIR, Store, parse_bytes
+from context_keeper.store import BACKUP_DIR, Store, next_number, parse_bytes
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 EXIT_OK, EXIT_WARNINGS, EXIT_NO_PROJECT, EXIT_ERRORS = 0, 1, 4, 5
@@ -154,9 +156,13 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         )])
     findings = []
     duplicates = _duplicates(store, kind)
+    suggested = _suggested_ids(state, duplicates)
     for index, problems in sorted(state.item_problems.items()):
         for problem in problems:
-            if "duplicate id" in problem:
+            item = state.raw[index]
+            if isinstance(item, dict) and model.parse_id(item.get("id")) is None:
+                findings.append(_id_finding(kind, index, item, suggested[index]))
+            elif "duplicate id" in problem:
                 exact = duplicates.get(index)
                 findings.append(Finding(
                     WARNING, "duplicate_id",
@@ -182,6 +188,57 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
             findings.append(Finding(WARNING, "bad_backup", f"the last-good copy of {name} does not parse",
                                     file=name, fix="replace it with a copy of the current file"))
     return findings
+
+
+def _needs_id(kind: Kind, item: Any) -> bool:
+    """An object with no id (none, null or blank) that names what it is: ``--fix`` gives it one.
+    A malformed id is left to a person: it may be a typo that links spell the intended way."""
+    if not isinstance(item, dict):
+        return False
+    entry_id, title = item.get("id"), item.get(kind.title_field)
+    blank = entry_id is None or (isinstance(entry_id, str) and not entry_id.strip())
+    return blank and isinstance(title, str) and bool(title.strip())
+
+
+def _suggested_ids(state: Any, duplicates: dict[int, bool]) -> dict[int, str]:
+    """raw index -> the id ``--fix`` would give it (in file order, as the repair allocates them),
+    for conflicting duplicates and items without an id; other unusable ids are suggested after."""
+    number = next_number(state.max_number, state.link_max, state.kind)
+    out: dict[int, str] = {}
+    later = []
+    for index, item in enumerate(state.raw):
+        if (index in duplicates and not duplicates[index]) or _needs_id(state.kind, item):
+            out[index] = model.format_id(state.kind, number)
+            number += 1
+        elif isinstance(item, dict) and model.parse_id(item.get("id")) is None:
+            later.append(index)
+    for index in later:
+        out[index] = model.format_id(state.kind, number)
+        number += 1
+    return out
+
+
+def _id_finding(kind: Kind, index: int, item: dict, suggested: str) -> Finding:
+    name, field = kind.filename, kind.title_field
+    what = (f"the {kind.name} whose {field} is {_title(kind, item)}" if isinstance(item.get(field), str)
+            and item[field].strip() else f"a {kind.name} with no {field}")
+    if _needs_id(kind, item):
+        return Finding(
+            WARNING, "missing_id",
+            f"{name} item {index + 1}: {what} has no id, so every tool and hook skips it (it stays in the "
+            f"file as written). Add \"id\": \"{suggested}\" to it, or let `doctor --fix` do that",
+            file=name, fix=f"give it the next free id ({suggested})")
+    entry_id = item.get("id")
+    if entry_id is None or (isinstance(entry_id, str) and not entry_id.strip()):
+        remedy = f"Give it a {field} and \"id\": \"{suggested}\" by hand, or remove the item"
+        have = "has no id"
+    else:
+        remedy = (f"Correct the id by hand, for instance to \"id\": \"{suggested}\" (ids look like {kind.prefix}-001), "
+                  "and any link that names the old spelling")
+        have = f"has the id {json.dumps(entry_id, ensure_ascii=False)}, which is not an id"
+    return Finding(WARNING, "malformed_entry",
+                   f"{name} item {index + 1}: {what} {have}, so every tool and hook skips it (it stays in the file "
+                   f"as written). {remedy}", file=name)
 
 
 def _duplicates(store: Store, kind: Kind) -> dict[int, bool]:
@@ -565,9 +622,10 @@ def _clip(line: str, limit: int = 70) -> str:
     return repr(line if len(line) <= limit else line[: limit - 1] + "…")
 
 
-def _fix_duplicates(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
-    """Drop exact repeats and renumber conflicting duplicates, taking along the links that
-    belong to a renumbered entry. Returns (what was done, links left for a person to check)."""
+def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
+    """Drop exact repeats, renumber conflicting duplicates (taking along the links that belong
+    to a renumbered entry) and give an id to each entry that has none, in file order.
+    Returns (what was done, links left for a person to check)."""
     done: list[str] = []
     with store.transaction() as txn:
         ftxn = txn.file(kind)
@@ -578,7 +636,9 @@ def _fix_duplicates(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
         for item, chunk in items:
             entry_id = item.get("id") if isinstance(item, dict) else None
             key = entry_id.strip() if isinstance(entry_id, str) and model.parse_id(entry_id) else None
-            if key is not None and key in first:
+            if key is None and _needs_id(kind, item):
+                renumber.append(len(kept))
+            elif key is not None and key in first:
                 if item == kept[first[key]][0]:
                     done.append(f"{kind.filename}: dropped an exact repeat of {key}")
                     continue
@@ -590,8 +650,15 @@ def _fix_duplicates(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
         groups: dict[str, list[int]] = {}  # an id that was shared -> indexes of its owners, first one first
         for index in renumber:
             item = dict(kept[index][0])
-            old_id = item["id"].strip()
             new_id = ftxn.next_id()
+            if _needs_id(kind, item):
+                item.pop("id", None)
+                kept[index] = ({"id": new_id, **item}, None)
+                ftxn.replace_items(kept)
+                done.append(f"{kind.filename}: item {index + 1}, the {kind.name} whose {kind.title_field} is "
+                            f"{_title(kind, item)}, had no id and is now {new_id}")
+                continue
+            old_id = item["id"].strip()
             done.append(f"{kind.filename}: {old_id} {_title(kind, item)} (item {index + 1}) is now {new_id}, "
                         f"previous_id keeps {old_id}; {old_id} stays with {_title(kind, kept[first[old_id]][0])} "
                         f"(item {first[old_id] + 1})")
@@ -712,12 +779,13 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
         if done:
             finding.fixed = True
             actions.append(Finding(INFO, "fixed", done, file=finding.file))
-    for name in sorted({f.file for f in by_code.get("duplicate_id", [])}):
+    id_findings = by_code.get("duplicate_id", []) + by_code.get("missing_id", [])
+    for name in sorted({f.file for f in id_findings}):
         kind = model.BY_PLURAL[name.removesuffix(".json")]
-        done, unresolved = _fix_duplicates(store, kind)
+        done, unresolved = _fix_ids(store, kind)
         actions += [Finding(INFO, "fixed", message, file=name) for message in done]
         actions += [Finding(WARNING, "renumbered_link", message, file=name) for message in unresolved]
-        for finding in by_code["duplicate_id"]:
+        for finding in id_findings:
             if finding.file == name:
                 finding.fixed = True
     if by_code.get("duplicate_id"):

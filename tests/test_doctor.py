@@ -193,9 +193,11 @@ def test_malformed_entries_are_warnings_that_need_a_person(tmp_path, capsys):
     code, _ = _run(capsys, "--project", str(project), "--fix")
     assert code == doctor.EXIT_WARNINGS
     after = (project / ".context" / "pipelines.json").read_bytes()
-    # only the conflicting duplicate pipe-002 was renumbered; every item is still there
+    # the conflicting duplicate pipe-002 was renumbered and the pipeline without an id got one;
+    # every item is still there
     assert len(json.loads(after)) == len(json.loads(before))
     assert b'"previous_id": "pipe-002"' in after
+    assert json.loads(after)[2]["id"] == "pipe-008"
 
 
 def test_links_scopes_and_duplicates_are_reported(tmp_path):
@@ -529,3 +531,33 @@ def test_fix_moves_a_related_to_link_in_another_file_when_the_link_back_decides(
     ])
     doctor.repair(doctor.diagnose(project))
     assert json.loads(constraints.read_text(encoding="utf-8"))[0]["related_to"] == ["dec-003"]
+
+
+def test_fix_gives_an_entry_without_an_id_the_next_free_one(tmp_path):
+    project = tmp_path / "noid"
+    project.mkdir()
+    Service(env={}).init_project(str(project))
+    path = project / ".context" / "constraints.json"
+    rule = "Do not call the payments API from request handlers"
+    items = [{"id": f"con-00{n}", "rule": f"Rule number {n} for the team", "reason": "r" * 45} for n in (1, 2, 3)]
+    # Half of a split merge hunk (its "id" line stayed with the other half), then a stray object.
+    items += [{"rule": rule, "reason": "r" * 45, "scope": "src/api/", "hardness": "absolute"},
+              {"id": "", "reason": "nothing else here"}]
+    path.write_text(json.dumps(items, indent=2) + "\n", encoding="utf-8")
+    report = doctor.diagnose(project)
+    missing = [f for f in report.findings if f.code == "missing_id"]
+    assert [f.message for f in missing] == [
+        f'constraints.json item 4: the constraint whose rule is "{rule}" has no id, so every tool and hook skips '
+        'it (it stays in the file as written). Add "id": "con-004" to it, or let `doctor --fix` do that']
+    stray = [f.message for f in report.findings if f.code == "malformed_entry"]
+    assert stray == ['constraints.json item 5: a constraint with no rule has no id, so every tool and hook skips it '
+                     '(it stays in the file as written). Give it a rule and "id": "con-005" by hand, or remove the item']
+    repaired = doctor.repair(report)
+    assert any(f.message == f'constraints.json: item 4, the constraint whose rule is "{rule}", had no id and is now con-004'
+               for f in repaired.findings if f.code == "fixed")
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert after[3] == {"id": "con-004", **items[3]}
+    assert after[4] == items[4]  # nothing says what it is: left for a person
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
+    assert svc.get_context(id="con-004")["entry"]["rule"] == rule
+    assert "missing_id" not in _codes(doctor.diagnose(project))
