@@ -6,7 +6,8 @@ differ only in zero padding or suffix case (``dec-5``, ``dec-005``); dangling
 ``related_to`` / ``superseded_by`` / ``supersedes`` links, and history links whose two ends
 disagree; constraint scopes that match no file
 or directory; an unreadable ``config.json`` and values in it that are unknown, of the wrong type
-or out of range; missing or unusable last-good copies; temp files left by a writer that died.
+or out of range; missing or unusable last-good copies; temp files left by a writer that died;
+bookkeeping files that ``.context/.gitignore`` does not keep out of git.
 
 ``--fix`` changes only what can be changed without losing anything, under the store lock:
 
@@ -23,7 +24,9 @@ or out of range; missing or unusable last-good copies; temp files left by a writ
 - an entry without an id (none, null or blank; a hand-added entry, or half of a split merge
   hunk) that has its title field gets the next free id;
 - a missing or unusable last-good copy is replaced with a copy of the current (good) file;
-- temp files older than ten minutes are removed (no live writer keeps one that long).
+- temp files older than ten minutes are removed (no live writer keeps one that long);
+- in a git work tree, bookkeeping patterns missing from ``.context/.gitignore`` (an older
+  version wrote a shorter list) are appended; the person's own lines stay.
 
 Malformed entries, ids spelled two ways, dangling or disagreeing links and unmatched scopes need a person: they are reported with
 what to do. Exit codes: 0 healthy · 1 warnings (the store works; something deserves a look) ·
@@ -48,12 +51,12 @@ from typing import Any
 from context_keeper import model
 from context_keeper.config import config_problems, read_user_config
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NoProject
-from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, fsync_dir
+from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir
 from context_keeper.model import KINDS, Kind
 from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.scope import is_global, scope_covers
-from context_keeper.store import BACKUP_DIR, Store, next_number, parse_bytes
+from context_keeper.store import BACKUP_DIR, GITIGNORE, Store, next_number, parse_bytes
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 EXIT_OK, EXIT_WARNINGS, EXIT_NO_PROJECT, EXIT_ERRORS = 0, 1, 4, 5
@@ -531,6 +534,93 @@ def _check_scopes(store: Store) -> list[Finding]:
     ]
 
 
+def _in_git(root: Path) -> bool:
+    return any((directory / ".git").exists() for directory in (root, *root.parents))
+
+
+def _ignore_key(pattern: str) -> str:
+    # "/sessions", "sessions" and "sessions/" all keep sessions/ out of git here
+    return pattern.strip().lstrip("/").rstrip("/")
+
+
+def _missing_ignores(context_dir: Path) -> list[str] | None:
+    """The bookkeeping patterns of ``GITIGNORE`` that ``.context/.gitignore`` lacks (all of them
+    when there is none; None when it cannot be read). A pattern the person negates (``!name``)
+    counts as present: tracking that file is their choice."""
+    try:
+        text = (context_dir / ".gitignore").read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError):
+        return None
+    have = {_ignore_key(line.strip().removeprefix("!")) for line in text.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")}
+    if "*" in have:
+        return []
+    wanted = [line for line in GITIGNORE.splitlines() if line and not line.startswith("#")]
+    missing = [pattern for pattern in wanted if _ignore_key(pattern) not in have]
+    return _not_ignored_by_git(context_dir, missing)
+
+
+def _not_ignored_by_git(context_dir: Path, patterns: list[str]) -> list[str]:
+    """The patterns whose files git would not ignore, asked of git itself when it can answer
+    (a project's top-level .gitignore or the user's excludes may already cover them)."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if not patterns or git is None:
+        return patterns
+    samples = {pattern: CONTEXT_DIR + "/" + pattern.replace("*", "x") + ("x" if pattern.endswith("/") else "")
+               for pattern in patterns}
+    try:
+        proc = subprocess.run([git, "check-ignore", "--no-index", "--stdin"], cwd=context_dir.parent,
+                              input="\n".join(samples.values()) + "\n", capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return patterns
+    if proc.returncode not in (0, 1):  # 128: not a work tree after all, or git failed
+        return patterns
+    ignored = set(proc.stdout.splitlines())
+    return [pattern for pattern in patterns if samples[pattern] not in ignored]
+
+
+def _check_gitignore(store: Store) -> list[Finding]:
+    """Bookkeeping files that git would offer for commit: an older version wrote a shorter
+    ``.context/.gitignore``, and ``init`` never rewrites one that exists."""
+    if not _in_git(store.root):
+        return []
+    missing = _missing_ignores(store.dir)
+    if not missing:
+        return []
+    exists = (store.dir / ".gitignore").exists()
+    where = ".context/.gitignore does not list" if exists else "there is no .context/.gitignore to ignore"
+    return [Finding(
+        WARNING, "gitignore",
+        f"{where} {', '.join(missing)}: these bookkeeping files show as untracked, and `git add .context` would "
+        "commit them (they change on every tool call or session, and conflict between teammates). "
+        + ("An older context-keeper wrote a shorter list. " if exists else "")
+        + "Add those lines to .context/.gitignore, or let `doctor --fix` do that",
+        file=".gitignore",
+        fix=("append the missing patterns (your own lines stay)" if exists else "write it"),
+    )]
+
+
+def _fix_gitignore(store: Store) -> str | None:
+    missing = _missing_ignores(store.dir)
+    if not missing:
+        return None
+    path = store.dir / ".gitignore"
+    try:
+        old = path.read_bytes()
+    except FileNotFoundError:
+        atomic_write_text(path, GITIGNORE)
+        return "wrote .context/.gitignore for the bookkeeping files"
+    head = old if not old or old.endswith(b"\n") else old + b"\n"  # the person's bytes, as they are
+    added = "# Bookkeeping added by `context-keeper doctor --fix`.\n" + "\n".join(missing) + "\n"
+    atomic_write_bytes(path, head + added.encode("utf-8"))
+    return f"added {', '.join(missing)} to .context/.gitignore"
+
+
 def _check_leftovers(store: Store) -> list[Finding]:
     findings = []
     now = time.time()
@@ -571,6 +661,7 @@ def diagnose(root: Path) -> Report:
     findings += _check_id_spellings(store)
     findings += _check_scopes(store)
     findings += _check_leftovers(store)
+    findings += _check_gitignore(store)
     return Report(str(root), findings)
 
 
@@ -802,6 +893,12 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
                 atomic_write_bytes(store.backup_path(kind), store.path(kind).read_bytes())
                 finding.fixed = True
                 actions.append(Finding(INFO, "fixed", f"saved a last-good copy of {finding.file}", file=finding.file))
+    for finding in by_code.get("gitignore", []):
+        with store.locked():
+            done = _fix_gitignore(store)
+        finding.fixed = True
+        if done:
+            actions.append(Finding(INFO, "fixed", done, file=finding.file))
     for finding in by_code.get("stale_temp", []):
         with store.locked():
             try:

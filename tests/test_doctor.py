@@ -561,3 +561,65 @@ def test_fix_gives_an_entry_without_an_id_the_next_free_one(tmp_path):
     svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
     assert svc.get_context(id="con-004")["entry"]["rule"] == rule
     assert "missing_id" not in _codes(doctor.diagnose(project))
+
+
+def test_bookkeeping_missing_from_an_older_gitignore_is_reported_and_appended(tmp_path):
+    project = tmp_path / "carol"
+    project.mkdir()
+    (project / ".git").mkdir()  # a work tree: what doctor looks for
+    Service(env={}).init_project(str(project))
+    ignore = project / ".context" / ".gitignore"
+    older = b"# mine\nhook.log\n*_state.json\n/.lock\nsessions\n!embeddings.json\nnotes-draft.md"
+    ignore.write_bytes(older)
+    found = [f for f in doctor.diagnose(project).findings if f.code == "gitignore"]
+    assert len(found) == 1 and found[0].severity == doctor.WARNING
+    missing = ".commit-token, .last-good/, *.tmp, *.broken-*, hook.log*, compaction_snapshot.json, compaction_report.json"
+    assert found[0].message.startswith(f".context/.gitignore does not list {missing}: these bookkeeping files")
+    doctor.repair(doctor.diagnose(project))
+    after = ignore.read_bytes()
+    assert after.startswith(older + b"\n")  # every line of the person's stays, byte for byte
+    assert after.endswith(b"\n" + "\n".join(missing.split(", ")).encode() + b"\n")
+    assert "gitignore" not in _codes(doctor.diagnose(project))
+
+
+def test_gitignore_is_not_checked_outside_a_git_work_tree(tmp_path):
+    project = tmp_path / "plain"
+    project.mkdir()
+    Service(env={}).init_project(str(project))
+    (project / ".context" / ".gitignore").write_text("hook.log\n", encoding="utf-8")
+    assert "gitignore" not in _codes(doctor.diagnose(project))
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_after_the_fix_git_sees_no_bookkeeping_file(tmp_path):
+    project = tmp_path / "repo"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
+    svc.init_project(str(project))
+    (project / ".context" / ".gitignore").write_text("hook.log\n*_state.json\n.lock\n", encoding="utf-8")
+    svc.record("constraint", {"rule": "Never log card numbers", "reason": "r" * 45})
+    (project / ".context" / "sessions").mkdir()
+    (project / ".context" / "sessions" / "c1.seen").write_text("con-001\n", encoding="utf-8")
+
+    def untracked() -> set[str]:
+        out = subprocess.run(["git", "-C", str(project), "status", "--porcelain", "-uall"], check=True,
+                             capture_output=True, text=True).stdout
+        return {line[3:] for line in out.splitlines()}
+
+    assert {".context/.commit-token", ".context/sessions/c1.seen"} <= untracked()
+    doctor.repair(doctor.diagnose(project))
+    assert untracked() == {f".context/{n}" for n in (".gitignore", "config.json", "constraints.json",
+                                                      "decisions.json", "pipelines.json")}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_bookkeeping_the_projects_own_gitignore_covers_is_not_reported(tmp_path):
+    project = tmp_path / "repo"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    Service(env={}).init_project(str(project))
+    (project / ".context" / ".gitignore").write_text("hook.log\n", encoding="utf-8")
+    (project / ".gitignore").write_text(".context/*\n!.context/*.json\n.context/*_state.json\n"
+                                        ".context/embeddings.json\n.context/compaction_*.json\n", encoding="utf-8")
+    assert "gitignore" not in _codes(doctor.diagnose(project))
