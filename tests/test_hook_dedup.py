@@ -138,3 +138,74 @@ def test_a_resumed_session_is_not_shown_the_same_summary_again(project: Path):
     # a changed store, or another session, gets the summary in full
     other = injected(run_hook("session_start", dict(start, source="resume", session_id="s-other"), env=env))
     assert "Project memory for" in other
+
+
+def _rewrite_constraints(project: Path, change) -> None:
+    path = project / ".context" / "constraints.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    change(items)
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+
+
+def test_an_id_that_now_names_another_rule_is_shown_again(project: Path):
+    # A pull renumbered the constraints: con-003 is now a different rule for the same file.
+    env = hook_env(project)
+    assert "Insert the label_prints row" in injected(run_hook("scope_guard", _edit(project, "s-pull"), env=env))
+
+    def renumber(items):
+        old = next(i for i in items if i["id"] == "con-003")
+        items.append(dict(old, id="con-017"))
+        old.update(rule="Label templates must be validated against the carrier's ZPL schema before printing.",
+                   reason="A teammate's rule that took this id in the merge; it applies to the same folder.")
+
+    _rewrite_constraints(project, renumber)
+    text = injected(run_hook("scope_guard", _edit(project, "s-pull"), env=env))
+    assert "con-003" in text and "validated against the carrier's ZPL schema" in text
+
+
+def test_a_rule_whose_text_changed_is_shown_again_and_other_field_changes_are_not(project: Path):
+    env = hook_env(project)
+    injected(run_hook("scope_guard", _edit(project, "s-edit"), env=env))
+    _rewrite_constraints(project, lambda items: [i.update(verified_at="2030-01-01T00:00:00+00:00", tags=["x"])
+                                                 for i in items if i["id"] == "con-003"])
+    assert injected(run_hook("scope_guard", _edit(project, "s-edit"), env=env)) is None
+    _rewrite_constraints(project, lambda items: [i.update(rule=i["rule"] + " This also covers reprints.")
+                                                 for i in items if i["id"] == "con-003"])
+    text = injected(run_hook("scope_guard", _edit(project, "s-edit"), env=env))
+    assert "con-003" in text and "also covers reprints" in text
+
+
+def test_an_entry_the_prompt_hook_showed_is_not_shown_again_by_the_edit_guard(project: Path):
+    env = hook_env(project)
+    shown = injected(run_hook("user_prompt_submit", payload("user_prompt_submit", project, session_id="s-x"), env=env))
+    assert "con-005" in shown
+    carriers = _edit(project, "s-x")
+    carriers["tool_input"]["file_path"] = str(project / "src/packwise/carriers/client.py")
+    assert "con-005" not in (injected(run_hook("scope_guard", carriers, env=env)) or "")
+
+
+def test_a_session_file_of_bare_ids_is_still_read(project: Path):
+    # Written before keys carried a content version: its other keys still hold, and an entry it
+    # names by id alone is shown once more, since which text was shown is not known.
+    commit = payload("post_tool_use_bash_commit", project)
+    sessions = project / ".context" / "sessions"
+    sessions.mkdir()
+    from context_keeper.hooks.commit_capture import commit_line
+
+    key = "commit:" + commit_line(commit["tool_response"])[0]
+    assert key != "commit:"
+    (sessions / f"{session_key(commit['session_id'])}.seen").write_text(f"con-003\n{key}\n", encoding="utf-8")
+    env = hook_env(project)
+    assert injected(run_hook("commit_capture_reminder", commit, env=env)) is None
+    assert "con-003" in injected(run_hook("scope_guard", _edit(project, commit["session_id"]), env=env))
+    assert injected(run_hook("scope_guard", _edit(project, commit["session_id"]), env=env)) is None
+
+
+def test_the_prompt_hook_shows_a_rule_again_once_its_text_changed(project: Path):
+    env = hook_env(project)
+    prompt = payload("user_prompt_submit", project, session_id="s-p")
+    assert "con-005" in injected(run_hook("user_prompt_submit", prompt, env=env))
+    _rewrite_constraints(project, lambda items: [i.update(rule=i["rule"] + " Nor a cancel-shipment call.")
+                                                 for i in items if i["id"] == "con-005"])
+    again = injected(run_hook("user_prompt_submit", prompt, env=env))
+    assert "Nor a cancel-shipment call." in again and "dec-008" not in again

@@ -6,7 +6,8 @@ of its directories, e.g. ``labels`` for ``src/packwise/labels/printer.py``). Glo
 constraints are left to the session-start summary.
 
 Fast path: the scope index (``scope_index.py``; rebuilt from the two source files when they
-changed), a literal-prefix pre-filter, the session's seen-set. Candidates are confirmed with
+changed), a literal-prefix pre-filter, the session's seen-set (keyed by id and content, so a
+rule that changed, or an id that now names another rule, is shown again). Candidates are confirmed with
 ``context_keeper.scope`` — the matcher ``get_context`` uses (``scope_covers``; for a glob-free
 scope its whole-component test ``covers_literally``, which needs no import of ``re``).
 """
@@ -96,7 +97,11 @@ def handle(ctx: HookContext) -> str | None:
     absolute_ids = set(data.get("absolute") or ())
     must_ask = sorted((i for i in covered if asking and i in absolute_ids), key=_id_number)[:MAX_CONSTRAINTS]
     state = ctx.state()
-    fresh = set(state.unseen([*candidates, *tagged, *(f"!broken:{name}" for name in broken)]))
+    keys = data.get("keys") or {}
+    unseen = set(state.unseen([*(keys.get(i, i) for i in (*candidates, *tagged)),
+                               *(f"!broken:{name}" for name in broken)]))
+    fresh = {i for i in (*candidates, *tagged) if keys.get(i, i) in unseen}
+    fresh.update(f"!broken:{name}" for name in broken if f"!broken:{name}" in unseen)
     if not fresh and not must_ask:
         return None
     constraints = [i for i, kind in covered.items() if kind == "constraint" and i in fresh]
@@ -130,7 +135,7 @@ def handle(ctx: HookContext) -> str | None:
                      + ("the entries above from it come from its last good copy (.context/.last-good/). "
                         if broken[name] else "its entries cannot be shown until it is fixed. ")
                      + "`context-keeper doctor` shows where it breaks.")
-    state.mark(constraints + decisions + [f"!broken:{name}" for name in notes])
+    state.mark([keys.get(i, i) for i in constraints + decisions] + [f"!broken:{name}" for name in notes])
     if must_ask:
         # The person asked sees the rules themselves, not only their ids.
         rules = " ".join(text[i].lstrip("- ") for i in must_ask)

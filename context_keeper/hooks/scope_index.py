@@ -4,8 +4,9 @@
 (mtime_ns, size, inode): for ``constraints.json`` the active constraints with a non-global
 ``scope``, for ``decisions.json`` the active decisions with a ``scope``, a path-like tag or any
 plain tag. A part has ``scoped`` rows ``[id, normalised scope, literal prefix, is_glob, kind]``,
-``tags`` (plain tag -> decision ids), ``absolute`` (absolute constraints) and ``at`` (id -> the
-item's character offset in the file). A change to one file rebuilds its part only; pipelines
+``tags`` (plain tag -> decision ids), ``absolute`` (absolute constraints), ``at`` (id -> the
+item's character offset in the file) and ``keys`` (id -> the session seen-key of its content,
+``state.entry_key``). A change to one file rebuilds its part only; pipelines
 and config are not read at all.
 
 Built from the raw JSON, not through ``Store``, and without rendering anything: an edit right
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 INDEX_FILE = "hook_scope_state.json"
-FORMAT = 4
+FORMAT = 5  # 5: parts carry "keys"
 LAST_GOOD_DIR = ".last-good"  # == store.BACKUP_DIR (pinned by a test)
 DEFER_BYTES = 512 * 1024  # decisions.json beyond this (~400 entries) is rebuilt in the background
 PENDING_S = 30.0  # a background rebuild not done by then is assumed lost and started again
@@ -114,12 +115,14 @@ def _fallback_stamp(context_dir: str, name: str) -> list[int] | None:
 
 def _view(parts: dict) -> dict:
     """The parts merged into what the edit guard reads."""
-    view: dict = {"scoped": [], "tags": {}, "absolute": [], "at": {}, "stamps": {}, "sources": {}, "broken": {}}
+    view: dict = {"scoped": [], "tags": {}, "absolute": [], "at": {}, "keys": {}, "stamps": {}, "sources": {},
+                  "broken": {}}
     for kind, part in parts.items():
         view["scoped"] += part.get("scoped") or []
         view["tags"].update(part.get("tags") or {})
         view["absolute"] += part.get("absolute") or []
         view["at"].update({entry_id: [kind, offset] for entry_id, offset in (part.get("at") or {}).items()})
+        view["keys"].update(part.get("keys") or {})
         view["stamps"][kind] = part.get("stamp")
         view["sources"][kind] = part.get("source") or SOURCES[kind][1]
         if part.get("broken"):  # file name -> whether its entries come from the last good copy
@@ -190,19 +193,22 @@ def build_part(root: str, kind: str, stamp: list[int] | None) -> dict:
         prefix = norm[: min(norm.index(c) for c in "*?[" if c in norm)] if glob else norm
         return [entry_id, norm, prefix, glob, kind]
 
+    from context_keeper.hooks.state import entry_key
+
     scoped: list[list] = []
     tag_index: dict[str, list[str]] = {}
     at: dict[str, int] = {}
+    keys: dict[str, str] = {}
     absolute: list[str] = []
     fallback_stamp = _fallback_stamp(os.path.join(root, ".context"), SOURCES[kind][1])  # before reading, as stamp
     source, items, broken = _readable(root, SOURCES[kind][1])
-    for offset, entry in _active_entries(kind, items):
+    for offset, item, entry in _active_entries(kind, items):
         entry_id = entry["id"]
         if kind == "constraint":
             row = scope_row(entry.get("scope"), entry_id)
             if row:
                 scoped.append(row)
-                at[entry_id] = offset
+                at[entry_id], keys[entry_id] = offset, entry_key(entry_id, item)
                 if entry.get("hardness", "absolute") == "absolute":
                     absolute.append(entry_id)
             continue
@@ -217,8 +223,8 @@ def build_part(root: str, kind: str, stamp: list[int] | None) -> dict:
             tag_index.setdefault(tag, []).append(entry_id)
             indexed = True
         if indexed:
-            at[entry_id] = offset
-    part = {"stamp": stamp, "scoped": scoped, "tags": tag_index, "absolute": absolute, "at": at,
+            at[entry_id], keys[entry_id] = offset, entry_key(entry_id, item)
+    part = {"stamp": stamp, "scoped": scoped, "tags": tag_index, "absolute": absolute, "at": at, "keys": keys,
             "source": source, "broken": broken}
     if broken:
         part["fallback_stamp"] = fallback_stamp
@@ -321,10 +327,10 @@ def _skip(text: str, pos: int) -> int:
     return pos
 
 
-def _active_entries(kind: str, items: list[tuple[int, Any]]) -> list[tuple[int, dict]]:
-    """The active entries among a file's items with their offsets, read as ``Store`` reads
-    them (the first of duplicate ids wins)."""
-    out: list[tuple[int, dict]] = []
+def _active_entries(kind: str, items: list[tuple[int, Any]]) -> list[tuple[int, Any, dict]]:
+    """``(offset, item, entry)`` for the active entries among a file's items, read as ``Store``
+    reads them (the first of duplicate ids wins)."""
+    out: list[tuple[int, Any, dict]] = []
     seen: set[str] = set()
     for offset, item in items:
         entry = item if _plain_index_fields(item, kind) else _read_entry(kind, item)
@@ -335,7 +341,7 @@ def _active_entries(kind: str, items: list[tuple[int, Any]]) -> list[tuple[int, 
             continue
         seen.add(entry_id)
         if entry.get("status", "active") == "active":
-            out.append((offset, entry))
+            out.append((offset, item, entry))
     return out
 
 

@@ -1,6 +1,11 @@
 """Per-session memory of what the hooks already told the agent, one file per session.
 
-``.context/sessions/<session_id>.seen`` holds one key per line (an entry id, ``commit:<sha>``).
+``.context/sessions/<session_id>.seen`` holds one key per line: ``<entry id>#<content version>``
+(``entry_key``), ``commit:<sha>``, ``summary:<hash>``. An entry is keyed by its content too, not
+by its id alone: after a pull renumbered entries an id can name another rule, and a teammate's
+edit can widen a rule, and either must reach the session. Files written before keys carried the
+version hold bare entry ids; they are read as before, but a bare id matches no entry key now, so
+such a session is shown each entry once more (better than a changed rule never).
 Lines are appended with a single ``O_APPEND`` write, so parallel hooks of the same session (the
 agent editing several files at once) and concurrent sessions never lose each other's lines; the
 worst race is one entry shown twice. Files untouched for ``STALE_AFTER_S`` are pruned at
@@ -17,9 +22,14 @@ SUFFIX = ".seen"
 STALE_AFTER_S = 7 * 24 * 3600
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
+# The stored fields the hooks' lines are made of (render.entry_line; ``rationale`` is the legacy
+# name of why_chosen). A change to any other field (verified_at, tags...) is not worth repeating.
+SHOWN_FIELDS = ("rule", "reason", "scope", "hardness", "summary", "why_chosen", "rationale", "name",
+                "when_to_invoke", "steps")
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
 
 def session_key(session_id: object) -> str:
@@ -27,6 +37,15 @@ def session_key(session_id: object) -> str:
     text = str(session_id or "").strip()
     safe = "".join(c if c in _SAFE else "_" for c in text)[:120].strip(".")
     return safe or "unknown"
+
+
+def entry_key(entry_id: str, item: Mapping) -> str:
+    """The seen-key of entry ``entry_id`` whose stored item (as parsed from the file, before any
+    defaulting, so every hook computes the same key from whatever it read) is ``item``."""
+    import zlib
+
+    shown = repr([item.get(name) for name in SHOWN_FIELDS])
+    return f"{entry_id}#{zlib.crc32(shown.encode('utf-8', 'surrogatepass')):08x}"
 
 
 class SessionState:

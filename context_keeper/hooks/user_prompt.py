@@ -45,16 +45,26 @@ def handle(ctx: HookContext) -> str | None:
         return None
     hits = [r for r in result.get("results", [])
             if not r.get("weak_match") and not r.get("history") and not r.get("related")]
+    from context_keeper.hooks.state import entry_key
+
+    store = service.store()
+    keys = {}
+    for r in hits[:MAX_ENTRIES]:
+        entry_id = r["entry"]["id"]
+        file_state = store.state(KINDS[r["type"]])
+        position = file_state.positions.get(entry_id)
+        # The item as stored, as the edit guard's index reads it: one key per content in both hooks.
+        keys[entry_id] = entry_key(entry_id, file_state.raw[position] if position is not None else r["entry"])
     state = ctx.state()
-    fresh = set(state.unseen(r["entry"]["id"] for r in hits))
+    fresh = set(state.unseen(keys.values()))
     # The prompt's best matches minus those already shown: once they are all in the
     # conversation, the same prompt again brings nothing, not the next-best ones.
-    chosen = [r for r in hits[:MAX_ENTRIES] if r["entry"]["id"] in fresh]
+    chosen = [r for r in hits[:MAX_ENTRIES] if keys[r["entry"]["id"]] in fresh]
     if not chosen:
         return None
     lines = ["Recorded project memory that matches this prompt (from .context/; full entries via get_context):"]
     lines += [render.entry_line(KINDS[r["type"]], r["entry"]) for r in chosen]
-    state.mark([r["entry"]["id"] for r in chosen])
+    state.mark([keys[r["entry"]["id"]] for r in chosen])
     return frame("\n".join(lines))
 
 
