@@ -20,7 +20,8 @@ Where the commands point (``--command-style auto``, the default):
 - A project file a team commits (``.claude/settings.json``, ``.mcp.json``, ``.cursor/mcp.json``,
   ``.vscode/mcp.json``, ``.gemini/settings.json``) names the programs bare (``context-keeper-hook
   <event>``, ``context-keeper serve``) when PATH has them, so every teammate's install writes the
-  same bytes. Without them on PATH it gets absolute paths, and install says so.
+  same bytes. Without them on PATH it gets absolute paths, and install says so — unless the file
+  already names them bare (a teammate's install): that stays, with a note on what to do here.
 - ``--local`` (Claude Code) puts the hooks in ``.claude/settings.local.json``, this machine's file
   that stays out of git, leaves ``.mcp.json`` alone and prints the ``claude mcp add -s local``
   command for the server.
@@ -224,6 +225,17 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
                 f'e.g. "{event}": [{{"matcher": "", "hooks": [{{"type": "command", "command": "..."}}]}}]. '
                 "Fix it by hand first (nothing was written)", field=f"hooks.{event}")
     wanted = {(event, matcher or "", command): timeout for event, matcher, command, timeout in desired}
+    present = {(event, g.get("matcher") or "", h.get("command"))
+               for event, groups in hooks.items() if isinstance(groups, list)
+               for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+               for h in g["hooks"] if isinstance(h, dict) and is_our_command(h.get("command"), project)}
+    # A wanted command not in the file yet takes the place of an old one of ours with the same
+    # event and matcher: appending it would move the event to the end of "hooks" (its groups
+    # emptied and re-added), a large diff for a committed file that only changed commands.
+    missing: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    for event, matcher, command, timeout in desired:
+        if (event, matcher or "", command) not in present:
+            missing.setdefault((event, matcher or ""), []).append((command, timeout))
     satisfied: set[tuple[str, str, str]] = set()
     for event in list(hooks):
         groups = hooks[event]
@@ -245,6 +257,10 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
                 if key in wanted and key not in satisfied:
                     satisfied.add(key)
                     kept.append(hook)
+                elif missing.get(key[:2]):
+                    replacement, timeout = missing[key[:2]].pop(0)
+                    satisfied.add((*key[:2], replacement))
+                    kept.append({**hook, "type": "command", "command": replacement, "timeout": timeout})
             if kept or not inner:
                 new_groups.append({**group, "hooks": kept})
         if new_groups or not groups:
@@ -655,10 +671,28 @@ def client_targets(client: str, project: Path, home: Path, user: bool, local: bo
 def target_style(style: str, target: Target) -> str:
     """The command style for one file. ``auto`` writes bare program names into a file a team
     commits when PATH provides them, so every teammate's install writes the same bytes; elsewhere
-    absolute paths, which keep working from a shell without the install on PATH."""
-    if style == "auto" and target.shared and shutil.which(PORTABLE_PROGRAMS[target.kind]):
+    absolute paths, which keep working from a shell without the install on PATH. A committed file
+    that already names the programs bare keeps that form even where PATH lacks them: rewriting
+    the team's wiring with this machine's paths makes teammates' installs rewrite it back."""
+    if style == "auto" and target.shared and (shutil.which(PORTABLE_PROGRAMS[target.kind]) or carries_portable(target)):
         return "portable"
     return resolve_style(style)
+
+
+def carries_portable(target: Target) -> bool:
+    """Does ``target``'s file already run context-keeper by bare program name (the portable form)?"""
+    try:
+        data = _load_json(target.path, _read(target.path))
+    except StoreError:
+        return False
+    if target.kind == "claude-hooks":
+        return any(isinstance(c, str) and c.strip().startswith(PORTABLE_PROGRAMS[target.kind] + " ")
+                   for c in _hook_commands_in(data))
+    if target.kind == "json-servers":
+        servers = data.get(target.key)
+        entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+        return isinstance(entry, dict) and entry.get("command") == PORTABLE_PROGRAMS[target.kind]
+    return False
 
 
 def client_server_spec(client: str, style: str, project: Path, user: bool) -> dict[str, Any]:
@@ -752,7 +786,14 @@ def portability_notes(client: str, project: Path, home: Path, *, user: bool, sty
         if not target.shared:
             continue
         program = PORTABLE_PROGRAMS[target.kind]
-        if target_style(style, target) == "portable":
+        if target_style(style, target) == "portable" and style == "auto" and not shutil.which(program):
+            notes.append(f"note: {target.path} runs `{program}` from PATH, as committed, but it is not on PATH "
+                         "here, so on this machine those commands fail; the file was left in that form, since "
+                         "it is the team's. Put context-keeper on PATH (pipx install / uv tool install, or "
+                         "activate its venv before starting the client)"
+                         + (", or run `context-keeper install --local` for hooks of this machine alone"
+                            if client == "claude" else ""))
+        elif target_style(style, target) == "portable":
             notes.append(f"{target.path}: runs `{program}` from PATH, so it can be committed; each teammate needs "
                          "context-keeper installed on PATH (pipx install / uv tool install, or an activated venv)")
         elif style == "auto":
@@ -863,11 +904,37 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
         scope = "user" if args.user else "local"
         where = "for all projects" if args.user else "for this project on this machine only (kept out of git)"
         print(f"Register the server {where} with:\n  claude mcp add -s {scope} {SERVER_NAME} -- {' '.join(words)}")
-        shared = project / ".claude" / "settings.json"
-        if local and any(is_our_command(c, project) for c in _hook_commands(shared)):
-            sys.stderr.write(f"note: {shared} wires context-keeper hooks too, so each would run twice; if they are "
-                             "yours alone, remove them with `context-keeper uninstall` (without --local)\n")
+        note = _committed_wiring_note(project, "--local") if local else None
+        if note:
+            sys.stderr.write(note + "\n")
     return 0
+
+
+def _committed_wiring_note(project: Path, option: str) -> str | None:
+    """What to say when the project's own ``.claude/settings.json`` wires our hooks beside the
+    ones ``install --local`` just wrote. Claude Code merges only identical commands,
+    so both would run (the session-start summary injected twice) — unless the committed ones are
+    the portable form and this machine has no ``context-keeper-hook`` on PATH, when they fail
+    here and the new ones are the only ones that work. Either way the committed file is the
+    team's: the advice never removes it."""
+    shared = project / ".claude" / "settings.json"
+    ours = [c for c in _hook_commands(shared) if is_our_command(c, project)]
+    if not ours:
+        return None
+    program = PORTABLE_PROGRAMS["claude-hooks"]
+    portable = all(c.strip().startswith(program + " ") for c in ours)
+    where = "this machine's settings.local.json"
+    if portable and not shutil.which(program):
+        return (f"note: {shared} wires context-keeper hooks as `{program} <event>`, which is not on PATH here, so "
+                f"on this machine they fail and the hooks in {where} are the ones that run. Leave {shared.name} "
+                f"as it is: it is the team's. Once context-keeper is on PATH the committed hooks work; then run "
+                f"`context-keeper uninstall {option}`, or each would run twice")
+    if portable:
+        return (f"note: {shared} wires context-keeper hooks too (the team's portable commands, which run here), "
+                "so each would run twice; the committed ones already cover this machine: "
+                "`context-keeper uninstall --local` removes the ones just written")
+    return (f"note: {shared} wires context-keeper hooks too, so each would run twice; if they are yours alone, "
+            "remove them with `context-keeper uninstall` (without --local)")
 
 
 def _shown(path: Path, project: Path) -> str:
@@ -882,6 +949,10 @@ def _hook_commands(path: Path) -> list[Any]:
         data = _load_json(path, _read(path))
     except StoreError:
         return []
+    return _hook_commands_in(data)
+
+
+def _hook_commands_in(data: dict[str, Any]) -> list[Any]:
     hooks = data.get("hooks")
     groups = [g for v in hooks.values() if isinstance(v, list) for g in v] if isinstance(hooks, dict) else []
     return [h.get("command") for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)

@@ -607,3 +607,49 @@ def test_user_level_clients_get_no_init_hint(tmp_path: Path, client):
     home.mkdir()
     result = _cli("install", "--client", client, "--print", cwd=repo, home=home)
     assert result.returncode == 0 and "has no .context/" not in result.stderr
+
+
+def _committed_portable(project: Path, tmp_path: Path) -> list[Path]:
+    """The shared files as a teammate with context-keeper on PATH committed them."""
+    bin_dir = tmp_path / "alice" / "venv" / "bin"
+    _fake_install(bin_dir)
+    assert _install_as(_on_path(bin_dir), "install", project=project, home=tmp_path / "alice").returncode == 0
+    return [project / ".claude" / "settings.json", project / ".mcp.json"]
+
+
+def test_without_the_scripts_on_path_a_committed_portable_wiring_is_left_alone(project: Path, tmp_path: Path):
+    shared = _committed_portable(project, tmp_path)
+    before = [p.read_bytes() for p in shared]
+    proc = _install_as(hook_env(PATH="/nonexistent"), "install", project=project, home=tmp_path / "bob")
+    assert proc.returncode == 0, proc.stderr
+    assert [p.read_bytes() for p in shared] == before
+    assert "already up to date" in proc.stdout
+    assert "not on PATH here" in proc.stderr and "--local" in proc.stderr and "team's" in proc.stderr
+
+
+def test_replacing_our_commands_keeps_the_order_of_events_and_groups():
+    old = '"/home/bob/venv/bin/context-keeper-hook" {}'
+    settings = {"hooks": {}}
+    for event, matcher, ours, timeout in install.CLAUDE_HOOKS:
+        group = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": old.format(ours), "timeout": timeout}]
+        settings["hooks"].setdefault(event, []).append(group)
+    settings["hooks"]["PreCompact"][0]["hooks"].insert(0, {"type": "command", "command": "./mine.sh"})
+    desired = [(e, m, f"context-keeper-hook {ours}", t) for e, m, ours, t in install.CLAUDE_HOOKS]
+    merged = install.merge_claude_hooks(settings, desired)
+    assert list(merged["hooks"]) == list(settings["hooks"])
+    for event, groups in settings["hooks"].items():
+        assert [g.get("matcher") for g in merged["hooks"][event]] == [g.get("matcher") for g in groups]
+    assert merged["hooks"]["PreCompact"][0]["hooks"] == [
+        {"type": "command", "command": "./mine.sh"},
+        {"type": "command", "command": "context-keeper-hook pre-compact", "timeout": 60}]
+    assert install.merge_claude_hooks(merged, desired) == merged
+
+
+def test_local_install_beside_committed_portable_hooks_not_runnable_here_keeps_the_team_s_wiring(
+        project: Path, tmp_path: Path):
+    _committed_portable(project, tmp_path)
+    proc = _install_as(hook_env(PATH="/nonexistent"), "install", "--local", project=project, home=tmp_path / "bob")
+    assert proc.returncode == 0, proc.stderr
+    assert "not on PATH here" in proc.stderr and "it is the team's" in proc.stderr
+    assert "(without --local)" not in proc.stderr and "would run twice" not in proc.stderr.split("Once")[0]
