@@ -904,7 +904,7 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
         scope = "user" if args.user else "local"
         where = "for all projects" if args.user else "for this project on this machine only (kept out of git)"
         print(f"Register the server {where} with:\n  claude mcp add -s {scope} {SERVER_NAME} -- {' '.join(words)}")
-        note = _committed_wiring_note(project, "--local") if local else None
+        note = _committed_wiring_note(project, "--user" if args.user else "--local")
         if note:
             sys.stderr.write(note + "\n")
     return 0
@@ -912,7 +912,7 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
 
 def _committed_wiring_note(project: Path, option: str) -> str | None:
     """What to say when the project's own ``.claude/settings.json`` wires our hooks beside the
-    ones ``install --local`` just wrote. Claude Code merges only identical commands,
+    ones ``install --local`` / ``--user`` just wrote. Claude Code merges only identical commands,
     so both would run (the session-start summary injected twice) — unless the committed ones are
     the portable form and this machine has no ``context-keeper-hook`` on PATH, when they fail
     here and the new ones are the only ones that work. Either way the committed file is the
@@ -923,12 +923,17 @@ def _committed_wiring_note(project: Path, option: str) -> str | None:
         return None
     program = PORTABLE_PROGRAMS["claude-hooks"]
     portable = all(c.strip().startswith(program + " ") for c in ours)
-    where = "this machine's settings.local.json"
+    where = "this machine's settings.local.json" if option == "--local" else "your user-level settings"
     if portable and not shutil.which(program):
         return (f"note: {shared} wires context-keeper hooks as `{program} <event>`, which is not on PATH here, so "
                 f"on this machine they fail and the hooks in {where} are the ones that run. Leave {shared.name} "
                 f"as it is: it is the team's. Once context-keeper is on PATH the committed hooks work; then run "
                 f"`context-keeper uninstall {option}`, or each would run twice")
+    if option == "--user":
+        return (f"note: {shared} wires context-keeper hooks too, so in this project each would run twice (the "
+                "session-start summary injected twice). User-level hooks suit projects that do not wire them "
+                "(`context-keeper uninstall --user` removes them again); leave that file alone if it is the team's, "
+                "and if its hooks are yours alone, `context-keeper uninstall` (without --user) removes them")
     if portable:
         return (f"note: {shared} wires context-keeper hooks too (the team's portable commands, which run here), "
                 "so each would run twice; the committed ones already cover this machine: "

@@ -653,3 +653,14 @@ def test_local_install_beside_committed_portable_hooks_not_runnable_here_keeps_t
     assert proc.returncode == 0, proc.stderr
     assert "not on PATH here" in proc.stderr and "it is the team's" in proc.stderr
     assert "(without --local)" not in proc.stderr and "would run twice" not in proc.stderr.split("Once")[0]
+
+
+def test_user_install_warns_when_the_committed_settings_wire_the_hooks_too(project: Path, tmp_path: Path):
+    _install_as(hook_env(), "install", project=project, home=tmp_path / "home")
+    proc = _install_as(hook_env(), "install", "--user", project=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    assert "would run twice" in proc.stderr and "session-start summary injected twice" in proc.stderr
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    proc = _install_as(hook_env(), "install", "--user", project=other, home=tmp_path / "home2")
+    assert proc.returncode == 0 and "would run twice" not in proc.stderr
