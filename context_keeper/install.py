@@ -55,7 +55,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +198,44 @@ def is_our_command(command: Any, project: Path | None = None) -> bool:
             pass
         return any(marker in norm for marker in _OUR_MARKERS)
     return False
+
+
+def unconfirmed_old_hooks(settings: dict[str, Any], project: Path | None = None) -> list[tuple[str, str]]:
+    """``(event, command)`` of each hook that runs a file with one of our hook names from a
+    ``hooks/`` folder but could not be confirmed as ours (the path does not exist here and has no
+    context-keeper marker in it): a 0.x wiring from a teammate's checkout, or the user's own
+    script with the same name. Install leaves these, so it names them."""
+    out = []
+    hooks = settings.get("hooks")
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+        for group in groups if isinstance(groups, list) else ():
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else ():
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if (isinstance(command, str) and _names_missing_hook_file(command, project)
+                        and not is_our_command(command, project)):
+                    out.append((event, command))
+    return out
+
+
+def _names_missing_hook_file(command: str, project: Path | None) -> bool:
+    """Does ``command`` run a ``hooks/<one of our names>`` file that does not exist here? (One that
+    exists was read for our markers by ``is_our_command``: without them it is the user's.)"""
+    named = False
+    for token in command.replace("'", '"').split('"') + command.split():  # quoted parts, then words
+        norm = token.strip().strip('"').replace("\\", "/")
+        if norm.rsplit("/", 1)[-1] not in _OUR_NAMES or "hooks/" not in norm:
+            continue
+        named = True
+        for var in ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "%CLAUDE_PROJECT_DIR%"):
+            if var in norm and project is not None:
+                norm = norm.replace(var, str(project))
+        try:
+            if Path(norm).is_file():
+                return False
+        except OSError:
+            continue
+    return named
 
 
 # ------------------------------------------------------------------ merging
@@ -496,6 +534,7 @@ class Change:
     after: str | None  # None: delete the file
     backup_as: Path | None = None  # the backup is named after this path; None: beside ``path``
     note: str = ""  # what to tell the person about this file beside the change itself
+    warnings: list[str] = field(default_factory=list)  # "note: ..." lines for stderr
 
     @property
     def changed(self) -> bool:
@@ -718,7 +757,13 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
         chosen = target_style(style, target)
         if target.kind == "claude-hooks":
             desired = [] if remove else _desired_hooks(chosen, project, user)
-            changes.append(_json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project), remove=remove))
+            change = _json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project), remove=remove)
+            if not remove and change.after is not None:
+                change.warnings = [
+                    f"note: left `{command}` ({event}) in {target.path}: it has one of context-keeper's old hook "
+                    "names but could not be confirmed as ours (its path does not exist here); remove it if it is"
+                    for event, command in unconfirmed_old_hooks(_load_json(target.path, change.after), project)]
+            changes.append(change)
         elif target.kind == "json-servers":
             spec = client_server_spec(client, chosen, project, user)
             change = _json_change(target.path, lambda d, s=spec, k=target.key: merge_server(d, k, s, remove=remove),
@@ -882,6 +927,7 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
                            local=local):
             if change.note:
                 print(change.note)
+            notes += change.warnings
             if not change.changed:
                 if not change.note:
                     print(f"{change.path}: {'nothing of ours to remove' if remove else 'already up to date'}")

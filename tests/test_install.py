@@ -664,3 +664,25 @@ def test_user_install_warns_when_the_committed_settings_wire_the_hooks_too(proje
     other.mkdir()
     proc = _install_as(hook_env(), "install", "--user", project=other, home=tmp_path / "home2")
     assert proc.returncode == 0 and "would run twice" not in proc.stderr
+
+
+def test_an_old_hook_name_that_cannot_be_confirmed_as_ours_is_left_with_a_note(project: Path, tmp_path: Path):
+    dave = "python3 /Users/dave/src/ck/hooks/pre_compact.py"
+    project_hook = "python3 $CLAUDE_PROJECT_DIR/.claude/hooks/post_compact.py"
+    _write(project / ".claude" / "settings.json", {"hooks": {
+        "PreCompact": [{"hooks": [{"type": "command", "command": dave}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": project_hook}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}})
+    proc = _install_as(hook_env(), "install", project=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    commands = _commands(json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8")))
+    assert ("PreCompact", dave) in commands and ("Stop", project_hook) in commands  # could be the user's own
+    for event, command in (("PreCompact", dave), ("Stop", project_hook)):
+        assert f"left `{command}` ({event})" in proc.stderr
+    assert "could not be confirmed as ours" in proc.stderr and "remove it if it is" in proc.stderr
+    assert "guard.sh" not in proc.stderr
+    mine = project / ".claude" / "hooks" / "post_compact.py"  # the user's own script of that name
+    mine.parent.mkdir(parents=True)
+    mine.write_text("print('my own')\n", encoding="utf-8")
+    proc = _install_as(hook_env(), "install", project=project, home=tmp_path / "home")
+    assert "(PreCompact)" in proc.stderr and "(Stop)" not in proc.stderr
