@@ -535,6 +535,7 @@ class Change:
     backup_as: Path | None = None  # the backup is named after this path; None: beside ``path``
     note: str = ""  # what to tell the person about this file beside the change itself
     warnings: list[str] = field(default_factory=list)  # "note: ..." lines for stderr
+    shared: bool = False  # a project file a team commits
 
     @property
     def changed(self) -> bool:
@@ -786,6 +787,7 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
             changes.append(Change(target.path, before, after if (after or before is not None) else None,
                                   note=_kept_note(target.path, f"mcp_servers.{SERVER_NAME}", kept)))
         changes[-1].backup_as = backup_base(target.path, project, home, target.in_project)
+        changes[-1].shared = target.shared
     return changes
 
 
@@ -934,11 +936,15 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
                 continue
             if args.dry_run:
                 sys.stdout.write(change.diff() or f"{change.path}: would be removed\n")
+                if remove and change.shared:
+                    notes.append(_shared_removal_note(change.path, client, project))
                 continue
             change.path.parent.mkdir(parents=True, exist_ok=True)
             backup = apply(change)
             verb = "removed context-keeper from" if remove else "updated"
             print(f"{verb} {change.path}" + (f" (backup: {_shown(backup, project)})" if backup else ""))
+            if remove and change.shared:
+                notes.append(_shared_removal_note(change.path, client, project))
             if local and not remove and _git_would_commit(change.path):
                 notes.append(f"note: git does not ignore {change.path}; add `.claude/settings.local.json` to "
                              ".gitignore (or .git/info/exclude) so its machine-specific paths stay out of commits")
@@ -953,7 +959,22 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
         note = _committed_wiring_note(project, "--user" if args.user else "--local")
         if note:
             sys.stderr.write(note + "\n")
+    if remove and args.client == "claude" and (args.user or local) and not args.dry_run:
+        # The counterpart of the `claude mcp add` line install printed: that registration lives in
+        # Claude Code's own config, which uninstall does not edit.
+        print(f"If you registered the server with `claude mcp add -s {'user' if args.user else 'local'}`, remove "
+              f"it with:\n  claude mcp remove -s {'user' if args.user else 'local'} {SERVER_NAME}")
     return 0
+
+
+def _shared_removal_note(path: Path, client: str, project: Path) -> str:
+    """Uninstall from a file a team commits removes the wiring for everyone once it is pushed."""
+    alone = ("`context-keeper uninstall --local` (or `--user`) removes only the wiring you added for yourself"
+             if client == "claude" else "`--user` removes only your user-level entry")
+    return (f"note: {path} is a project file a team commits: once pushed, this removes context-keeper for the whole "
+            f"team. To opt out alone, restore it (`git checkout -- {_shown(path, project)}` in {project}); {alone}"
+            + ("; Claude Code's `disabledMcpjsonServers` in .claude/settings.local.json turns off a server of "
+               ".mcp.json for you alone" if client == "claude" and path.name == ".mcp.json" else ""))
 
 
 def _committed_wiring_note(project: Path, option: str) -> str | None:

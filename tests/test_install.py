@@ -686,3 +686,24 @@ def test_an_old_hook_name_that_cannot_be_confirmed_as_ours_is_left_with_a_note(p
     mine.write_text("print('my own')\n", encoding="utf-8")
     proc = _install_as(hook_env(), "install", project=project, home=tmp_path / "home")
     assert "(PreCompact)" in proc.stderr and "(Stop)" not in proc.stderr
+
+
+def test_uninstall_from_the_committed_files_says_it_removes_them_for_the_team(project: Path, tmp_path: Path):
+    _install_as(hook_env(), "install", project=project, home=tmp_path / "home")
+    proc = _install_as(hook_env(), "uninstall", project=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    for name in ("settings.json", ".mcp.json"):
+        assert f"{name} is a project file a team commits" in proc.stderr
+    assert "for the whole team" in proc.stderr and "uninstall --local" in proc.stderr
+    assert "claude mcp remove" not in proc.stdout
+
+
+@pytest.mark.parametrize("scope,args", [("user", ("--user",)), ("local", ("--local",))])
+def test_uninstall_of_personal_wiring_prints_the_claude_mcp_remove_line(project: Path, tmp_path: Path, scope, args):
+    home = tmp_path / "home"
+    added = _install_as(hook_env(), "install", *args, project=project, home=home)
+    assert f"claude mcp add -s {scope} context-keeper" in added.stdout
+    proc = _install_as(hook_env(), "uninstall", *args, project=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert f"claude mcp remove -s {scope} context-keeper" in proc.stdout
+    assert "for the whole team" not in proc.stderr
