@@ -7,8 +7,8 @@ which holds a cross-process ``filelock`` on ``.context/.lock`` and works on the 
 disk at that moment (confirmed by content, not only by the stamp).
 
 The raw items of a file are kept alongside the normalised entries: a rewrite reproduces every
-item it did not change as the same JSON value, unknown fields included, and a malformed item
-byte for byte as it was written. Every successful write also leaves a copy of the new file in
+item it did not change byte for byte as it was written (a teammate's hand formatting, unknown
+fields, a malformed item), and lays out only the items it adds or changes. Every successful write also leaves a copy of the new file in
 ``.context/.last-good/`` for ``context-keeper doctor --fix`` to restore after a bad hand edit.
 """
 
@@ -95,14 +95,13 @@ class FileState:
     highest number the items' history links (superseded_by, supersedes) name; ``error`` when the file does not
     parse; ``digest`` of the bytes on disk (confirms the cache under the lock); ``scrub`` the file
     has \\uD800-style escapes; ``data`` the bytes this process last wrote (in parts, for cheap
-    appends); ``source``/``source_canonical`` the parsed text, split into per-item chunks only
-    when a write needs them, and whether it is laid out exactly as this tool writes it.
+    appends); ``source`` the parsed text, split into per-item chunks only when a write needs them.
 
     A plain class, not a dataclass: the hooks import this module on their cold path.
     """
 
     _FIELDS = ("kind", "path", "stamp", "raw", "chunks", "entries_by_id", "positions", "item_problems",
-               "max_number", "link_max", "error", "digest", "scrub", "data", "source", "source_canonical")
+               "max_number", "link_max", "error", "digest", "scrub", "data", "source")
     __slots__ = (*_FIELDS, "_entries")
 
     def __init__(
@@ -122,7 +121,6 @@ class FileState:
         scrub: bool = False,
         data: tuple[bytes, ...] | None = None,
         source: str | None = None,
-        source_canonical: bool = False,
     ) -> None:
         self.kind, self.path, self.stamp, self.raw, self.chunks = kind, path, stamp, raw, chunks
         self.entries_by_id = {} if entries_by_id is None else entries_by_id
@@ -130,7 +128,7 @@ class FileState:
         self.item_problems = {} if item_problems is None else item_problems
         self.max_number, self.error, self.digest, self.scrub = max_number, error, digest, scrub
         self.link_max = {} if link_max is None else link_max
-        self.data, self.source, self.source_canonical = data, source, source_canonical
+        self.data, self.source = data, source
         self._entries: tuple[dict, ...] | None = None
 
     def replace(self, **changes: Any) -> FileState:
@@ -252,22 +250,13 @@ def _build_state(
     path: Path,
     stamp: Stamp | None,
     raw: list,
-    chunks: list | None = None,
     digest: bytes | None = None,
     scrub: bool = False,
-    canonical: bool = False,
 ) -> FileState:
     builder = _Builder(kind, path)
     builder.scrub = scrub
-    for index, item in enumerate(raw):
-        builder.append(item, chunks[index] if chunks else None)
-    # Well-formed items are laid out the one canonical way on the next write (stable diffs) —
-    # already true of a file this tool wrote (``canonical``), so its text is reused as is; an
-    # item with a problem keeps its source text exactly, for the person fixing it by hand.
-    if not canonical:
-        for index in range(len(builder.chunks)):
-            if index not in builder.problems:
-                builder.chunks[index] = None
+    for item in raw:
+        builder.append(item)
     return builder.state(stamp, digest)
 
 
@@ -346,10 +335,10 @@ def _parse_file(
         found = type(data_value).__name__
         err = CorruptStoreFile(str(path), 1, 1, f"expected a JSON array of entries, found a {found}")
         return FileState(kind, path, stamp, error=err, digest=digest)
-    canonical = digest == own_digest
-    state = _build_state(kind, path, stamp, data_value, None, digest, bool(_SURROGATE_ESCAPE.search(text)))
-    parts = (data[:-3], _CLOSE) if canonical and data.endswith(_CLOSE) and data_value else None
-    return state.replace(source=text, source_canonical=canonical, data=parts)
+    state = _build_state(kind, path, stamp, data_value, digest, bool(_SURROGATE_ESCAPE.search(text)))
+    # Only bytes this tool wrote are known to end the way an append expects.
+    parts = (data[:-3], _CLOSE) if digest == own_digest and data.endswith(_CLOSE) and data_value else None
+    return state.replace(source=text, data=parts)
 
 
 def random_suffix() -> str:
@@ -430,19 +419,26 @@ class FileTxn:
         self._only_appended = False
 
     def _materialize_chunks(self) -> None:
-        """Give unchanged items their source text where it must be kept: every item of a file
-        this tool wrote (reused as is), and items with a problem (kept byte for byte)."""
+        """Give every unchanged item its source text, so a write changes only the items it
+        touched: a teammate's hand formatting that came in with a pull is not reflowed (a diff
+        and a merge conflict in entries nobody changed), and an item with a problem is kept
+        byte for byte for the person fixing it."""
         base = self._base
-        if base.source is None or (not base.source_canonical and not base.item_problems):
+        if base.source is None:
             return
         split = _split_array(base.source)
         if split is None or len(split[1]) != len(base.raw):
             return
         builder = self._builder
+        crlf = "\r" in base.source
         for index, chunk in enumerate(split[1]):
             if index >= len(builder.raw) or builder.chunks[index] is not None:
                 continue
-            if builder.raw[index] is base.raw[index] and (base.source_canonical or index in base.item_problems):
+            if builder.raw[index] is base.raw[index]:
+                if crlf and index not in base.item_problems:
+                    # The items written around it end lines with "\n": one style per file. A raw
+                    # CR can only be whitespace between tokens (JSON strings escape it).
+                    chunk = chunk.replace("\r\n", "\n")
                 builder.chunks[index] = chunk
 
     def items(self) -> list[tuple[Any, str | None]]:

@@ -80,11 +80,59 @@ def test_files_are_utf8_and_pretty_printed(svc, legacy):
     assert json.loads(raw) == read_json(legacy / ".context" / "constraints.json")
 
 
-def test_written_file_is_byte_identical_to_a_plain_json_dump(svc, legacy):
-    svc.update_entry("dec-002", {"tags": ["workers"]})
+def _items(path: Path) -> list[str]:
+    from context_keeper.store import _split_array
+
+    return _split_array(path.read_text(encoding="utf-8"))[1]
+
+
+def test_an_update_lays_out_only_the_changed_entry(svc, legacy):
     path = legacy / ".context" / "decisions.json"
-    data = read_json(path)
-    assert path.read_text(encoding="utf-8") == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    before = _items(path)
+    svc.update_entry("dec-002", {"tags": ["workers"]})
+    after = _items(path)
+    assert after[:2] == before[:2]  # hand-formatted ("tags": ["storage"] on one line), untouched
+    changed = read_json(path)[2]
+    assert after[2] == "  " + json.dumps(changed, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+    assert after[3:] == before[3:]
+
+
+def _record(svc: Service, n: int) -> str:
+    return svc.record("decision", {
+        "summary": f"Decision number {n} about the tile renderer",
+        "problem": "A problem statement that is long enough to pass the minimum length check.",
+        "why_chosen": "A reason that is long enough to pass the minimum length check for why_chosen, surely.",
+    })["id"]
+
+
+def test_a_record_after_a_pulled_hand_edit_keeps_the_other_entries_bytes(tmp_path):
+    # A teammate puts an entry's tags on one line by hand and the change arrives with a pull:
+    # the file is no longer the one this process wrote. The next record must not reflow it.
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path)})
+    svc.init_project(str(tmp_path))
+    first = _record(svc, 1)
+    svc.update_entry(first, {"tags": ["logging", "observability"]})
+    _record(svc, 2)
+    path = tmp_path / ".context" / "decisions.json"
+    text = path.read_text(encoding="utf-8")
+    edited = text.replace('"tags": [\n      "logging",\n      "observability"\n    ]', '"tags": ["logging", "observability"]')
+    assert edited != text
+    path.write_text(edited, encoding="utf-8")
+    before = _items(path)
+    _record(svc, 3)
+    after = _items(path)
+    assert after[:len(before)] == before
+    assert len(after) == len(before) + 1
+
+
+def test_kept_entries_of_a_crlf_file_get_the_files_one_line_end(svc, legacy):
+    path = legacy / ".context" / "decisions.json"
+    source = path.read_text(encoding="utf-8")
+    path.write_bytes(source.replace("\n", "\r\n").encode("utf-8"))
+    _record(svc, 3)
+    written = path.read_text(encoding="utf-8")
+    assert "\r" not in written
+    assert written.startswith(source.removesuffix("\n]\n"))  # every old entry as it was, in LF
 
 
 def test_appends_keep_the_file_byte_identical_to_a_plain_json_dump(svc, legacy):
