@@ -1,7 +1,8 @@
 """``context-keeper doctor [--fix]``: find what is wrong with a project's store, repair what is safe.
 
 Checks: ``.context`` (or a store file) being a symlink that leads out of the project; store
-files that do not parse (file, line, column); malformed entries; duplicate ids; ids that
+files that do not parse (file, line, column); malformed entries; entries with a key written
+twice (both sides of a merge kept in one object: an error); duplicate ids; ids that
 differ only in zero padding or suffix case (``dec-5``, ``dec-005``); dangling
 ``related_to`` / ``superseded_by`` / ``supersedes`` links, and history links whose two ends
 disagree; constraint scopes that match no file
@@ -161,6 +162,16 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
     duplicates = _duplicates(store, kind)
     suggested = _suggested_ids(state, duplicates)
     for index, problems in sorted(state.item_problems.items()):
+        if state.repeats_keys(index):
+            findings.append(Finding(
+                ERROR, "repeated_keys",
+                f"{'; '.join(problems)}. Tools do not see this entry, so what it records is missing from "
+                "every answer. Keeping both sides of a merge conflict in one object does this: split it by "
+                f"hand in .context/{name} into one object per side, give the second its own id "
+                f"({_free_id(state)} is free) and fix any link meant for it; then run `context-keeper doctor` again",
+                file=name,
+            ))
+            continue
         for problem in problems:
             item = state.raw[index]
             if isinstance(item, dict) and model.parse_id(item.get("id")) is None:
@@ -244,13 +255,18 @@ def _id_finding(kind: Kind, index: int, item: dict, suggested: str) -> Finding:
                    f"as written). {remedy}", file=name)
 
 
+def _free_id(state: Any) -> str:
+    """The id the next record would get (above every id and history link of the file)."""
+    return model.format_id(state.kind, next_number(state.max_number, state.link_max, state.kind))
+
+
 def _duplicates(store: Store, kind: Kind) -> dict[int, bool]:
     """raw index of each later duplicate -> whether it equals the first item with that id."""
     state = store.state(kind)
     first: dict[str, Any] = {}
     out: dict[int, bool] = {}
     for index, item in enumerate(state.raw):
-        if not isinstance(item, dict) or model.parse_id(item.get("id")) is None:
+        if not isinstance(item, dict) or model.parse_id(item.get("id")) is None or state.repeats_keys(index):
             continue
         key = item["id"].strip()
         if key in first:
@@ -727,9 +743,13 @@ def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
         for item, chunk in items:
             entry_id = item.get("id") if isinstance(item, dict) else None
             key = entry_id.strip() if isinstance(entry_id, str) and model.parse_id(entry_id) else None
-            if key is None and _needs_id(kind, item):
+            if ftxn.repeats_keys(item):
+                # Parsed, it lacks the values its repeated keys shadow: neither compared, dropped
+                # nor renumbered (which would write it back without them). A person splits it.
+                key = None
+            elif key is None and _needs_id(kind, item):
                 renumber.append(len(kept))
-            elif key is not None and key in first:
+            if key is not None and key in first:
                 if item == kept[first[key]][0]:
                     done.append(f"{kind.filename}: dropped an exact repeat of {key}")
                     continue

@@ -46,6 +46,7 @@ Stamp = tuple[int, int, int, int]
 _WS = re.compile(r"[ \t\n\r]*")
 _BOM = "\ufeff"
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],]', re.S)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -95,13 +96,14 @@ class FileState:
     highest number the items' history links (superseded_by, supersedes) name; ``error`` when the file does not
     parse; ``digest`` of the bytes on disk (confirms the cache under the lock); ``scrub`` the file
     has \\uD800-style escapes; ``data`` the bytes this process last wrote (in parts, for cheap
-    appends); ``source`` the parsed text, split into per-item chunks only when a write needs them.
+    appends); ``source`` the parsed text, split into per-item chunks only when a write needs them;
+    ``repeated`` id(item) -> (item, problems) for items with a key written twice in one object.
 
     A plain class, not a dataclass: the hooks import this module on their cold path.
     """
 
     _FIELDS = ("kind", "path", "stamp", "raw", "chunks", "entries_by_id", "positions", "item_problems",
-               "max_number", "link_max", "error", "digest", "scrub", "data", "source")
+               "max_number", "link_max", "error", "digest", "scrub", "data", "source", "repeated")
     __slots__ = (*_FIELDS, "_entries")
 
     def __init__(
@@ -121,6 +123,7 @@ class FileState:
         scrub: bool = False,
         data: tuple[bytes, ...] | None = None,
         source: str | None = None,
+        repeated: dict[int, tuple[Any, tuple[str, ...]]] | None = None,
     ) -> None:
         self.kind, self.path, self.stamp, self.raw, self.chunks = kind, path, stamp, raw, chunks
         self.entries_by_id = {} if entries_by_id is None else entries_by_id
@@ -129,6 +132,7 @@ class FileState:
         self.max_number, self.error, self.digest, self.scrub = max_number, error, digest, scrub
         self.link_max = {} if link_max is None else link_max
         self.data, self.source = data, source
+        self.repeated = {} if repeated is None else repeated
         self._entries: tuple[dict, ...] | None = None
 
     def replace(self, **changes: Any) -> FileState:
@@ -145,6 +149,17 @@ class FileState:
     @property
     def problems(self) -> tuple[str, ...]:
         return tuple(p for index in sorted(self.item_problems) for p in self.item_problems[index])
+
+    def repeats_keys(self, index: int) -> bool:
+        """Whether raw item ``index`` has a key written twice in one object (see ``_repeated_keys``)."""
+        return id(self.raw[index]) in self.repeated
+
+    def problems_of(self, entry_id: str) -> tuple[str, ...]:
+        """The problems of the items that carry ``entry_id`` (why such an id is not usable)."""
+        return tuple(p for index in sorted(self.item_problems)
+                     if isinstance(self.raw[index], dict) and isinstance(self.raw[index].get("id"), str)
+                     and self.raw[index]["id"].strip() == entry_id.strip()
+                     for p in self.item_problems[index])
 
 
 def _scrub(value: Any) -> tuple[Any, bool]:
@@ -206,9 +221,15 @@ class _Builder:
         self.max_number = base.max_number if base else 0
         self.link_max = dict(base.link_max) if base else {}
         self.scrub = base.scrub if base else False
+        self.repeated = dict(base.repeated) if base else {}
 
     def _admit(self, index: int, item: Any) -> None:
         entry, problems = model.read_entry(self.kind, item)
+        held = self.repeated.get(id(item))
+        if held is not None and held[0] is item:
+            # Only the last of each repeated key was parsed: the entry shown (or updated and
+            # written back) would silently drop the other values, so it is skipped instead.
+            entry, problems = None, [*held[1], *problems]
         if self.scrub and entry is not None:
             entry, replaced = _scrub(entry)
             if replaced:
@@ -242,7 +263,7 @@ class _Builder:
     def state(self, stamp: Stamp | None, digest: bytes | None = None, data: tuple[bytes, ...] | None = None) -> FileState:
         return FileState(self.kind, self.path, stamp, tuple(self.raw), tuple(self.chunks), dict(self.entries),
                          dict(self.positions), dict(self.problems), self.max_number, dict(self.link_max), digest=digest, scrub=self.scrub,
-                         data=data)
+                         data=data, repeated=dict(self.repeated))
 
 
 def _build_state(
@@ -252,12 +273,64 @@ def _build_state(
     raw: list,
     digest: bytes | None = None,
     scrub: bool = False,
+    repeated: dict[int, list[str]] | None = None,
 ) -> FileState:
     builder = _Builder(kind, path)
     builder.scrub = scrub
+    for index, problems in (repeated or {}).items():
+        builder.repeated[id(raw[index])] = (raw[index], tuple(problems))  # the item itself held: its id stays unique
     for item in raw:
         builder.append(item)
     return builder.state(stamp, digest)
+
+
+def _repeated_keys(text: str) -> dict[int, list[tuple[str, int, int]]]:
+    """Top-level item index -> (key, offset of its first use, offset of the repeat) for each key
+    written twice in one object of that item. ``text`` must parse as a JSON array.
+
+    Keeping both sides of a merge conflict inside one entry ("accept both") writes ``summary``,
+    ``problem``... twice; a JSON parser keeps the last of each without a word.
+    """
+    found: dict[int, list[tuple[str, int, int]]] = {}
+    stack: list[dict[str, int] | None] = []  # per open container: its keys so far, None for an array
+    item, expect_key = 0, False
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        mark = token[0]
+        if mark == '"':
+            if expect_key:
+                key, seen = json.loads(token), stack[-1]
+                if key in seen:
+                    found.setdefault(item, []).append((key, seen[key], match.start()))
+                else:
+                    seen[key] = match.start()
+                expect_key = False
+        elif mark == "{":
+            stack.append({})
+            expect_key = True
+        elif mark == "[":
+            stack.append(None)
+        elif mark in "}]":
+            stack.pop()
+            expect_key = False
+        else:  # ","
+            if len(stack) == 1:
+                item += 1
+            expect_key = stack[-1] is not None
+    return found
+
+
+def _repeated_key_problems(text: str, raw: list) -> dict[int, list[str]]:
+    problems = {}
+    for index, repeats in _repeated_keys(text).items():
+        item = raw[index]
+        entry_id = item.get("id") if isinstance(item, dict) else None
+        name = entry_id.strip() if isinstance(entry_id, str) and entry_id.strip() else "the item"
+        where = ", ".join(f"{key!r} (lines {text.count(chr(10), 0, first) + 1} and {text.count(chr(10), 0, again) + 1})"
+                          for key, first, again in repeats)
+        problems[index] = [f"{name} has keys written twice in one object: {where}; only the last of each would "
+                           "be read, so the entry is skipped (and kept as written) until it is split"]
+    return problems
 
 
 def _split_array(text: str) -> tuple[list, list[str]] | None:
@@ -326,8 +399,16 @@ def _parse_file(
         # the last good copy, so it is refused like any other unparsable file.
         detail = "the file is empty (expected a JSON array; write [] for an empty store)"
         return FileState(kind, path, stamp, error=CorruptStoreFile(str(path), 1, 1, detail), digest=digest)
+    repeats: list[bool] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict:
+        obj = dict(items)
+        if len(obj) != len(items):
+            repeats.append(True)
+        return obj
+
     try:
-        data_value = json.loads(text)
+        data_value = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         err = CorruptStoreFile(str(path), exc.lineno, exc.colno, exc.msg)
         return FileState(kind, path, stamp, error=err, digest=digest)
@@ -335,7 +416,8 @@ def _parse_file(
         found = type(data_value).__name__
         err = CorruptStoreFile(str(path), 1, 1, f"expected a JSON array of entries, found a {found}")
         return FileState(kind, path, stamp, error=err, digest=digest)
-    state = _build_state(kind, path, stamp, data_value, digest, bool(_SURROGATE_ESCAPE.search(text)))
+    repeated = _repeated_key_problems(text, data_value) if repeats else None
+    state = _build_state(kind, path, stamp, data_value, digest, bool(_SURROGATE_ESCAPE.search(text)), repeated)
     # Only bytes this tool wrote are known to end the way an append expects.
     parts = (data[:-3], _CLOSE) if digest == own_digest and data.endswith(_CLOSE) and data_value else None
     return state.replace(source=text, data=parts)
@@ -352,6 +434,15 @@ def next_number(max_number: int, link_max: dict[str, int], kind: Kind) -> int:
     if linked < _MAX_ID_NUMBER:  # a link to dec-999999999 must not push ids past the 9-digit format
         max_number = max(max_number, linked)
     return max_number + 1
+
+
+def _not_usable(state: FileState, entry_id: str) -> NotFound | None:
+    """The error for an id that only a skipped (malformed) item carries: says why, not just "no entry"."""
+    problems = state.problems_of(entry_id)
+    if not problems:
+        return None
+    return NotFound(f"{entry_id.strip()} is in .context/{state.path.name} but cannot be used: {'; '.join(problems)}. "
+                    "Fix the item by hand; `context-keeper doctor` says how")
 
 
 def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
@@ -383,8 +474,13 @@ class FileTxn:
     def require(self, entry_id: str) -> dict:
         entry = self.get(entry_id)
         if entry is None:
-            raise NotFound(f"no {self.kind.name} with id {entry_id!r} in {self._path.name}")
+            raise _not_usable(self._base, entry_id) or NotFound(f"no {self.kind.name} with id {entry_id!r} in {self._path.name}")
         return entry
+
+    def repeats_keys(self, item: Any) -> bool:
+        """Whether ``item`` (from ``items()``) has a key written twice: only its source text is whole."""
+        held = self._builder.repeated.get(id(item))
+        return held is not None and held[0] is item
 
     def raw_item(self, entry_id: str) -> dict:
         """A copy of the stored item, to change and hand back through ``put``. Its id is the one
@@ -450,6 +546,7 @@ class FileTxn:
         """Rewrite the whole item list (for repairs such as dropping an exact duplicate)."""
         builder = _Builder(self.kind, self._path)
         builder.scrub = self._builder.scrub
+        builder.repeated = self._builder.repeated
         for item, chunk in items:
             builder.append(item, chunk)
         self._builder = builder
@@ -561,7 +658,7 @@ class Store:
             raise state.error
         entry = state.entries_by_id.get(entry_id.strip())
         if entry is None:
-            raise NotFound(
+            raise _not_usable(state, entry_id) or NotFound(
                 f"no entry with id {entry_id!r}; use query_entries or get_context to find the right id"
             )
         return kind, entry
