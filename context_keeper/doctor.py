@@ -131,6 +131,17 @@ def _check_context_dir(root: Path) -> list[Finding]:
 def _check_file(store: Store, kind: Kind) -> list[Finding]:
     state = store.state(kind)
     name = kind.filename
+    if state.error is not None and state.error.conflict:
+        err = state.error
+        return [Finding(
+            ERROR, "corrupt_file",
+            f"{name} has unresolved git merge conflict markers (<<<<<<< ======= >>>>>>>), the first at line "
+            f"{err.line}. Resolve the merge conflict: keep each side's entries as separate objects, each with "
+            "its own id, and delete the marker lines; then run `context-keeper doctor` again. Until then writes "
+            "to it are refused and reads use its last good copy where there is one, which lacks what the merge "
+            "brought. `doctor --fix` does not put that copy back: it would throw the merge away.",
+            file=name,
+        )]
     if state.error is not None:
         err = state.error
         good = _usable_backup(store, kind)
@@ -699,8 +710,8 @@ def _restore(store: Store, kind: Kind, now: datetime) -> str | None:
     path = store.path(kind)
     broken = path.read_bytes()
     error = parse_bytes(kind, path, broken).error
-    if error is None:
-        return None  # fixed by someone else meanwhile
+    if error is None or error.conflict:
+        return None  # fixed by someone else meanwhile, or a merge left unfinished since the check
     good = _usable_backup(store, kind)
     if good is None:
         return None

@@ -48,19 +48,27 @@ class StoreError(ContextKeeperError):
 class CorruptStoreFile(StoreError):
     """``str()`` speaks of a read; ``for_write()`` is the same error worded for a refused write."""
 
-    def __init__(self, path: str, line: int, column: int, detail: str, *, writing: bool = False) -> None:
+    def __init__(self, path: str, line: int, column: int, detail: str, *, writing: bool = False,
+                 conflict: bool = False) -> None:
         self.path = path
         self.line = line
         self.column = column
         self.detail = detail
         self.writing = writing
-        where = f"{path} does not parse ({detail} at line {line}, column {column})"
-        remedy = ("fix that position by hand (or run `context-keeper doctor --fix`, which restores the last "
-                  "good copy when that loses nothing)")
+        self.conflict = conflict  # git conflict markers at ``line``: a merge to finish, not a typo
+        if conflict:
+            # Not `doctor --fix`: putting the last good copy back would throw the merge away.
+            where = f"{path} has unresolved git merge conflict markers ({detail}, the first at line {line})"
+            remedy = ("resolve the merge conflict (keep each side's entries as separate objects, each with its own "
+                      "id, and delete the marker lines), then run `context-keeper doctor`")
+        else:
+            where = f"{path} does not parse ({detail} at line {line}, column {column})"
+            remedy = ("fix that position by hand (or run `context-keeper doctor --fix`, which restores the last "
+                      "good copy when that loses nothing)")
         if writing:
             super().__init__(f"{where}. Nothing was written to it; {remedy} and try again.")
         else:
             super().__init__(f"{where}, so its entries cannot be read; {remedy}.")
 
     def for_write(self) -> CorruptStoreFile:
-        return CorruptStoreFile(self.path, self.line, self.column, self.detail, writing=True)
+        return CorruptStoreFile(self.path, self.line, self.column, self.detail, writing=True, conflict=self.conflict)

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 from context_keeper import diversity, model
 from context_keeper.budget import chars_to_tokens, json_chars, shorten_entry
 from context_keeper.config import checked, number
-from context_keeper.errors import ContextKeeperError, InvalidInput
+from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput
 from context_keeper.model import CONSTRAINT, KINDS
 from context_keeper.scope import is_global, project_area
+from context_keeper.store import readable_entries
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -31,6 +32,11 @@ GUIDANCE_NOTHING = (
 GUIDANCE_FILTERED = (
     "Nothing recorded matches this question within the filters given ({filters}). Ask again "
     "without them before concluding that nothing is recorded."
+)
+GUIDANCE_UNREADABLE = (
+    "Nothing matches this question confidently, but {files} could not be read (see warnings), so "
+    "this answer may miss what is recorded there: do not conclude that nothing is recorded, and do "
+    "not record it again. Once the file is fixed (`context-keeper doctor` says how), ask again."
 )
 GUIDANCE_SCOPE_RULES = (
     "The items marked scope_rule are the constraints that cover the scope you gave: they hold for "
@@ -169,9 +175,13 @@ def get_context(
                    predecessors, rules)
     # The lexical signal alone: a rule added for the scope says nothing about the question.
     answer["top_relevance"] = round(result.top_relevance, 3) if text else None
+    unreadable = [s for s in store.all_states() if s.error is not None
+                  and (options.kinds is None or s.kind.name in options.kinds)]
     if text and result.top_relevance < threshold:
         answer["no_confident_match"] = True
-        if any(not r.get("scope_rule") for r in answer["results"]):
+        if unreadable:
+            answer["guidance"] = GUIDANCE_UNREADABLE.format(files=", ".join(s.path.name for s in unreadable))
+        elif any(not r.get("scope_rule") for r in answer["results"]):
             answer["guidance"] = GUIDANCE_NO_MATCH
         elif filters:
             answer["guidance"] = GUIDANCE_FILTERED.format(filters=", ".join(filters))
@@ -179,10 +189,16 @@ def get_context(
             answer["guidance"] = GUIDANCE_NOTHING
         if rules and any(r.get("scope_rule") for r in answer["results"]):
             answer["guidance"] += " " + GUIDANCE_SCOPE_RULES
-    warnings = service._warnings(store) + config_warnings
+    warnings = service._warnings(store) + config_warnings + _last_good_notes(store, unreadable)
     if warnings:
         answer["warnings"] = warnings
     return answer
+
+
+def _last_good_notes(store: Store, states: Sequence[Any]) -> list[str]:
+    return [f"{state.path.name}: its entries here come from its last good copy (.context/.last-good/), which "
+            "lacks whatever reached the file since context-keeper last wrote it (a pull, a merge, a hand edit)"
+            for state in states if readable_entries(store, state)[1]]
 
 
 def _scope_rules(store: Store, options: Any, admits: Callable[[str, str], bool]) -> list[Mapping[str, Any]]:
@@ -191,7 +207,7 @@ def _scope_rules(store: Store, options: Any, admits: Callable[[str, str], bool])
     summary, as the edit guard leaves them."""
     if options.kinds is not None and CONSTRAINT.name not in options.kinds:
         return []
-    rules = [entry for entry in store.state(CONSTRAINT).entries
+    rules = [entry for entry in readable_entries(store, store.state(CONSTRAINT))[0]
              if entry.get("status", "active") == "active" and not is_global(entry.get("scope"))
              and admits(CONSTRAINT.name, entry["id"])]
     rules.sort(key=lambda e: (e.get("hardness") != "absolute", model.id_sort_key(e["id"])))
@@ -229,8 +245,21 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
 
 
 def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
-    kind, entry = store.find(entry_id)
+    notes: list[str] = []
+    try:
+        kind, entry = store.find(entry_id)
+    except CorruptStoreFile as exc:
+        # As a ranked answer does: an id found there must be fetchable while the file is broken.
+        state = store.state(model.kind_of_id(entry_id))
+        entries, from_last_good = readable_entries(store, state)
+        found = [e for e in entries if e["id"] == entry_id.strip()] if from_last_good else []
+        if not found:
+            raise
+        kind, entry = state.kind, found[0]
+        notes = [str(exc), *_last_good_notes(store, [state])]
     answer: dict[str, Any] = {"type": kind.name, "entry": entry}
+    if notes:
+        answer["warnings"] = notes
     successor = entry.get("superseded_by")
     if successor:
         answer["replaced_by"] = _link_summary(store, successor)

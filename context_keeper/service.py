@@ -96,7 +96,10 @@ class Service:
             for kind in KINDS.values():
                 file_state = store.state(kind)
                 if state.stamps.get(kind.name, "never") != file_state.stamp:
-                    state.index.replace_kind(kind.name, (Doc(kind.name, e) for e in file_state.entries))
+                    # A file broken by a merge or a hand edit is searched in its last good copy, as
+                    # the summary shows it: an empty kind would read as "nothing recorded".
+                    entries, _ = readable_entries(store, file_state)
+                    state.index.replace_kind(kind.name, (Doc(kind.name, e) for e in entries))
                     state.stamps[kind.name] = file_state.stamp
         return state
 

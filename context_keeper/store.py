@@ -48,6 +48,7 @@ _BOM = "\ufeff"
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],]', re.S)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONFLICT_MARKER = re.compile(r"^(?:<{7}|\|{7}|={7}|>{7})(?:[ \t][^\n]*)?\r?$", re.M)
 
 
 def _warn(message: str, *args: Any) -> None:
@@ -410,7 +411,12 @@ def _parse_file(
     try:
         data_value = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
-        err = CorruptStoreFile(str(path), exc.lineno, exc.colno, exc.msg)
+        marker = _CONFLICT_MARKER.search(text)
+        if marker is not None:  # the parser's own message would only point near it
+            line = text.count("\n", 0, marker.start()) + 1
+            err = CorruptStoreFile(str(path), line, 1, "<<<<<<< ======= >>>>>>>", conflict=True)
+        else:
+            err = CorruptStoreFile(str(path), exc.lineno, exc.colno, exc.msg)
         return FileState(kind, path, stamp, error=err, digest=digest)
     if not isinstance(data_value, list):
         found = type(data_value).__name__

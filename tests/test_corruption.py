@@ -46,7 +46,8 @@ def test_a_write_to_a_corrupt_file_is_refused_naming_file_and_position(svc, corr
         svc.record("decision", DECISION_ARGS)
     err = info.value
     assert (err.path, err.line, err.column) == (str(path), 14, 1)
-    assert "decisions.json" in str(err) and "line 14, column 1" in str(err) and "doctor --fix" in str(err)
+    assert "decisions.json has unresolved git merge conflict markers" in str(err) and "the first at line 14" in str(err)
+    assert "resolve the merge conflict" in str(err) and "--fix" not in str(err)  # --fix would refuse
     assert path.read_bytes() == before
     assert not list((corrupt / ".context").glob(".*.tmp"))
 
@@ -60,8 +61,8 @@ def test_reads_of_a_corrupt_file_do_not_speak_of_a_refused_write(svc, corrupt):
         svc.get_context(id="dec-001")
     read_messages.append(str(info.value))
     for message in read_messages:
-        assert "decisions.json does not parse" in message and "line 14, column 1" in message
-        assert "cannot be read" in message and "doctor --fix" in message
+        assert "decisions.json has unresolved git merge conflict markers" in message and "line 14" in message
+        assert "cannot be read" in message and "then run `context-keeper doctor`" in message
         assert "written" not in message and "try again" not in message
 
 
@@ -69,9 +70,9 @@ def test_reads_of_a_corrupt_file_do_not_speak_of_a_refused_write(svc, corrupt):
 async def test_the_mcp_answer_is_an_error_with_the_position_and_other_files_still_work(svc, corrupt, mode):
     async with connect(svc, mode) as client:
         is_error, text = await call(client, "record_decision", DECISION_ARGS)
-        assert is_error and "line 14, column 1" in text
+        assert is_error and "the first at line 14" in text
         is_error, text = await call(client, "update_entry", {"id": "dec-001", "updates": {"tags": ["x"]}})
-        assert is_error and "does not parse" in text
+        assert is_error and "unresolved git merge conflict markers" in text
         is_error, answer = await call(client, "record_constraint", {
             "rule": "Count before reconciling",
             "reason": "Reconciling mid-count double-booked the moves in the zone being counted."})
@@ -80,7 +81,7 @@ async def test_the_mcp_answer_is_an_error_with_the_position_and_other_files_stil
         assert not is_error and any(r["entry"]["id"] == "pipe-001" for r in answer["results"])
         is_error, answer = await call(client, "get_project_summary", {})
         assert not is_error
-        assert any("decisions.json does not parse" in w for w in answer.get("warnings", []))
+        assert any("decisions.json has unresolved git merge conflict markers" in w for w in answer.get("warnings", []))
         is_error, answer = await call(client, "verify_quality", {})
         assert any(i["issue"] == "corrupt_file" for i in answer["issues"])
 

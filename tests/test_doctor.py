@@ -57,7 +57,8 @@ def test_a_corrupt_file_is_an_error_with_its_position(tmp_path, capsys):
     project = _copy(tmp_path, "corrupt")
     code, out = _run(capsys, "--project", str(project))
     assert code == doctor.EXIT_ERRORS
-    assert "decisions.json does not parse" in out and "line 14, column 1" in out
+    # The fixture is broken by a merge conflict: named as one, with the first marker's line.
+    assert "decisions.json has unresolved git merge conflict markers" in out and "the first at line 14" in out
 
 
 def _written_then_broken(project: Path, breakage) -> tuple[Path, bytes]:
@@ -135,8 +136,9 @@ def test_fix_refuses_a_merge_conflict_whose_other_side_the_copy_lacks(tmp_path):
     (project / ".context" / ".last-good" / "decisions.json").write_text(ours, encoding="utf-8")
     report = doctor.repair(doctor.diagnose(project))
     assert live.read_text(encoding="utf-8") == broken
-    refusal = [f for f in report.findings if f.code == "restore_would_lose"]
-    assert refusal and "lines 14, 16-18 (changed or added)" in refusal[0].message
+    [conflict] = [f for f in report.findings if f.code == "corrupt_file"]
+    assert conflict.fix is None and "does not put that copy back" in conflict.message
+    assert not any(f.code == "fixed" and f.file == "decisions.json" for f in report.findings)
     assert report.exit_code == doctor.EXIT_ERRORS
 
 
@@ -288,7 +290,7 @@ def test_json_output_and_the_console_script(tmp_path):
     report = json.loads(proc.stdout)
     assert report["exit_code"] == doctor.EXIT_ERRORS
     corrupt = [f for f in report["findings"] if f["code"] == "corrupt_file"]
-    assert corrupt and corrupt[0]["file"] == "decisions.json" and "line 14, column 1" in corrupt[0]["message"]
+    assert corrupt and corrupt[0]["file"] == "decisions.json" and "the first at line 14" in corrupt[0]["message"]
 
 
 def test_doctor_never_writes_without_fix(tmp_path):
