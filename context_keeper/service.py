@@ -122,20 +122,24 @@ class Service:
             self._hook_timers[store.root] = timer
             timer.start()
 
-    def _index_after_write(self, store: Store, kind: Kind, before: Any, changed: Iterable[dict]) -> None:
-        """Apply our own write to the index incrementally instead of re-indexing the kind."""
+    def _index_after_write(self, store: Store, kind: Kind, before: Any, txn: Any, changed: Iterable[dict]) -> None:
+        """Apply our own write to the index incrementally instead of re-indexing the kind.
+
+        Runs after the lock is released; the index is stamped with the file as our transaction
+        wrote it, so a write another process made since then still reads as a change."""
         from context_keeper.search import Doc
 
         self._refresh_hook_cache_soon(store)
         state = self._indexes.get(store.root)
-        if state is None:
+        written = txn.committed.get(kind.name)
+        if state is None or written is None:
             return
         with state.lock:
             if state.stamps.get(kind.name, "never") != before:
                 return  # the index was already behind; the next read re-indexes the kind
             for entry in changed:
                 state.index.upsert(Doc(kind.name, entry))
-            state.stamps[kind.name] = store.state(kind).stamp
+            state.stamps[kind.name] = written
 
     def config(self, store: Store) -> dict[str, Any]:
         return store.config()[0]
@@ -239,7 +243,7 @@ class Service:
                 entry["supersedes"] = list(supersedes)
             ftxn.append(entry)
             changed.append(ftxn.get(entry["id"]))
-        self._index_after_write(store, kind, before, changed)
+        self._index_after_write(store, kind, before, txn, changed)
 
         answer: dict[str, Any] = {"success": True, "id": entry["id"], "entry": entry}
         if supersedes:
@@ -352,7 +356,7 @@ class Service:
             released = _release_from_successor(ftxn, current, entry, now)
             if released is not None:
                 changed.append(released)
-        self._index_after_write(store, kind, before, changed)
+        self._index_after_write(store, kind, before, txn, changed)
         answer = {"success": True, "id": entry["id"], "updated_fields": sorted({*cleaned, *cleared}), "entry": entry}
         if released is not None:
             answer["also_updated"] = [f"{released['id']}: no longer lists {entry['id']} in supersedes"]
@@ -433,7 +437,7 @@ class Service:
             answer["entry"] = ftxn.get(target["id"])
             if merge_into:
                 answer["survivor"] = ftxn.get(successor)
-        self._index_after_write(store, kind, before, changed)
+        self._index_after_write(store, kind, before, txn, changed)
         if kind is DECISION:
             self._auto_export(store, answer)
         return answer

@@ -755,7 +755,8 @@ class Store:
         except (OSError, UnicodeDecodeError):
             return False
 
-    def _commit_file(self, ftxn: FileTxn) -> None:
+    def _commit_file(self, ftxn: FileTxn) -> Stamp:
+        """Write ``ftxn``'s file; returns the stamp of the file as written."""
         data = ftxn.render()
         path = self.path(ftxn.kind)
         self._own_token = None  # until the new token is down, trust nothing cached
@@ -778,6 +779,7 @@ class Store:
             atomic_write_bytes(self.backup_path(ftxn.kind), data, fsync=False)
         except OSError as exc:  # the write itself is done; a missing backup must not fail it
             _warn("could not refresh %s: %s", self.backup_path(ftxn.kind), exc)
+        return stamp
 
     def _backup_digest(self, kind: Kind) -> bytes | None:
         try:
@@ -825,6 +827,10 @@ class Transaction:
     def __init__(self, store: Store) -> None:
         self._store = store
         self._files: dict[str, FileTxn] = {}
+        # kind name -> stamp of the file this transaction wrote. A derived cache brought up to
+        # date with our write is current as of this stamp, not of whatever is on disk by the
+        # time it looks: another process may have committed since we released the lock.
+        self.committed: dict[str, Stamp] = {}
 
     def file(self, kind: Kind) -> FileTxn:
         if kind.name not in self._files:
@@ -836,4 +842,4 @@ class Transaction:
     def commit(self) -> None:
         for ftxn in self._files.values():
             if ftxn.dirty:
-                self._store._commit_file(ftxn)
+                self.committed[ftxn.kind.name] = self._store._commit_file(ftxn)
