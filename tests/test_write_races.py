@@ -58,3 +58,27 @@ def test_a_warm_index_sees_a_write_that_landed_just_after_our_own(empty_project:
         assert "dec-001" not in found  # deprecated on disk: no longer a confident answer
     else:
         assert found[:1] == [expected]
+
+
+def test_the_background_prompt_index_is_stamped_with_the_store_it_was_built_from(project: Path, monkeypatch):
+    """A write landing while the rebuild builds its documents: the saved index must not claim
+    to be of the newer store, or every later prompt searches the old text."""
+    from context_keeper import search
+    from context_keeper.hooks import user_prompt
+    from tests.hook_helpers import hook_env, injected, payload, run_hook
+
+    real_doc = search.Doc
+
+    def doc_after_their_update(*args, **kwargs):
+        monkeypatch.setattr(search, "Doc", real_doc)
+        _service(project).update_entry("dec-001", {"summary": "Use kestrelmq for outbound webhooks instead"})
+        return real_doc(*args, **kwargs)
+
+    monkeypatch.setattr(search, "Doc", doc_after_their_update)
+    user_prompt.rebuild_main(str(project))
+    monkeypatch.setattr(search, "Doc", real_doc)
+    assert not (project / ".context" / "hook.log").exists()
+
+    prompt = payload("user_prompt_submit", project, prompt="should we use kestrelmq for outbound webhooks?")
+    text = injected(run_hook("user_prompt_submit", prompt, env=hook_env(project)))
+    assert text is not None and "dec-001" in text

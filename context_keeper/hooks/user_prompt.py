@@ -116,8 +116,11 @@ def _service(root: str, *, restore: bool = True):  # -> Service whose index come
 
         def index(self, store):  # noqa: ANN001, ANN201 - same contract as Service.index
             if self._state is None:
-                docs = {kind.name: [Doc(kind.name, e) for e in store.state(kind).entries] for kind in KINDS.values()}
-                stamps = [store.state(kind).stamp for kind in KINDS.values()]
+                # One state per kind for both: a write between two reads would save old entries
+                # under the new stamps, and every later prompt would trust that stale index.
+                states = [store.state(kind) for kind in KINDS.values()]
+                docs = {s.kind.name: [Doc(s.kind.name, e) for e in s.entries] for s in states}
+                stamps = [s.stamp for s in states]
                 saved = snapshot.load(os.path.join(store.dir, snapshot.FILE)) if self._use_snapshot else None
                 index = snapshot.restore(saved, docs, stamps, DEFAULT_TUNING)
                 if index is None:
