@@ -57,6 +57,21 @@ def _warn(message: str, *args: Any) -> None:
     logging.getLogger("context_keeper.store").warning(message, *args)
 
 
+def _nothing_saved(path: Path, exc: OSError) -> StoreError:
+    """The error for a write refused before any store file was replaced: the caller can say for
+    certain that nothing changed, instead of sending the agent off to check."""
+    import errno
+
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        remedy = "The disk (or your quota) is full: free some space"
+    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        remedy = f"{path.parent} is not writable (a read-only mount or checkout?): make it writable"
+    else:
+        remedy = f"Check that {path.parent} is writable and the disk has room"
+    reason = exc.strerror or type(exc).__name__
+    return StoreError(f"nothing was saved: {path} could not be written ({reason}). {remedy}, then try again.")
+
+
 def _stamp(path: Path) -> Stamp | None:
     try:
         st = path.stat()
@@ -688,19 +703,21 @@ class Store:
         from filelock import FileLock, Timeout
 
         with self._mutex:
-            if not self.dir.is_dir():
-                # Created by a first write (no `init`): its bookkeeping stays out of git all the same.
-                self.dir.mkdir(parents=True, exist_ok=True)
-                write_gitignore(self.dir)
-            if self._lock is None:
-                self._lock = FileLock(str(self.dir / ".lock"), timeout=LOCK_TIMEOUT_S)
             try:
+                if not self.dir.is_dir():
+                    # Created by a first write (no `init`): its bookkeeping stays out of git all the same.
+                    self.dir.mkdir(parents=True, exist_ok=True)
+                    write_gitignore(self.dir)
+                if self._lock is None:
+                    self._lock = FileLock(str(self.dir / ".lock"), timeout=LOCK_TIMEOUT_S)
                 self._lock.acquire()
-            except Timeout as exc:
+            except Timeout as exc:  # before OSError: Timeout is a TimeoutError
                 raise StoreError(
                     f"the store lock {self.dir / '.lock'} is held by another process for over "
                     f"{LOCK_TIMEOUT_S:.0f}s; try again, or check for a stuck context-keeper process"
                 ) from exc
+            except OSError as exc:  # a read-only or full disk refuses the lock file
+                raise _nothing_saved(Path(exc.filename) if exc.filename else self.dir / ".lock", exc) from exc
             try:
                 yield
             finally:
@@ -842,4 +859,11 @@ class Transaction:
     def commit(self) -> None:
         for ftxn in self._files.values():
             if ftxn.dirty:
-                self.committed[ftxn.kind.name] = self._store._commit_file(ftxn)
+                try:
+                    self.committed[ftxn.kind.name] = self._store._commit_file(ftxn)
+                except OSError as exc:
+                    # Only when no file of ours was replaced is "nothing saved" certain; the
+                    # file's stamp shows the failure came before the atomic replace.
+                    if self.committed or _stamp(ftxn._path) != ftxn._base.stamp:
+                        raise
+                    raise _nothing_saved(ftxn._path, exc) from exc

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from context_keeper.errors import CorruptStoreFile
+from context_keeper.errors import CorruptStoreFile, StoreError
 from context_keeper.model import CONSTRAINT, DECISION
 from context_keeper.service import Service
 from context_keeper.store import Store
@@ -153,7 +153,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp_file(project, monkeypatc
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(OSError):
+    with pytest.raises(StoreError, match="nothing was saved"):
         svc.record("constraint", {"rule": "Count before reconciling",
                                   "reason": "Reconciling mid-count double-booked the moves in the zone."})
     monkeypatch.undo()
