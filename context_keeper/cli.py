@@ -1,7 +1,7 @@
 """The ``context-keeper`` command: serves MCP over stdio by default; subcommands for people.
 
 Exit codes: 0 ok · 1 unexpected failure, or stdout closed early (``| head``) · 2 bad input ·
-3 unknown id · 4 no project · 5 store unusable (e.g. a corrupt file).
+3 unknown id · 4 no project · 5 store unusable (e.g. a corrupt file, a read-only or full disk).
 """
 
 from __future__ import annotations
@@ -229,5 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ContextKeeperError as exc:
         print(f"context-keeper: {_cli_message(exc)}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:
+        # A read-only or full disk under init or doctor --fix: the person needs the path and the
+        # cause, not a traceback through filelock. (After BrokenPipeError, which is one too.)
+        print(f"context-keeper: the file system refused an operation ({exc}). Check that the project's "
+              ".context/ directory is writable and the disk has room, then run the command again.", file=sys.stderr)
+        return 5
     except KeyboardInterrupt:
         return 130

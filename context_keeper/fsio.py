@@ -76,9 +76,11 @@ def atomic_write_bytes(path: Path, data: bytes | Sequence[bytes], *, fsync: bool
                 mode = 0o666 & ~_UMASK
             os.chmod(tmp_name, mode)
         os.replace(tmp_name, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(path)  # a failed write or fsync names no file; the reader needs one
         raise
     if fsync:
         fsync_dir(path.parent)

@@ -66,3 +66,20 @@ async def test_the_tool_answer_does_not_send_the_agent_off_to_check(service, mon
     async with connect(service, mode) as client:
         text = await err(client, *UPDATE)
     assert "nothing was saved" in text and "may or may not" not in text
+
+
+@pytest.mark.parametrize("refusal", sorted(REFUSALS))
+@pytest.mark.parametrize("command", ["init", "doctor --fix"])
+def test_init_and_doctor_fix_on_a_refusing_disk_print_one_line_and_exit_5(project, monkeypatch, capsys, refusal,
+                                                                           command):
+    from context_keeper import cli
+
+    target = project if command == "doctor --fix" else project.parent / "fresh"
+    target.mkdir(exist_ok=True)
+    REFUSALS[refusal][0](monkeypatch)
+    argv = ["init", str(target)] if command == "init" else ["doctor", "--fix", "--project", str(target)]
+    code = cli.main(argv)
+    err_lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 5
+    assert len(err_lines) == 1 and "Traceback" not in err_lines[0]
+    assert str(target / ".context") in err_lines[0]  # which file or directory refused
