@@ -12,9 +12,13 @@ Files in ``.context/`` (shapes as in COMPAT.md; extra keys are additions):
   "checked_count"}`` — read by ``Service.get_compaction_report`` and the next SessionStart.
 
 What counts as loss: an entry of the snapshot that is gone from the store, or whose fields
-differ while its ``updated_at`` is not newer than the snapshot. Every change made through the
-tools (update, deprecate, supersede, merge) stamps ``updated_at``, so deliberate edits after
-the snapshot are never reported; hand edits, reverted files and clobbered stores are.
+differ while its ``updated_at`` has not moved forward. Every change made through the tools
+(update, deprecate, supersede, merge) stamps ``updated_at``, so deliberate edits after the
+snapshot are never reported; hand edits, reverted files and clobbered stores are. "Forward"
+means later than the entry's own ``updated_at`` in the snapshot, or than the snapshot itself:
+the snapshot is timed by the hook's clock and ``updated_at`` by the server's, which may run
+behind it (a container, a VM, an NTP step), while the entry's earlier stamp came from the same
+tools. A file reverted to an older version moves the stamp back, and is still reported.
 """
 
 from __future__ import annotations
@@ -110,8 +114,9 @@ def compare(snapshot: Mapping[str, Any], current: Mapping[str, Sequence[Mapping[
                 missing.append({"type": kind.name, "id": entry_id, "summary": entry_title(kind, before), "entry": before})
                 continue
             changed_at = parse_time(after.get("updated_at"))
-            if taken is not None and changed_at is not None and changed_at > taken:
-                continue  # changed through the tools after the snapshot: deliberate
+            stamped = parse_time(before.get("updated_at"))
+            if changed_at is not None and any(t is not None and changed_at > t for t in (stamped, taken)):
+                continue  # a tool stamped it since the snapshot: deliberate
             changes = {
                 key: {"before": before.get(key), "after": after.get(key)}
                 for key in sorted(set(before) | set(after))

@@ -123,3 +123,24 @@ def test_an_old_report_is_not_shown_for_a_compaction_that_took_no_snapshot(proje
     os.utime(report, (old, old))
     text = injected(run_hook("session_start", payload("session_start_compact", project), env=env)) or ""
     assert "Compaction check" not in text
+
+
+def test_a_tool_edit_by_a_server_whose_clock_is_behind_the_hooks_is_not_a_loss(project: Path):
+    """The snapshot is stamped by the hook's clock, updated_at by the server's: 90 s of skew must
+    not turn a deliberate update_entry into a reported discrepancy."""
+    hooks_now = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+    server = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}, hook_cache_delay=None,
+                     clock=lambda: hooks_now - timedelta(seconds=90) + timedelta(seconds=10))
+    compaction.take_snapshot(str(project), now=hooks_now)
+    server.update_entry("dec-001", {"summary": "Postgres stays the system of record, now with read replicas"})
+    report = compaction.check_pending(str(project), now=hooks_now + timedelta(minutes=1))
+    assert report["status"] == "clean", report["modified_entries"]
+
+
+def test_a_file_reverted_to_an_older_version_of_an_entry_is_still_reported():
+    taken = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    edited, older = "2026-10-20T00:00:00+00:00", "2026-10-01T00:00:00+00:00"
+    snap = {"timestamp": taken.isoformat(), "entries": {"decisions": [{"id": "dec-001", "summary": "A2", "updated_at": edited}]}}
+    current = {"decisions": [{"id": "dec-001", "summary": "A", "updated_at": older}]}  # e.g. git checkout
+    report = compaction.compare(snap, current, now=taken)
+    assert [m["id"] for m in report["modified_entries"]] == ["dec-001"]
