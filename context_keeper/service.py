@@ -160,13 +160,15 @@ class Service:
         context = root / CONTEXT_DIR
         created = not context.exists()
         store = Store(root)
-        with store.transaction():
+        with store.transaction() as txn:
             config_path = context / "config.json"
             if not config_path.exists():
                 store.write_sidecar("config.json", {"project_name": project_name or root.name})
             for kind in KINDS.values():
                 if not store.path(kind).exists():
-                    store.write_sidecar(kind.filename, [])
+                    # Written as any store write is, so with a last-good copy: constraints.json is
+                    # the file people edit by hand, and a broken first edit needs one to fall back on.
+                    txn.file(kind).replace_items([])
             write_gitignore(context)
         answer = {"success": True, "project_dir": str(root), "context_dir": str(context), "created": created}
         outer = next((d for d in root.parents if (d / CONTEXT_DIR).is_dir()), None)
