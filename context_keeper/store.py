@@ -8,8 +8,9 @@ disk at that moment (confirmed by content, not only by the stamp).
 
 The raw items of a file are kept alongside the normalised entries: a rewrite reproduces every
 item it did not change byte for byte as it was written (a teammate's hand formatting, unknown
-fields, a malformed item), and lays out only the items it adds or changes. Every successful write also leaves a copy of the new file in
-``.context/.last-good/`` for ``context-keeper doctor --fix`` to restore after a bad hand edit.
+fields, a malformed item), and lays out only the items it adds or changes. Every successful
+write also leaves a copy of the new file in ``.context/.last-good/`` for ``context-keeper doctor
+--fix`` to restore after a bad hand edit.
 """
 
 from __future__ import annotations
