@@ -102,7 +102,9 @@ def cmd_get(args: argparse.Namespace) -> int:
     for warning in result.get("warnings", []):  # a broken store file hides its entries: say so
         print(f"warning: {warning}", file=sys.stderr)
     if not result["results"]:
-        _print("Nothing recorded matches.")
+        # With a file unreadable, "nothing recorded" would send the person off to record it again.
+        _print("Nothing matches in what could be read (see the warnings above)." if result.get("warnings")
+               else "Nothing recorded matches.")
         return 0
     if result.get("no_confident_match"):
         rules = ", and the rules for the scope" if any(i.get("scope_rule") for i in result["results"]) else ""

@@ -73,6 +73,18 @@ def test_get_with_no_results_says_so_plainly(project):
     assert got.stdout == "Nothing recorded matches.\n"
 
 
+def test_get_with_no_results_and_an_unreadable_file_does_not_say_nothing_is_recorded(project):
+    # Conflict markers, and no last good copy to answer from: the decisions are there, unread.
+    path = project / ".context" / "decisions.json"
+    path.write_text("[\n<<<<<<< HEAD\n]\n", encoding="utf-8")
+    for copy in (project / ".context" / ".last-good").glob("decisions.json"):
+        copy.unlink()
+    got = run("get", "zzqx vwkj", "--type", "decisions", cwd=project)
+    assert got.returncode == 0, got.stderr
+    assert "conflict" in got.stderr
+    assert got.stdout == "Nothing matches in what could be read (see the warnings above).\n"
+
+
 def test_a_budget_error_names_the_cli_flag(project):
     for command in (("get", "carrier timeouts"), ("summary",)):
         result = run(*command, "--budget", "10", cwd=project)
