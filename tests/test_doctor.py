@@ -421,16 +421,24 @@ def _decision(entry_id: str, summary: str, **extra) -> dict:
             "related_to": [], "status": "active", "superseded_by": None, **extra}
 
 
-def _write_decisions(project: Path, items: list[dict]) -> Path:
-    path = project / ".context" / "decisions.json"
+def _new_project(project: Path) -> Path:
+    project.mkdir()
+    Service(env={}).init_project(str(project))
+    return project
+
+
+def _write_store_file(project: Path, name: str, items: list[dict]) -> Path:
+    path = project / ".context" / name
     path.write_text(json.dumps(items, indent=2) + "\n", encoding="utf-8")
     return path
 
 
+def _write_decisions(project: Path, items: list[dict]) -> Path:
+    return _write_store_file(project, "decisions.json", items)
+
+
 def test_history_links_whose_two_ends_disagree_are_reported(tmp_path):
-    project = tmp_path / "sup"
-    project.mkdir()
-    Service(env={}).init_project(str(project))
+    project = _new_project(tmp_path / "sup")
     # As an earlier `doctor --fix` left the team review's store: the renumbered Redis decision
     # still names dec-003 as its successor, while dec-003 still claims the id it lost.
     _write_decisions(project, [
@@ -464,9 +472,7 @@ def test_history_written_by_the_tools_is_consistent(empty_project):
 
 
 def test_fix_renumbers_a_duplicate_with_the_history_links_that_came_with_it(tmp_path):
-    project = tmp_path / "sup"
-    project.mkdir()
-    Service(env={}).init_project(str(project))
+    project = _new_project(tmp_path / "sup")
     # The team review's merge: Alice's branch has dec-002 superseded by her dec-003, Bob's
     # branch has another dec-002; both kept, Bob's first.
     path = _write_decisions(project, [
@@ -490,13 +496,10 @@ def test_fix_renumbers_a_duplicate_with_the_history_links_that_came_with_it(tmp_
 
 
 def test_fix_moves_links_of_two_renumbered_entries_and_reports_the_ones_it_cannot_decide(tmp_path):
-    project = tmp_path / "both"
-    project.mkdir()
-    Service(env={}).init_project(str(project))
-    constraints = project / ".context" / "constraints.json"
-    constraints.write_text(json.dumps([
+    project = _new_project(tmp_path / "both")
+    constraints = _write_store_file(project, "constraints.json", [
         {"id": "con-001", "rule": "Never log card numbers", "reason": "r" * 45, "related_to": ["dec-003"]},
-    ], indent=2) + "\n", encoding="utf-8")
+    ])
     path = _write_decisions(project, [
         _decision("dec-002", "Bob: structured JSON logging"),
         _decision("dec-003", "Bob: log retention of 30 days"),
@@ -520,13 +523,10 @@ def test_fix_moves_links_of_two_renumbered_entries_and_reports_the_ones_it_canno
 
 
 def test_fix_moves_a_related_to_link_in_another_file_when_the_link_back_decides(tmp_path):
-    project = tmp_path / "rel"
-    project.mkdir()
-    Service(env={}).init_project(str(project))
-    constraints = project / ".context" / "constraints.json"
-    constraints.write_text(json.dumps([
+    project = _new_project(tmp_path / "rel")
+    constraints = _write_store_file(project, "constraints.json", [
         {"id": "con-001", "rule": "Sessions expire after an hour", "reason": "r" * 45, "related_to": ["dec-002"]},
-    ], indent=2) + "\n", encoding="utf-8")
+    ])
     _write_decisions(project, [
         _decision("dec-002", "Bob: structured JSON logging"),
         _decision("dec-002", "Alice: Redis sessions", related_to=["con-001"]),
@@ -536,9 +536,7 @@ def test_fix_moves_a_related_to_link_in_another_file_when_the_link_back_decides(
 
 
 def test_fix_gives_an_entry_without_an_id_the_next_free_one(tmp_path):
-    project = tmp_path / "noid"
-    project.mkdir()
-    Service(env={}).init_project(str(project))
+    project = _new_project(tmp_path / "noid")
     path = project / ".context" / "constraints.json"
     rule = "Do not call the payments API from request handlers"
     items = [{"id": f"con-00{n}", "rule": f"Rule number {n} for the team", "reason": "r" * 45} for n in (1, 2, 3)]
@@ -585,9 +583,7 @@ def test_bookkeeping_missing_from_an_older_gitignore_is_reported_and_appended(tm
 
 
 def test_gitignore_is_not_checked_outside_a_git_work_tree(tmp_path):
-    project = tmp_path / "plain"
-    project.mkdir()
-    Service(env={}).init_project(str(project))
+    project = _new_project(tmp_path / "plain")
     (project / ".context" / ".gitignore").write_text("hook.log\n", encoding="utf-8")
     assert "gitignore" not in _codes(doctor.diagnose(project))
 
