@@ -619,10 +619,19 @@ def readable_entries(store: Store, state: FileState) -> tuple[list | tuple, bool
     if state.error is None:
         return state.entries, False
     path = store.dir / BACKUP_DIR / state.kind.filename
-    try:
-        backup = parse_bytes(state.kind, path, path.read_bytes())
-    except OSError:
-        return state.entries, False
+    stamp = _stamp(path)
+    # A broken file can stay broken for a whole session (an unresolved merge), and one answer asks
+    # for its copy several times (index, scope rules, notes): parsed once per copy on disk.
+    cached = store._last_good.get(state.kind.name)
+    if cached is not None and stamp is not None and cached[0] == stamp:
+        backup = cached[1]
+    else:
+        try:
+            backup = parse_bytes(state.kind, path, path.read_bytes())
+        except OSError:
+            return state.entries, False
+        if stamp is not None:
+            store._last_good[state.kind.name] = (stamp, backup)
     return (list(backup.entries), True) if backup.error is None else (state.entries, False)
 
 
@@ -642,6 +651,7 @@ class Store:
         self._files: dict[str, FileState] = {}
         self._own_token: str | None = None
         self._config: tuple[Stamp | None, dict, list[str]] | None = None
+        self._last_good: dict[str, tuple[Stamp, FileState]] = {}  # kind -> parsed .last-good copy (readable_entries)
         self._mutex = threading.RLock()
         self._lock: Any = None  # a filelock.FileLock, made on the first write (keeps read-only start-up light)
         self.generation = 0  # bumps on every change seen, for derived caches

@@ -89,3 +89,21 @@ def test_doctor_names_the_conflict_and_fix_leaves_the_merge_alone(conflicted):
     fixed = doctor.repair(report)
     assert path.read_bytes() == before
     assert not any(f.code == "fixed" and f.file == "decisions.json" for f in fixed.findings)
+
+
+def test_the_last_good_copy_is_parsed_once_while_the_file_stays_broken(conflicted, monkeypatch):
+    svc, _project, _line = conflicted
+    from context_keeper import store as store_module
+
+    parsed = []
+    real = store_module.parse_bytes
+    monkeypatch.setattr(store_module, "parse_bytes", lambda *a: parsed.append(a[1]) or real(*a))
+    for _ in range(3):
+        answer = svc.get_context(query="which database holds orders and stock levels", scope="src/")
+        assert answer["results"][0]["entry"]["id"] == "dec-001"
+    assert len(parsed) == 1
+    # A new copy on disk (another process's successful write) is read again.
+    copy = svc.store().dir / ".last-good" / "decisions.json"
+    copy.write_text(copy.read_text(encoding="utf-8").replace("Use PostgreSQL", "Use PostgreSQL 16"), encoding="utf-8")
+    answer = svc.get_context(id="dec-001")
+    assert answer["entry"]["summary"] == "Use PostgreSQL 16 for the main store" and len(parsed) == 2
