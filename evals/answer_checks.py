@@ -1,7 +1,8 @@
-"""Two checks of get_context / record answers over the eval stores, reproducible with one command.
+"""Checks of get_context / record answers over the eval stores, reproducible with one command.
 
     python evals/answer_checks.py budgets [--budgets 50,60,80,100] [--golden FILE]
     python evals/answer_checks.py restatements > now.txt   # then diff with a run at another commit
+    python evals/answer_checks.py relevance                 # per store: answered vs unanswered
 
 ``budgets``: for every question of ``evals/golden.jsonl`` and each budget, is the first entry of
 the answer the first entry of the answer at the default budget? Prints how many differ, per
@@ -11,6 +12,11 @@ budget (the small-budget figure of evals/README.md, round 5).
 kind; prints, per entry, the ids ``similar_entries`` would list (those at or above
 ``similar_threshold``), sorted. Run it at two commits and diff the outputs to see what a change to
 ``SearchIndex.similar`` changes (round 5: the title route changed none of the 605 lines).
+
+``relevance``: per store, the median ``top_relevance`` of its answered (positive) and unanswered
+(negative) questions, both splits, as the engine computes it: where the unanswered median is at
+or above the answered one, no threshold on relevance can flag most unanswered questions without
+flagging most answered ones (evals/README.md, round 6).
 """
 
 from __future__ import annotations
@@ -66,6 +72,22 @@ def restatements() -> int:
     return 0
 
 
+def relevance() -> int:
+    import statistics
+
+    stores = rr.load_stores()
+    system = rr.EngineSystem()
+    tops: dict[str, dict[str, list[float]]] = collections.defaultdict(lambda: collections.defaultdict(list))
+    for case in rr.load_cases():
+        if case.store in stores and case.type in ("positive", "negative"):
+            tops[case.store][case.type].append(system.answer(stores[case.store], case.query).top_relevance)
+    for name in sorted(tops):
+        answered, unanswered = (statistics.median(tops[name][k]) for k in ("positive", "negative"))
+        mark = "  unanswered >= answered" if unanswered >= answered else ""
+        print(f"{name:14} answered {answered:.3f}  unanswered {unanswered:.3f}{mark}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="check", required=True)
@@ -73,9 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--budgets", default="50,60,80,100")
     p.add_argument("--golden", type=Path, default=rr.GOLDEN, help="questions (default evals/golden.jsonl)")
     sub.add_parser("restatements")
+    sub.add_parser("relevance")
     args = parser.parse_args(argv)
     if args.check == "budgets":
         return budgets([int(b) for b in args.budgets.split(",")], args.golden)
+    if args.check == "relevance":
+        return relevance()
     return restatements()
 
 
