@@ -3,6 +3,7 @@
     python evals/answer_checks.py budgets [--budgets 50,60,80,100] [--golden FILE]
     python evals/answer_checks.py restatements > now.txt   # then diff with a run at another commit
     python evals/answer_checks.py relevance                 # per store: answered vs unanswered
+    python evals/answer_checks.py answers > now.json        # every answer, to diff with another commit
 
 ``budgets``: for every question of ``evals/golden.jsonl`` and each budget, is the first entry of
 the answer the first entry of the answer at the default budget? Prints how many differ, per
@@ -17,6 +18,13 @@ kind; prints, per entry, the ids ``similar_entries`` would list (those at or abo
 (negative) questions, both splits, as the engine computes it: where the unanswered median is at
 or above the answered one, no threshold on relevance can flag most unanswered questions without
 flagging most answered ones (evals/README.md, round 6).
+
+``answers``: ``get_context`` answers as JSON, one a line, under a fixed clock: 400 synthetic
+queries on a synthetic 3,000-entry store at the default budget, 80 and 300 tokens (more entries
+than any shortlist, which the eval stores are not), then every eval question at the default
+budget, at 60 and 200 tokens and with ``scope="src/"``. Two commits that print the same lines
+give the same answers (round 6: copied into checkouts of 23bafd9 and 748721b, 3,312 lines each,
+identical).
 """
 
 from __future__ import annotations
@@ -88,6 +96,37 @@ def relevance() -> int:
     return 0
 
 
+def answers() -> int:
+    import json
+    import tempfile
+    from datetime import datetime, timezone
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_retrieval as bench
+
+    from context_keeper.service import Service
+
+    service = Service(clock=lambda: datetime(2026, 12, 1, 12, tzinfo=timezone.utc))
+
+    def emit(**kwargs: object) -> None:
+        print(json.dumps(service.get_context(**kwargs), sort_keys=True, ensure_ascii=False))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ctx = Path(tmp) / ".context"
+        ctx.mkdir()
+        for kind, entries in bench.synthetic_store(3000, seed=7).items():
+            (ctx / f"{kind}s.json").write_text(json.dumps(entries), encoding="utf-8")
+        for query in bench.synthetic_queries(300, seed=11) + bench.synthetic_queries(100, seed=5):
+            for budget in (None, 80, 300):
+                emit(project_dir=tmp, query=query, token_budget=budget)
+    dirs = {path.name: str(path) for path in rr.STORE_DIRS}
+    for case in rr.load_cases():
+        for budget in (None, 60, 200):
+            emit(project_dir=dirs[case.store], query=case.query, token_budget=budget)
+        emit(project_dir=dirs[case.store], query=case.query, scope="src/")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="check", required=True)
@@ -96,11 +135,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--golden", type=Path, default=rr.GOLDEN, help="questions (default evals/golden.jsonl)")
     sub.add_parser("restatements")
     sub.add_parser("relevance")
+    sub.add_parser("answers")
     args = parser.parse_args(argv)
     if args.check == "budgets":
         return budgets([int(b) for b in args.budgets.split(",")], args.golden)
     if args.check == "relevance":
         return relevance()
+    if args.check == "answers":
+        return answers()
     return restatements()
 
 
