@@ -295,16 +295,36 @@ def _read_steps(value: Any, problems: list[str] | None = None) -> list[dict]:
     return steps
 
 
-def _read_alternatives(value: Any) -> list[dict]:
+def _read_alternatives(value: Any, problems: list[str] | None = None) -> list[dict]:
+    """Alternatives as ``{option, reason_rejected, ...}`` objects. With ``problems`` (only when
+    ``value`` is a list), a sentence per item that had to be coerced or dropped, as for steps.
+    A missing or null ``reason_rejected`` is not one: the tools accept an option without it."""
     out = []
-    for alt in _as_list(value):
+    for i, alt in enumerate(_as_list(value), start=1):
         if isinstance(alt, Mapping):
             item = dict(alt)
-            item["option"] = _as_text(item.get("option", ""))
-            item["reason_rejected"] = _as_text(item.get("reason_rejected", ""))
+            option, reason = alt.get("option"), alt.get("reason_rejected")
+            item["option"] = _as_text(option if option is not None else "")
+            item["reason_rejected"] = _as_text(reason if reason is not None else "")
+            if problems is not None and not isinstance(option, str):
+                what = "has no option" if option is None else f"has {_json_kind(option)} as its option, not text"
+                read = (f"the alternative {_quoted(item['option'])}" if item["option"]
+                        else "an alternative with no option")
+                problems.append(f"alternatives item {i} {what}; it is read as {read}. "
+                                "Give it an \"option\" string, or remove it")
+            if problems is not None and reason is not None and not isinstance(reason, str):
+                problems.append(f"alternatives item {i} has {_json_kind(reason)} as its reason_rejected, not text; "
+                                f"it is read as {_quoted(item['reason_rejected'])}. Write the reason as a string")
             out.append(item)
         elif alt is not None:
-            out.append({"option": _as_text(alt), "reason_rejected": ""})
+            item = {"option": _as_text(alt), "reason_rejected": ""}
+            if problems is not None:
+                problems.append(f"alternatives item {i} is {_json_kind(alt)}, not an {{option, reason_rejected}} "
+                                f"object; it is read as the alternative {_quoted(item['option'])} with no reason. "
+                                "Write it as {\"option\": ..., \"reason_rejected\": ...}, or remove it")
+            out.append(item)
+        elif problems is not None:
+            problems.append(f"alternatives item {i} is null; it is skipped. Remove it")
     return out
 
 
@@ -376,7 +396,11 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
         elif spec.shape == "alternatives":
             if not isinstance(value, list):
                 problems.append(f"{entry_id}: alternatives should be a list of objects")
-            entry[spec.name] = _read_alternatives(value)
+                entry[spec.name] = _read_alternatives(value)
+            else:
+                alt_problems: list[str] = []
+                entry[spec.name] = _read_alternatives(value, alt_problems)
+                problems += [f"{entry_id}: {p}" for p in alt_problems]
         elif spec.shape == "enum":
             text = _as_text(value).strip().lower()
             if text not in spec.choices:

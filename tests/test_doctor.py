@@ -361,29 +361,49 @@ def test_remedies_name_a_hand_edit_as_well_as_the_agent_tool(tmp_path):
                              for f in found), [f.message for f in found]
 
 
-def test_each_pipeline_step_that_is_coerced_or_dropped_on_read_is_a_warning(project):
-    path = project / ".context" / "pipelines.json"
-    pipelines = json.loads(path.read_text(encoding="utf-8"))
-    pipelines[0]["steps"] = [{"action": "create account"}, {"order": "2", "action": "x"}, "read the wiki", 42, None,
-                             {"order": 6}, {"order": 7, "action": ["a", "b"]}]
-    path.write_text(json.dumps(pipelines, indent=2), encoding="utf-8")
-    before = path.read_bytes()
-    pipe = pipelines[0]["id"]
-    found = [f for f in doctor.diagnose(project).findings if f.code == "malformed_entry"]
-    assert all(f.severity == doctor.WARNING and f.file == "pipelines.json" for f in found)
-    messages = [f.message for f in found]
-    expected = [
+# Read as written, so not reported: a step object with a text action but no order (the order is
+# its position) or a non-integer order, and an alternative without reason_rejected (the tools accept it).
+_COERCED_ITEMS = {
+    "steps": ("pipelines.json", [
+        {"action": "create account"}, {"order": "2", "action": "x"}, "read the wiki", 42, None, {"order": 6},
+        {"order": 7, "action": ["a", "b"]}], [
         'steps item 3 is text, not an {order, action} object; it is read as the step "read the wiki"',
         'steps item 4 is the number 42, not an {order, action} object; it is read as the step "42"',
         "steps item 5 is null; it is skipped, leaving a gap at step 5",
         "steps item 6 has no action; it is read as an empty step",
         'steps item 7 has a list as its action, not text; it is read as the step "a; b"',
-    ]
+    ]),
+    "alternatives": ("decisions.json", [
+        {"option": "MongoDB", "reason_rejected": "no transactions"}, {"option": "Redis"}, "DynamoDB", 42, None,
+        {"reason_rejected": "too slow"}, {"option": ["a", "b"]}, {"option": "CouchDB", "reason_rejected": 7}], [
+        'alternatives item 3 is text, not an {option, reason_rejected} object; it is read as the alternative '
+        '"DynamoDB" with no reason. Write it as {"option": ..., "reason_rejected": ...}, or remove it',
+        'alternatives item 4 is the number 42, not an {option, reason_rejected} object; it is read as the '
+        'alternative "42" with no reason',
+        "alternatives item 5 is null; it is skipped. Remove it",
+        'alternatives item 6 has no option; it is read as an alternative with no option. Give it an "option" string',
+        'alternatives item 7 has a list as its option, not text; it is read as the alternative "a; b"',
+        'alternatives item 8 has the number 7 as its reason_rejected, not text; it is read as "7". Write the '
+        "reason as a string",
+    ]),
+}
+
+
+@pytest.mark.parametrize("field", sorted(_COERCED_ITEMS))
+def test_each_list_item_that_is_coerced_or_dropped_on_read_is_a_warning(project, field):
+    name, items, expected = _COERCED_ITEMS[field]
+    path = project / ".context" / name
+    entries = json.loads(path.read_text(encoding="utf-8"))
+    entries[0][field] = items
+    path.write_text(json.dumps(entries, indent=2), encoding="utf-8")
+    before = path.read_bytes()
+    found = [f for f in doctor.diagnose(project).findings if f.code == "malformed_entry"]
+    assert all(f.severity == doctor.WARNING and f.file == name for f in found)
+    messages = [f.message for f in found]
     assert len(messages) == len(expected), messages
     for message, sentence in zip(messages, expected):
-        assert message.startswith(f"pipelines.json item 1: {pipe}: {sentence}"), message
-    # objects with an action are read as written (a missing order is the step's position)
-    doctor.repair(doctor.diagnose(project))
+        assert message.startswith(f"{name} item 1: {entries[0]['id']}: {sentence}"), message
+    doctor.repair(doctor.diagnose(project))  # nothing for --fix to do: the item stays as written
     assert path.read_bytes() == before
 
 
