@@ -17,8 +17,9 @@ bookkeeping files that ``.context/.gitignore`` does not keep out of git.
   copy parses, and only when the broken file holds nothing the copy lacks apart from the broken
   position itself (the copy follows tool writes only, so a pull, a merge or a hand edit since
   then lives only in the broken file: then the person is told what would be lost instead);
-- an item that repeats another item exactly (same id, same content) is dropped; an item that
-  reuses an id with different content gets the next free id and keeps the old one as
+- an item that repeats another item exactly (same id, same content) is dropped; of two items
+  that share an id with different content, the one git does not show as already pushed (see
+  ``gitshared``; else the later one) gets the next free id and keeps the old one as
   ``previous_id``, and a link naming that id moves with it when the other end of the link is on
   the renumbered item (``superseded_by`` for a ``supersedes``, and so on); a link no other end
   decides is left as it is and reported;
@@ -53,6 +54,7 @@ from context_keeper import model
 from context_keeper.config import config_problems, read_user_config
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NoProject
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir
+from context_keeper.gitshared import CommittedVersions, run_git
 from context_keeper.model import KINDS, Kind
 from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
@@ -194,8 +196,8 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                     f"{problem}; the later item is hidden from every tool",
                     file=name,
                     fix=("drop it: it repeats the first one exactly" if exact else
-                         "give it the next free id (the old one is kept as previous_id) and move the "
-                         "links that link back to it"),
+                         "give the next free id to the copy git shows is not pushed yet, else to the later "
+                         "one (the old id is kept as previous_id), and move the links that link back to it"),
                 ))
             else:
                 findings.append(Finding(
@@ -413,7 +415,7 @@ def _check_history(store: Store) -> list[Finding]:
                         WARNING, "history_link",
                         f"{entry['id']}.supersedes names {old_id}, but the {old_id} every tool sees does not name "
                         f"{entry['id']} as its successor; {old_id if old_id in shared else entry['id']} is a duplicate "
-                        "id (reported above), and `doctor --fix` renumbers the later item and moves the links that "
+                        "id (reported above), and `doctor --fix` renumbers one copy and moves the links that "
                         "link back to it: run it, then doctor again",
                         file=name,
                     ))
@@ -592,20 +594,12 @@ def _missing_ignores(context_dir: Path) -> list[str] | None:
 def _not_ignored_by_git(context_dir: Path, patterns: list[str]) -> list[str]:
     """The patterns whose files git would not ignore, asked of git itself when it can answer
     (a project's top-level .gitignore or the user's excludes may already cover them)."""
-    import shutil
-    import subprocess
-
-    git = shutil.which("git")
-    if not patterns or git is None:
+    if not patterns:
         return patterns
     samples = {pattern: CONTEXT_DIR + "/" + pattern.replace("*", "x") + ("x" if pattern.endswith("/") else "")
                for pattern in patterns}
-    try:
-        proc = subprocess.run([git, "check-ignore", "--no-index", "--stdin"], cwd=context_dir.parent,
-                              input="\n".join(samples.values()) + "\n", capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return patterns
-    if proc.returncode not in (0, 1):  # 128: not a work tree after all, or git failed
+    proc = run_git(context_dir.parent, "check-ignore", "--no-index", "--stdin", stdin="\n".join(samples.values()) + "\n")
+    if proc is None or proc.returncode not in (0, 1):  # 128: not a work tree after all, or git failed
         return patterns
     ignored = set(proc.stdout.splitlines())
     return [pattern for pattern in patterns if samples[pattern] not in ignored]
@@ -769,7 +763,9 @@ def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
                 first[key] = len(kept)
             kept.append((item, chunk))
         ftxn.replace_items(kept)
-        groups: dict[str, list[int]] = {}  # an id that was shared -> indexes of its owners, first one first
+        rules = _choose_keepers(CommittedVersions(store.root, f"{CONTEXT_DIR}/{kind.filename}"), kind, kept,
+                                first, renumber)
+        groups: dict[str, list[int]] = {}  # an id that was shared -> indexes of its owners, the keeper first
         for index in renumber:
             item = dict(kept[index][0])
             new_id = ftxn.next_id()
@@ -783,7 +779,7 @@ def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
             old_id = item["id"].strip()
             done.append(f"{kind.filename}: {old_id} {_title(kind, item)} (item {index + 1}) is now {new_id}, "
                         f"previous_id keeps {old_id}; {old_id} stays with {_title(kind, kept[first[old_id]][0])} "
-                        f"(item {first[old_id] + 1})")
+                        f"(item {first[old_id] + 1}): {rules[old_id]}")
             item["previous_id"], item["id"] = item["id"], new_id
             kept[index] = (item, None)
             ftxn.replace_items(kept)
@@ -791,6 +787,27 @@ def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
         moved, unresolved = _relink(txn, kind, kept, groups)
         ftxn.replace_items(kept)
     return done + moved, unresolved
+
+
+def _choose_keepers(versions: CommittedVersions, kind: Kind, kept: list[tuple[Any, str | None]],
+                    first: dict[str, int], renumber: list[int]) -> dict[str, str]:
+    """Let the copy of each shared id that git shows is already pushed keep it, updating
+    ``first`` (id -> index of the copy that keeps it) and ``renumber`` (indexes to renumber, in
+    file order). Returns id -> why that copy keeps it, for the message."""
+    rules: dict[str, str] = {}
+    for key in dict.fromkeys(kept[i][0]["id"].strip() for i in renumber if not _needs_id(kind, kept[i][0])):
+        members = [first[key]] + [i for i in renumber if not _needs_id(kind, kept[i][0])
+                                  and kept[i][0]["id"].strip() == key]
+        chosen, why = versions.keeper([kept[i][0] for i in members])
+        if chosen is None:
+            rules[key] = f"it comes first in the file, as git cannot tell which one is already shared ({why})"
+            continue
+        rules[key] = why
+        keeper = members[chosen]
+        if keeper != first[key]:
+            renumber[:] = sorted([i for i in renumber if i != keeper] + [first[key]])
+            first[key] = keeper
+    return rules
 
 
 def _title(kind: Kind, item: Any) -> str:

@@ -509,10 +509,98 @@ def test_fix_renumbers_a_duplicate_with_the_history_links_that_came_with_it(tmp_
     assert after["dec-002"]["summary"] == "Bob: structured JSON logging" and after["dec-002"]["status"] == "active"
     done = [f.message for f in report.findings if f.code == "fixed"]
     assert ('decisions.json: dec-002 "Alice: Redis sessions" (item 3) is now dec-004, previous_id keeps dec-002; '
-            'dec-002 stays with "Bob: structured JSON logging" (item 2)') in done
+            'dec-002 stays with "Bob: structured JSON logging" (item 2): it comes first in the file, as git cannot '
+            'tell which one is already shared (the project is not in a git work tree)') in done
     assert any("dec-003.supersedes names dec-002 and dec-004 links back to it" in m for m in done)
     assert report.exit_code == doctor.EXIT_OK
     assert {"duplicate_id", "history_link"}.isdisjoint(_codes(doctor.diagnose(project)))
+
+
+def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=cwd, check=check, capture_output=True, text=True)
+
+
+def _git_repo(path: Path, *clone_of: Path) -> Path:
+    """A work tree at ``path`` (a clone of ``clone_of`` when given) that can commit, on main."""
+    if clone_of:
+        _git(path.parent, "clone", "-q", str(clone_of[0]), str(path))
+    else:
+        _git(path.parent, "init", "-q", "-b", "main", str(path))
+    for key, value in (("user.name", "Test"), ("user.email", "test@example.com"), ("pull.rebase", "false")):
+        _git(path, "config", key, value)
+    return path
+
+
+def _commit_all(repo: Path, message: str) -> None:
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", message)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_fix_renumbers_the_copy_of_a_shared_id_that_is_not_pushed_yet(tmp_path):
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", "origin.git")
+    alice = _git_repo(tmp_path / "alice", tmp_path / "origin.git")
+    Service(env={}).init_project(str(alice))
+    base = _decision("dec-001", "Base", created_at="2026-11-01T09:00:00+00:00")
+    _write_decisions(alice, [base])
+    _commit_all(alice, "base")
+    _git(alice, "push", "-q", "origin", "HEAD:main")
+    bob = _git_repo(tmp_path / "bob", tmp_path / "origin.git")
+    pushed = _decision("dec-002", "Alice: Redis sessions", created_at="2026-11-02T10:00:00+00:00")
+    _write_decisions(alice, [base, pushed])
+    _commit_all(alice, "alice: dec-002")
+    _git(alice, "push", "-q")
+    mine = _decision("dec-002", "Bob: structured JSON logging", created_at="2026-11-02T10:05:00+00:00")
+    _write_decisions(bob, [base, mine])
+    _commit_all(bob, "bob: dec-002")
+    assert _git(bob, "pull", "-q", check=False).returncode != 0  # both appended: a conflict
+    # Resolved by keeping both, Bob's own first: by position alone Alice's pushed one would move.
+    path = _write_decisions(bob, [base, mine, dict(pushed, summary="Alice: Redis sessions, edited since")])
+    report = doctor.repair(doctor.diagnose(bob))
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert [(e["id"], e["summary"], e.get("previous_id")) for e in after] == [
+        ("dec-001", "Base", None), ("dec-003", "Bob: structured JSON logging", "dec-002"),
+        ("dec-002", "Alice: Redis sessions, edited since", None)]
+    done = [f.message for f in report.findings if f.code == "fixed"]
+    assert ('decisions.json: dec-002 "Bob: structured JSON logging" (item 2) is now dec-003, previous_id keeps '
+            'dec-002; dec-002 stays with "Alice: Redis sessions, edited since" (item 3): the upstream branch '
+            'origin/main has it and not the other') in done, done
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("situation,kept,rule", [
+    ("merging", "Main: Y", "HEAD has it and not the other"),
+    ("merged", "Main: Y", "ORIG_HEAD (the branch before the last merge or pull) has it and not the other"),
+    ("no git", "Feature: X", "it comes first in the file, as git cannot tell which one is already shared "
+                             "(git is not installed or could not run)"),
+])
+def test_without_an_upstream_the_committed_branch_decides_and_without_git_the_position(
+        tmp_path, monkeypatch, situation, kept, rule):
+    repo = _git_repo(tmp_path / "repo")
+    Service(env={}).init_project(str(repo))
+    base = _decision("dec-001", "Base")
+    _write_decisions(repo, [base])
+    _commit_all(repo, "base")
+    _git(repo, "checkout", "-q", "-b", "feature")
+    feature = _decision("dec-002", "Feature: X")
+    _write_decisions(repo, [base, feature])
+    _commit_all(repo, "feature")
+    _git(repo, "checkout", "-q", "main")
+    main = _decision("dec-002", "Main: Y")
+    _write_decisions(repo, [base, main])
+    _commit_all(repo, "main")
+    assert _git(repo, "merge", "-q", "feature", check=False).returncode != 0
+    path = _write_decisions(repo, [base, feature, main])
+    if situation == "merged":
+        _commit_all(repo, "merge feature")  # HEAD now holds both copies: the branch before the merge decides
+    if situation == "no git":
+        monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    report = doctor.repair(doctor.diagnose(repo))
+    after = {e["id"]: e["summary"] for e in json.loads(path.read_text(encoding="utf-8"))}
+    assert after["dec-002"] == kept
+    done = [f.message for f in report.findings if f.code == "fixed" and "is now dec-003" in f.message]
+    assert len(done) == 1 and done[0].endswith(f"dec-002 stays with \"{kept}\" (item {2 if kept == 'Feature: X' else 3}): "
+                                               f"{rule}"), done
 
 
 def test_fix_moves_links_of_two_renumbered_entries_and_reports_the_ones_it_cannot_decide(tmp_path):
