@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from context_keeper import diversity, model
 from context_keeper.budget import chars_to_tokens, json_chars, shorten_entry
 from context_keeper.config import checked, number
-from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput
+from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
 from context_keeper.model import CONSTRAINT, KINDS
 from context_keeper.scope import is_global, project_area
 from context_keeper.store import readable_entries
@@ -246,24 +246,56 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
 
 def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
     notes: list[str] = []
+    key = entry_id.strip()
     try:
         kind, entry = store.find(entry_id)
+        entries: Sequence[dict] = store.state(kind).entries
     except CorruptStoreFile as exc:
         # As a ranked answer does: an id found there must be fetchable while the file is broken.
         state = store.state(model.kind_of_id(entry_id))
         entries, from_last_good = readable_entries(store, state)
-        found = [e for e in entries if e["id"] == entry_id.strip()] if from_last_good else []
+        entries = entries if from_last_good else ()
+        found = [e for e in entries if e["id"] == key] or _renumbered_from(entries, key)
         if not found:
             raise
         kind, entry = state.kind, found[0]
         notes = [str(exc), *_last_good_notes(store, [state])]
+    except NotFound:
+        state = store.state(model.kind_of_id(entry_id))
+        entries = state.entries
+        found = [] if state.problems_of(key) else _renumbered_from(entries, key)
+        if not found:
+            raise
+        kind, entry = state.kind, found[0]
     answer: dict[str, Any] = {"type": kind.name, "entry": entry}
     if notes:
         answer["warnings"] = notes
+    # doctor --fix gives one of two entries that share an id (after a merge) a new id and keeps
+    # the old one as previous_id: an id cited before that may mean either of them.
+    said = []
+    if entry["id"] != key:
+        answer["renumbered"] = {"from": key, "to": entry["id"]}
+        said.append(f"No entry has the id {key} now: this entry, {entry['id']}, had it before it was renumbered "
+                    f"(its previous_id is {key}; `doctor --fix` renumbers one of two entries that share an id "
+                    "after a merge).")
+    moved = [e for e in _renumbered_from(entries, key) if e is not entry]
+    if moved:
+        answer["renumbered_from_this_id"] = [{"id": e["id"], "summary": model.entry_title(kind, e)} for e in moved]
+        others = ", ".join(f"{e['id']} \"{model.entry_title(kind, e)}\"" for e in moved)
+        which = "one of those" if len(moved) > 1 else moved[0]["id"]
+        said.append(f"{others} had the id {key} too before being renumbered (previous_id {key}). If the {key} "
+                    f"you were given was written before that (in a commit, a note or another clone), it may mean "
+                    f"{which}: compare the summaries.")
+    if said:
+        answer["note"] = " ".join(said)
     successor = entry.get("superseded_by")
     if successor:
         answer["replaced_by"] = _link_summary(store, successor)
     return answer
+
+
+def _renumbered_from(entries: Sequence[dict], old_id: str) -> list[dict]:
+    return [e for e in entries if isinstance(e.get("previous_id"), str) and e["previous_id"].strip() == old_id]
 
 
 def _link_summary(store: Store, entry_id: str) -> dict[str, Any] | None:

@@ -15,6 +15,7 @@ import pytest
 
 from context_keeper import doctor
 from context_keeper.cli import main as cli_main
+from context_keeper.errors import NotFound
 from context_keeper.service import Service
 from tests.conftest import REPO
 
@@ -601,6 +602,30 @@ def test_without_an_upstream_the_committed_branch_decides_and_without_git_the_po
     done = [f.message for f in report.findings if f.code == "fixed" and "is now dec-003" in f.message]
     assert len(done) == 1 and done[0].endswith(f"dec-002 stays with \"{kept}\" (item {2 if kept == 'Feature: X' else 3}): "
                                                f"{rule}"), done
+
+
+def test_an_id_lookup_follows_a_renumbering_and_names_the_other_entry_that_had_the_id(tmp_path):
+    project = _new_project(tmp_path / "lookup")
+    path = _write_decisions(project, [_decision("dec-001", "Base"), _decision("dec-002", "Bob: structured JSON logging"),
+                                      _decision("dec-002", "Alice: Redis sessions")])
+    doctor.repair(doctor.diagnose(project))  # Alice's is now dec-003, previous_id dec-002
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
+    both = svc.get_context(id="dec-002")
+    assert both["entry"]["summary"] == "Bob: structured JSON logging" and "renumbered" not in both
+    assert both["renumbered_from_this_id"] == [{"id": "dec-003", "summary": "Alice: Redis sessions"}]
+    assert both["note"].startswith('dec-003 "Alice: Redis sessions" had the id dec-002 too before being renumbered '
+                                   "(previous_id dec-002). If the dec-002 you were given was written before that")
+    assert "it may mean dec-003" in both["note"]
+    # Bob's entry retired by hand: the old id now leads to the entry that had it.
+    _write_decisions(project, [e for e in json.loads(path.read_text(encoding="utf-8")) if e["id"] != "dec-002"])
+    moved = svc.get_context(id=" dec-002")
+    assert moved["type"] == "decision" and moved["entry"]["id"] == "dec-003"
+    assert moved["renumbered"] == {"from": "dec-002", "to": "dec-003"} and "renumbered_from_this_id" not in moved
+    assert moved["note"].startswith("No entry has the id dec-002 now: this entry, dec-003, had it before it was "
+                                    "renumbered (its previous_id is dec-002;")
+    assert set(svc.get_context(id="dec-001")) == {"type", "entry"}  # the answer for any other id is as before
+    with pytest.raises(NotFound):
+        svc.get_context(id="dec-004")
 
 
 def test_fix_moves_links_of_two_renumbered_entries_and_reports_the_ones_it_cannot_decide(tmp_path):
