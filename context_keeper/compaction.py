@@ -12,13 +12,19 @@ Files in ``.context/`` (shapes as in COMPAT.md; extra keys are additions):
   "checked_count"}`` — read by ``Service.get_compaction_report`` and the next SessionStart.
 
 What counts as loss: an entry of the snapshot that is gone from the store, or whose fields
-differ while its ``updated_at`` has not moved forward. Every change made through the tools
-(update, deprecate, supersede, merge) stamps ``updated_at``, so deliberate edits after the
-snapshot are never reported; hand edits, reverted files and clobbered stores are. "Forward"
-means later than the entry's own ``updated_at`` in the snapshot, or than the snapshot itself:
-the snapshot is timed by the hook's clock and ``updated_at`` by the server's, which may run
-behind it (a container, a VM, an NTP step), while the entry's earlier stamp came from the same
-tools. A file reverted to an older version moves the stamp back, and is still reported.
+differ while no tool has stamped it since. Every change made through the tools (update,
+deprecate, supersede, merge) stamps ``updated_at``, so deliberate edits after the snapshot are
+never reported; hand edits, reverted files and clobbered stores are. A stamp later than the
+entry's own ``updated_at`` in the snapshot, or than the snapshot itself, is a tool's. A stamp
+that merely differs is not proof: a file reverted to an older version (git checkout, an editor
+saving a stale buffer) brings an older stamp back, and that is a loss. Yet the server's clock
+may run behind the hook's (a container, a VM, an NTP step), so a tool edit can stamp an
+earlier time than the snapshot's or the entry's previous stamp (written on another clock).
+The clock-free evidence is the last-good copy, which every tool write refreshes: the
+snapshot keeps the (mtime_ns, size, inode) of each file's copy, and an entry with a different
+``updated_at`` counts as a tool edit when the copy was rewritten since and holds exactly that
+version of the entry. A revert followed by a tool write to another entry of the same file goes
+unreported: that write put the reverted version in the copy too.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ MAX_NOTE_ITEMS = 12
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from datetime import datetime
     from typing import Any
 
@@ -68,6 +74,7 @@ def take_snapshot(root: str, *, trigger: str | None = None, now: datetime | None
     store = _store(root)
     timestamp = now_iso(_now(now))
     entries: dict[str, list] = {}
+    copies: dict[str, list[int] | None] = {}
     unreadable: list[str] = []
     for kind in KINDS.values():
         state = store.state(kind)
@@ -77,11 +84,13 @@ def take_snapshot(root: str, *, trigger: str | None = None, now: datetime | None
             unreadable.append(kind.filename)
             continue
         entries[kind.plural] = [dict(e) for e in state.entries if e.get("status", "active") != "deprecated"]
+        copies[kind.plural] = _copy_stamp(str(store.backup_path(kind)))
     snapshot = {
         "timestamp": timestamp,
         "trigger": trigger,
         "entries": entries,
         "counts": {plural: len(items) for plural, items in entries.items()},
+        "last_good": copies,
     }
     if unreadable:
         snapshot["unreadable"] = unreadable
@@ -90,9 +99,20 @@ def take_snapshot(root: str, *, trigger: str | None = None, now: datetime | None
     return snapshot
 
 
+def _copy_stamp(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
 def compare(snapshot: Mapping[str, Any], current: Mapping[str, Sequence[Mapping[str, Any]]],
-            *, now: datetime | None = None) -> dict[str, Any]:
-    """The report for ``snapshot`` against ``current`` ({plural: entries}). Pure."""
+            *, now: datetime | None = None,
+            written_since: Callable[[str], Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The report for ``snapshot`` against ``current`` ({plural: entries}). Pure but for
+    ``written_since(plural)``: {id: entry} as the tools wrote them after the snapshot (from the
+    last-good copy; empty when it was not rewritten), asked only about a stamp that moved back."""
     from context_keeper.model import BY_PLURAL, entry_title, id_sort_key, now_iso, parse_time
 
     taken = parse_time(snapshot.get("timestamp"))
@@ -117,6 +137,9 @@ def compare(snapshot: Mapping[str, Any], current: Mapping[str, Sequence[Mapping[
             stamped = parse_time(before.get("updated_at"))
             if changed_at is not None and any(t is not None and changed_at > t for t in (stamped, taken)):
                 continue  # a tool stamped it since the snapshot: deliberate
+            if (after.get("updated_at") and after.get("updated_at") != before.get("updated_at")
+                    and written_since is not None and written_since(plural).get(entry_id) == after):
+                continue  # stamped by a tool whose clock is behind: that write left this very version
             changes = {
                 key: {"before": before.get(key), "after": after.get(key)}
                 for key in sorted(set(before) | set(after))
@@ -158,12 +181,40 @@ def check_pending(root: str, *, now: datetime | None = None) -> dict[str, Any] |
         current[kind.plural] = state.entries
     compared = dict(snapshot, entries={plural: items for plural, items in (snapshot.get("entries") or {}).items()
                                        if plural in current})
-    report = compare(compared, current, now=now)
+    report = compare(compared, current, now=now, written_since=_written_since(store, snapshot.get("last_good")))
     if unchecked:
         report["unchecked_files"] = sorted(set(unchecked))
     store.write_sidecar(REPORT_FILE, report)
     _remove(marker)
     return report
+
+
+def _written_since(store: Any, stamps: Any) -> Callable[[str], Mapping[str, Any]] | None:
+    """``compare``'s ``written_since`` for the last-good copies the snapshot recorded (None for a
+    snapshot from a version that recorded none). Each copy is read at most once, when asked."""
+    if not isinstance(stamps, dict):
+        return None
+    from context_keeper.model import BY_PLURAL
+    from context_keeper.store import parse_bytes
+
+    read: dict[str, Mapping[str, Any]] = {}
+
+    def written(plural: str) -> Mapping[str, Any]:
+        if plural not in read:
+            read[plural] = {}
+            kind = BY_PLURAL.get(plural)
+            path = str(store.backup_path(kind)) if kind is not None and plural in stamps else None
+            if path is not None and _copy_stamp(path) != stamps[plural]:
+                try:
+                    with open(path, "rb") as handle:
+                        data = handle.read()
+                except OSError:
+                    return read[plural]
+                state = parse_bytes(kind, store.backup_path(kind), data)
+                read[plural] = state.entries_by_id if state.error is None else {}
+        return read[plural]
+
+    return written
 
 
 def _remove(path: str) -> None:

@@ -144,3 +144,34 @@ def test_a_file_reverted_to_an_older_version_of_an_entry_is_still_reported():
     current = {"decisions": [{"id": "dec-001", "summary": "A", "updated_at": older}]}  # e.g. git checkout
     report = compaction.compare(snap, current, now=taken)
     assert [m["id"] for m in report["modified_entries"]] == ["dec-001"]
+
+
+def _service_at(project: Path, moment: datetime) -> Service:
+    return Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}, hook_cache_delay=None, clock=lambda: moment)
+
+
+def test_a_tool_edit_stamped_before_the_entrys_own_stamp_by_a_clock_behind_is_not_a_loss(project: Path):
+    """The entry's previous stamp came from a clock that is right (the CLI on the host, a teammate,
+    the server before an NTP step back); the edit after the snapshot comes from a server 90 s
+    behind, so its updated_at is earlier than both the snapshot and that previous stamp."""
+    hooks_now = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+    _service_at(project, hooks_now - timedelta(seconds=30)).update_entry("dec-001", {"summary": "Postgres, v2"})
+    compaction.take_snapshot(str(project), now=hooks_now)
+    _service_at(project, hooks_now + timedelta(seconds=30) - timedelta(seconds=90)).update_entry(
+        "dec-001", {"summary": "Postgres, v3 with read replicas"})
+    report = compaction.check_pending(str(project), now=hooks_now + timedelta(minutes=1))
+    assert report["status"] == "clean", report["modified_entries"]
+
+
+def test_a_stale_editor_buffer_saved_over_a_tool_edit_is_still_reported(project: Path):
+    """Evidence of a tool edit is the version the tools wrote, not any change of updated_at."""
+    hooks_now = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+    path = project / ".context" / "decisions.json"
+    stale = path.read_bytes()  # what an editor opened before the edits below
+    _service_at(project, hooks_now - timedelta(seconds=30)).update_entry("dec-001", {"summary": "Postgres, v2"})
+    compaction.take_snapshot(str(project), now=hooks_now)
+    _service_at(project, hooks_now - timedelta(seconds=60)).update_entry("dec-002", {"summary": "Another tool edit"})
+    path.write_bytes(stale)  # the editor saves: dec-001 back to its older stamp, dec-002's edit gone as well
+    report = compaction.check_pending(str(project), now=hooks_now + timedelta(minutes=1))
+    # dec-002 is as in the snapshot again; dec-001 has an updated_at the tools never wrote after it
+    assert [m["id"] for m in report["modified_entries"]] == ["dec-001"]
