@@ -49,6 +49,8 @@ MIN_FIRST_ENTRY_TOKENS = 16  # an id and a title cut to budget.MIN_TITLE_CHARS
 # What the "entry" and "shortened" fields add to an item's compact JSON (it always has fields).
 _ENTRY_FIELD = len(',"entry":')
 _SHORTENED_FIELD = len(',"shortened":true')
+# The shortest a ranked hit's item can be without its entry: no float prints shorter than "0.0".
+_LEAST_ITEM = len('{"score":0.0,"relevance":0.0,"type":""}')
 
 
 MAX_QUERY_CHARS = 4000
@@ -336,6 +338,20 @@ def _entry_chars(entry: Mapping[str, Any]) -> int:
     return chars
 
 
+def _surely_refused(left: int, entry_chars: int, per_entry: int, kind: str) -> bool:
+    """Whether ``_pack``'s ``add`` must refuse a ranked hit whose entry is ``entry_chars``
+    long when ``left`` tokens of the budget are left and an entry is already in (the first one
+    has a lower floor), judged from a lower bound of the item's cost: an item has at least a
+    score, a relevance and a type. Exact where it says True; an entry that would be shortened
+    anyway is left to ``add``."""
+    tokens = chars_to_tokens(entry_chars)
+    if tokens > per_entry:
+        return False
+    least = chars_to_tokens(_LEAST_ITEM + len(kind) + _ENTRY_FIELD + entry_chars) + 2
+    # Too big as it is, and the room left for a shortened copy is under the floor.
+    return least > left and left - (least - tokens) < MIN_ENTRY_TOKENS
+
+
 def _compact_annotations(item: dict[str, Any], entry: Mapping[str, Any], replaced: Sequence[str]) -> bool:
     """Shrink an item's history annotations to ids; False when there is nothing to shrink.
     ``replaced_by`` goes when the entry's own ``superseded_by`` (kept by every shortening) names
@@ -437,11 +453,17 @@ def _pack(
     rule_ids = {entry["id"] for entry in scope_rules}
     rule_hits = {hit.entry["id"]: hit for hit in hits if hit.kind == CONSTRAINT.name and hit.entry["id"] in rule_ids}
 
+    def is_rule(hit: Any) -> bool:
+        return hit.kind == CONSTRAINT.name and hit.entry["id"] in rule_ids
+
+    def is_weak(hit: Any) -> bool:
+        return not is_rule(hit) and threshold is not None and hit.relevance < threshold
+
     def hit_item(hit: Any) -> dict[str, Any]:
         item: dict[str, Any] = {"score": round(hit.score, 3), "relevance": round(hit.relevance, 3), "type": hit.kind}
-        if hit.kind == CONSTRAINT.name and hit.entry["id"] in rule_ids:
+        if is_rule(hit):
             item["scope_rule"] = True  # it holds for the scope, however weakly it matched
-        elif threshold is not None and hit.relevance < threshold:
+        elif is_weak(hit):
             item["weak_match"] = True
         return item
 
@@ -464,6 +486,13 @@ def _pack(
     for position, hit in enumerate(hits):
         if hit.entry["id"] not in seen and not (position > rules_after and hit.entry["id"] in rule_hits):
             tried.add(hit.entry["id"])
+            if results and _surely_refused(budget - used, _entry_chars(hit.entry), per_entry, hit.kind):
+                # Most hits of a full answer end here, without an item built for them.
+                if not is_weak(hit):
+                    omitted += 1
+                if position == rules_after:
+                    place_scope_rules()
+                continue
             item = hit_item(hit)
             annotate(item, hit.kind, hit.entry)
             if not try_add(item, hit.entry) and not item.get("weak_match"):

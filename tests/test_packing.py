@@ -258,3 +258,35 @@ def test_scope_rules_follow_the_other_filters(svc):
     assert _ids(retired, scope_rule=True) == ["con-004"]
     unscoped_area = svc.get_context(query="fix a typo in a comment", scope="docs/README.md", include_related=False)
     assert not _ids(unscoped_area, scope_rule=True)
+
+
+def _many_sizes_project(tmp_path):
+    """Forty matching entries from a few dozen tokens to a few hundred, so that answers at most
+    budgets end with room smaller than the next entry."""
+    ctx = tmp_path / "sizes" / ".context"
+    ctx.mkdir(parents=True)
+    stamp = "2026-03-01T00:00:00+00:00"
+    filler = "the carrier call waits for the retry window before it gives up on the label "
+    constraints = [
+        {"id": f"con-{n:03d}", "rule": f"Retry carrier calls rule {n}. " + filler * (n % 7) * (n % 3),
+         "reason": "Carrier retries. " * (1 + n % 5), "scope": "global", "hardness": "absolute",
+         "origin": "user", "created_at": stamp, "updated_at": stamp, "tags": []}
+        for n in range(1, 41)
+    ]
+    (ctx / "constraints.json").write_text(json.dumps(constraints), encoding="utf-8")
+    return ctx.parent
+
+
+@pytest.mark.parametrize("query", ["carrier retries", "retry window for carrier label calls"])
+def test_hits_refused_without_building_their_item_are_the_hits_packing_would_refuse(tmp_path, monkeypatch, query):
+    from context_keeper import retrieval
+
+    project = _many_sizes_project(tmp_path)
+    budgets = range(60, 1200, 7)
+    svc = Service()
+    fast = [svc.get_context(project_dir=str(project), query=query, token_budget=b) for b in budgets]
+    monkeypatch.setattr(retrieval, "_surely_refused", lambda *_args: False)
+    full = [svc.get_context(project_dir=str(project), query=query, token_budget=b) for b in budgets]
+    assert fast == full
+    # The comparison means something only where the fast path had hits to refuse.
+    assert sum(answer.get("omitted", 0) for answer in full) > 100

@@ -1,0 +1,94 @@
+"""``get_context`` CPU time of this checkout against another revision, in one process.
+
+    python benchmarks/bench_ab.py REV [--entries 10000] [--queries 200] [--rounds 5]
+
+On a shared machine two benchmark runs minutes apart differ by more than a change of 10-20%
+moves the time. Here the revision's package is loaded beside this one (``git archive REV
+context_keeper``, renamed), both serve the same synthetic store, and each query is asked of both
+in turn, which goes first alternating: what the machine does meanwhile falls on both alike. The
+figure per version is the median over queries of the fastest of ``--rounds`` CPU times
+(``time.thread_time``). Both answer under one fixed clock, and the script says whether every
+answer is the same byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_retrieval import synthetic_queries, synthetic_store  # noqa: E402
+
+OTHER = "context_keeper_rev"
+FILES = {"decision": "decisions.json", "pipeline": "pipelines.json", "constraint": "constraints.json"}
+CLOCK = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
+
+
+def load_revision(rev: str, into: Path):
+    """The package as it is at ``rev``, importable as ``OTHER``."""
+    archive = subprocess.run(["git", "archive", rev, "context_keeper"], cwd=ROOT, capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    (into / "context_keeper").rename(into / OTHER)
+    word = re.compile(r"\bcontext_keeper\b")
+    for path in (into / OTHER).rglob("*.py"):
+        path.write_text(word.sub(OTHER, path.read_text(encoding="utf-8")), encoding="utf-8")
+    sys.path.insert(0, str(into))
+    return importlib.import_module(f"{OTHER}.service")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rev", help="the revision to compare with (a commit, tag or branch)")
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    from context_keeper import service as this
+
+    with tempfile.TemporaryDirectory() as tmp:
+        other = load_revision(args.rev, Path(tmp) / "rev")
+        project = Path(tmp) / "project"
+        (project / ".context").mkdir(parents=True)
+        for kind, entries in synthetic_store(args.entries).items():
+            (project / ".context" / FILES[kind]).write_text(json.dumps(entries), encoding="utf-8")
+        services = {"this checkout": this.Service(clock=lambda: CLOCK), args.rev: other.Service(clock=lambda: CLOCK)}
+        queries = synthetic_queries(args.queries)
+        answers: dict[str, list[str]] = {name: [] for name in services}
+        for name, service in services.items():
+            for query in queries:  # builds the index, then warms it
+                answers[name].append(json.dumps(service.get_context(project_dir=str(project), query=query)))
+        fastest = {name: [float("inf")] * len(queries) for name in services}
+        order = list(services.items())
+        for _ in range(args.rounds):
+            for i, query in enumerate(queries):
+                order.reverse()
+                for name, service in order:
+                    t0 = time.thread_time()
+                    service.get_context(project_dir=str(project), query=query)
+                    fastest[name][i] = min(fastest[name][i], time.thread_time() - t0)
+        medians = {name: statistics.median(times) * 1000 for name, times in fastest.items()}
+        for name, ms in medians.items():
+            print(f"{name}: get_context CPU time {ms:.2f} ms (median of per-query minima over {args.rounds} rounds)")
+        mine, theirs = medians["this checkout"], medians[args.rev]
+        print(f"this checkout / {args.rev}: {mine / theirs:.3f}")
+        same = answers["this checkout"] == answers[args.rev]
+        print(f"answers: {'identical' if same else 'DIFFERENT'} ({len(queries)} queries, {args.entries} entries)")
+
+
+if __name__ == "__main__":
+    main()
