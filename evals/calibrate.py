@@ -8,7 +8,9 @@ run with the confidence mapping off, and the top hit's features are collected:
 - ``log_rel``: ln of coverage × coherence (abstain.py) of the most relevant hit;
 - ``absent``: share of the question's topical (non-everyday) IDF weight made of words the
   store never uses — an in-domain question nobody answered often hinges on one or two such
-  words ("GraphQL", "Switzerland").
+  words ("GraphQL", "Switzerland");
+- any name of ``qpp_experiment.FEATURES`` (round 7: clarity, WIG, NQC, query feedback, SCQ,
+  IDF, PMI coherence, ...; see that module), collected when ``--features`` names one.
 
 Cross-validation: for each store, a logistic model (class-balanced, L2) is fitted on the other
 stores' dev cases and its threshold set so that at most ``--max-pos-flagged`` of their
@@ -52,8 +54,12 @@ TARGET = 0.5  # the confidence the fitted threshold is mapped to (DEFAULT_MIN_RE
 FLOOR = 0.005
 
 
-def collect(tuning, stores, cases) -> list[dict]:
+def collect(tuning, stores, cases, qpp: bool = False) -> list[dict]:
+    """Features of every case; with ``qpp`` also the query-performance predictors of
+    ``evals/qpp_experiment.py`` (round 7), by name."""
     tuning = dataclasses.replace(tuning, confidence=False)
+    if qpp:
+        from qpp_experiment import qpp_features
     indexes: dict[str, SearchIndex] = {}
     rows = []
     for c in cases:
@@ -75,6 +81,8 @@ def collect(tuning, stores, cases) -> list[dict]:
                 "absent": q.absent,
             }
         )
+        if qpp:
+            rows[-1].update(qpp_features(ix, c.query, res, rr.EVAL_NOW))
     return rows
 
 
@@ -261,7 +269,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = collect_service(rr.ServiceSystem(), stores, cases)
         print("relevance: service (lexical, 3-decimal top_relevance)")
     else:
-        rows = collect(tuning, stores, cases)
+        from qpp_experiment import FEATURES as QPP
+
+        rows = collect(tuning, stores, cases, qpp=any(f in QPP for f in args.features.split(",")))
     if args.ablated and system is None and not args.service:
         parser.error("--ablated needs --service or --semantic-url")
     if args.ablated:
