@@ -20,6 +20,17 @@ def _reasoning_chars(kind: Kind, entry: Mapping[str, Any]) -> int:
     return sum(len(str(entry.get(f.name) or "").strip()) for f in kind.fields if f.quality)
 
 
+MIN_STEP_CHARS = 3  # "Build" and "Sign" are terse but real steps; "R" or "24" are cut-off sentences
+
+
+def _thin_steps(entry: Mapping[str, Any]) -> list[tuple[Any, str]]:
+    """(order, action) of the steps whose action is shorter than ``MIN_STEP_CHARS``: a
+    generated or converted store can carry steps cut down to a letter or two, which no one can
+    follow and no search can find."""
+    return [(step.get("order"), step.get("action", "")) for step in entry.get("steps") or []
+            if isinstance(step, Mapping) and len(str(step.get("action") or "").strip()) < MIN_STEP_CHARS]
+
+
 def verify_quality(store: Store, min_reason_chars: int = 80, *, include_isolated: bool = True) -> dict[str, Any]:
     issues: list[dict[str, Any]] = []
     checked = 0
@@ -42,6 +53,12 @@ def verify_quality(store: Store, min_reason_chars: int = 80, *, include_isolated
             if chars < min_reason_chars:
                 issues.append({"issue": "thin_reasoning", "id": entry["id"], "summary": title,
                                "detail": f"{chars} characters of reasoning (< {min_reason_chars}); add why it holds and what it prevents"})
+            thin = _thin_steps(entry) if kind is model.PIPELINE else []
+            if thin:
+                shown = ", ".join(f"{n} ({action!r})" for n, action in thin[:5]) + (" …" if len(thin) > 5 else "")
+                issues.append({"issue": "thin_steps", "id": entry["id"], "summary": title,
+                               "detail": f"{len(thin)} of its {len(entry.get('steps') or [])} steps are a character or two: "
+                                         f"step {shown}; write what is done and with what in each"})
             if not entry.get("tags"):
                 issues.append({"issue": "missing_tags", "id": entry["id"], "summary": title,
                                "detail": "no tags; add 1-3 topic tags so it groups and filters"})

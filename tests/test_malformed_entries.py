@@ -184,3 +184,19 @@ def test_a_hand_edited_supersedes_of_any_shape_never_breaks_a_query(project, val
     _set_supersedes(project, "dec-024", value)
     found = [i["entry"]["id"] for i in svc.query_entries(supersedes="dec-002")["results"]]
     assert found == (["dec-019", "dec-024"] if named else ["dec-019"])
+
+
+def test_verify_quality_names_pipeline_steps_cut_down_to_a_character_or_two(tmp_path):
+    # A generator that split each plain-sentence step into its first two characters left
+    # pipelines nobody could follow; every tool read them as valid steps.
+    ctx = tmp_path / "cut" / ".context"
+    ctx.mkdir(parents=True)
+    steps = [{"order": 1, "action": "Freeze ranked queue changes a day before the boundary."},
+             {"order": 2, "action": "R", "output": "u"}, {"order": 3, "action": "24"}, {"order": 4, "action": "Sign"}]
+    pipelines = [{"id": "pipe-001", "name": "Season rollover", "purpose": "Close a ranked season and open the next one.",
+                  "steps": steps, "tags": ["seasons"]}]
+    (ctx / "pipelines.json").write_text(json.dumps(pipelines), encoding="utf-8")
+    answer = Service(env={"CONTEXT_KEEPER_PROJECT": str(ctx.parent)}).verify_quality()
+    (thin,) = [issue for issue in answer["issues"] if issue["issue"] == "thin_steps"]
+    assert thin["id"] == "pipe-001" and answer["counts"]["thin_steps"] == 1
+    assert "2 of its 4 steps" in thin["detail"] and "2 ('R'), 3 ('24')" in thin["detail"]
