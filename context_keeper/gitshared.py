@@ -2,11 +2,12 @@
 
 Two clones recording in parallel hand out the same id; once a merge keeps both entries, one
 of them has to be renumbered, and it should be the one nobody else has yet: the other may be
-cited in pushed commits, notes and links. The upstream branch's version of the store file is
-what others have. Without an upstream, or when it holds neither copy, the file as committed in
-``HEAD`` and then in ``ORIG_HEAD`` (the branch before the last merge, pull or reset) stands in
-for it. Git is optional: when it is missing, fails, or the project is not in a repository,
-nothing is decided and the caller keeps its own rule, with the reason to say why.
+cited in pushed commits, notes and links. What others have is what the remote-tracking branches
+hold (``refs/remotes/*``, every one of them: the upstream, the trunk a feature branch merges,
+a teammate's branch), so a copy in any of their versions of the store file is shared. ``HEAD``
+and ``ORIG_HEAD`` are never evidence: they are the local side, which during a pull is the
+unpushed one. Git is optional: when it is missing, fails, or the project is not in a
+repository, nothing is decided and the caller keeps its own rule, with the reason to say why.
 """
 
 from __future__ import annotations
@@ -38,20 +39,20 @@ def run_git(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.Compl
 
 @dataclass
 class Version:
-    label: str  # how a message names it: "the upstream branch origin/main", "HEAD", ...
+    ref: str  # the remote-tracking branch, as a message names it: "origin/main"
     items: list[Any]  # the file's items in that version ([] when the file was not in it)
-    upstream: bool = False
 
 
 class CommittedVersions:
-    """The committed versions of one store file, read from git once and only when asked."""
+    """The versions of one store file on the remote-tracking branches, read from git once and
+    only when asked."""
 
     def __init__(self, root: Path, relpath: str) -> None:
         self.root, self.relpath = root, relpath
         self._loaded: tuple[list[Version], str | None] | None = None
 
     def _load(self) -> tuple[list[Version], str | None]:
-        """(versions to consult in order, why there are none)."""
+        """(the versions, why git cannot tell when it cannot)."""
         if self._loaded is None:
             self._loaded = self._read()
         return self._loaded
@@ -62,43 +63,50 @@ class CommittedVersions:
             return [], "git is not installed or could not run"
         if probe.returncode != 0 or probe.stdout.strip() != "true":
             return [], "the project is not in a git work tree"
-        refs: list[tuple[str, str, bool]] = []
-        upstream = run_git(self.root, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
-        if upstream is not None and upstream.returncode == 0 and upstream.stdout.strip():
-            name = upstream.stdout.strip()
-            refs.append((name, f"the upstream branch {name}", True))
-        refs += [("HEAD", "HEAD", False), ("ORIG_HEAD", "ORIG_HEAD (the branch before the last merge or pull)", False)]
+        listed = run_git(self.root, "for-each-ref", "--format=%(refname)%00%(symref)", "refs/remotes")
+        if listed is None or listed.returncode != 0:
+            return [], "git stopped working"
+        # A symbolic origin/HEAD only repeats the branch it points at.
+        refs = [name for name, _, symref in (line.partition("\0") for line in listed.stdout.splitlines())
+                if name.startswith("refs/remotes/") and not symref]
+        if not refs:
+            return [], "there is no remote-tracking branch, so nothing shows what is pushed"
         versions = []
-        for ref, label, is_upstream in refs:
-            commit = run_git(self.root, "rev-parse", "--verify", "--quiet", ref + "^{commit}")
-            if commit is not None and commit.returncode != 0:
-                continue  # no such ref here (no merge yet, no commit yet)
-            shown = run_git(self.root, "show", f"{ref}:./{self.relpath}") if commit is not None else None
+        for ref in refs:
+            shown = run_git(self.root, "show", f"{ref}:./{self.relpath}")
             if shown is None:
-                break  # git stopped working: decide with what was read
+                return [], "git stopped working"
             if shown.returncode != 0:
-                versions.append(Version(label, [], is_upstream))  # the file is not in it: neither copy is
+                versions.append(Version(ref.removeprefix("refs/remotes/"), []))  # not in it: neither copy is
                 continue
             try:
                 items = json.loads(shown.stdout.removeprefix("\ufeff"))
             except ValueError:
                 continue  # committed with conflict markers, say: it tells nothing
-            versions.append(Version(label, items if isinstance(items, list) else [], is_upstream))
+            versions.append(Version(ref.removeprefix("refs/remotes/"), items if isinstance(items, list) else []))
         return versions, None if versions else "the file has no committed version"
 
     def keeper(self, contenders: list[dict]) -> tuple[int | None, str]:
-        """Index of the one of ``contenders`` (items sharing one id) that git shows is already
-        shared, and the reason as a phrase; (None, why not) when git cannot tell."""
+        """Index of the one of ``contenders`` (items sharing one id) that a remote-tracking
+        branch has, and the reason as a phrase; (None, why not) when git cannot tell."""
         versions, unavailable = self._load()
-        if unavailable and not versions:
+        if unavailable:
             return None, unavailable
+        where: dict[int, list[str]] = {}
         for version in versions:
-            present = [i for i, item in enumerate(contenders) if any(_same(item, old) for old in version.items)]
-            if len(present) == 1:
-                return present[0], f"{version.label} has it and not the other"
-            if present and version.upstream:
-                return None, f"{version.label} already has both"
-        return None, f"neither {' nor '.join(v.label for v in versions)} tells them apart"
+            for i, item in enumerate(contenders):
+                if any(_same(item, old) for old in version.items):
+                    where.setdefault(i, []).append(version.ref)
+        if len(where) == 1:
+            (index, refs), = where.items()
+            return index, f"{_refs(refs)} {'has' if len(refs) == 1 else 'have'} it and not the other"
+        if where:
+            return None, "the remote-tracking branches already have both"
+        return None, f"no remote-tracking branch ({_refs([v.ref for v in versions])}) has either"
+
+
+def _refs(refs: list[str]) -> str:
+    return ", ".join(refs[:-1]) + " and " + refs[-1] if len(refs) > 1 else refs[0]
 
 
 def _same(item: Any, old: Any) -> bool:

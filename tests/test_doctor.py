@@ -564,19 +564,79 @@ def test_fix_renumbers_the_copy_of_a_shared_id_that_is_not_pushed_yet(tmp_path):
         ("dec-002", "Alice: Redis sessions, edited since", None)]
     done = [f.message for f in report.findings if f.code == "fixed"]
     assert ('decisions.json: dec-002 "Bob: structured JSON logging" (item 2) is now dec-003, previous_id keeps '
-            'dec-002; dec-002 stays with "Alice: Redis sessions, edited since" (item 3): the upstream branch '
-            'origin/main has it and not the other') in done, done
+            'dec-002; dec-002 stays with "Alice: Redis sessions, edited since" (item 3): origin/main has '
+            'it and not the other') in done, done
+
+
+def _bob_pushed_alice_did_not(tmp_path: Path) -> tuple[Path, dict, dict, dict]:
+    """Bob's dec-002 is pushed to origin/main; Alice, on a clone of it from before, has her own
+    dec-002 committed but not pushed. Returns (alice, base, Bob's, Alice's)."""
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", "origin.git")
+    bob = _git_repo(tmp_path / "bob", tmp_path / "origin.git")
+    Service(env={}).init_project(str(bob))
+    base = _decision("dec-001", "Base", created_at="2026-11-01T09:00:00+00:00")
+    _write_decisions(bob, [base])
+    _commit_all(bob, "base")
+    _git(bob, "push", "-q", "origin", "HEAD:main")
+    alice = _git_repo(tmp_path / "alice", tmp_path / "origin.git")
+    bobs = _decision("dec-002", "Bob: structured JSON logging", created_at="2026-11-02T10:00:00+00:00")
+    _write_decisions(bob, [base, bobs])
+    _commit_all(bob, "bob: dec-002")
+    _git(bob, "push", "-q")
+    alices = _decision("dec-002", "Alice: Redis sessions", created_at="2026-11-02T10:05:00+00:00")
+    _write_decisions(alice, [base, alices])
+    _commit_all(alice, "alice: dec-002")
+    return alice, base, bobs, alices
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-@pytest.mark.parametrize("situation,kept,rule", [
-    ("merging", "Main: Y", "HEAD has it and not the other"),
-    ("merged", "Main: Y", "ORIG_HEAD (the branch before the last merge or pull) has it and not the other"),
-    ("no git", "Feature: X", "it comes first in the file, as git cannot tell which one is already shared "
-                             "(git is not installed or could not run)"),
+@pytest.mark.parametrize("flow", ["pull merging", "pull merged", "pull --rebase"])
+def test_without_an_upstream_the_remote_tracking_branch_decides_not_the_local_side(tmp_path, flow):
+    # HEAD (the local side of a pull) and ORIG_HEAD (Alice's commit before a rebase) hold her
+    # unpushed copy only: what origin/main has is what others have.
+    alice, base, bobs, alices = _bob_pushed_alice_did_not(tmp_path)
+    _git(alice, "branch", "--unset-upstream")
+    rebase = flow == "pull --rebase"
+    assert _git(alice, "pull", "-q", *(["--rebase"] if rebase else []), "origin", "main", check=False).returncode != 0
+    path = _write_decisions(alice, [base, alices, bobs])  # both kept, her own first
+    if flow == "pull merged":
+        _commit_all(alice, "merge origin/main")
+    if rebase:
+        _git(alice, "add", "-A")
+        _git(alice, "-c", "core.editor=true", "rebase", "--continue")
+    report = doctor.repair(doctor.diagnose(alice))
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert [(e["id"], e["summary"]) for e in after] == [
+        ("dec-001", "Base"), ("dec-003", "Alice: Redis sessions"), ("dec-002", "Bob: structured JSON logging")]
+    done = [f.message for f in report.findings if f.code == "fixed" and "is now dec-003" in f.message]
+    assert len(done) == 1 and done[0].endswith(
+        'dec-002 stays with "Bob: structured JSON logging" (item 3): origin/main has it and not the other'), done
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_copy_on_any_remote_tracking_branch_is_shared_not_only_on_the_upstream(tmp_path):
+    # Alice's feat tracks origin/feat, where her dec-002 is pushed; Bob's is on origin/main.
+    alice, base, bobs, alices = _bob_pushed_alice_did_not(tmp_path)
+    _git(alice, "checkout", "-q", "-b", "feat")
+    _git(alice, "push", "-q", "-u", "origin", "feat")
+    _git(alice, "fetch", "-q")
+    assert _git(alice, "merge", "-q", "origin/main", check=False).returncode != 0
+    path = _write_decisions(alice, [base, alices, bobs])
+    report = doctor.repair(doctor.diagnose(alice))
+    assert [e["summary"] for e in json.loads(path.read_text(encoding="utf-8")) if e["id"] == "dec-002"] == [
+        "Alice: Redis sessions"]
+    done = [f.message for f in report.findings if f.code == "fixed" and "is now dec-003" in f.message]
+    assert len(done) == 1 and done[0].endswith(
+        "it comes first in the file, as git cannot tell which one is already shared (the remote-tracking "
+        "branches already have both)"), done
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("situation,rule", [
+    ("no remote", "there is no remote-tracking branch, so nothing shows what is pushed"),
+    ("no git", "git is not installed or could not run"),
 ])
-def test_without_an_upstream_the_committed_branch_decides_and_without_git_the_position(
-        tmp_path, monkeypatch, situation, kept, rule):
+def test_without_a_remote_tracking_branch_or_git_the_position_decides(tmp_path, monkeypatch, situation, rule):
     repo = _git_repo(tmp_path / "repo")
     Service(env={}).init_project(str(repo))
     base = _decision("dec-001", "Base")
@@ -592,16 +652,15 @@ def test_without_an_upstream_the_committed_branch_decides_and_without_git_the_po
     _commit_all(repo, "main")
     assert _git(repo, "merge", "-q", "feature", check=False).returncode != 0
     path = _write_decisions(repo, [base, feature, main])
-    if situation == "merged":
-        _commit_all(repo, "merge feature")  # HEAD now holds both copies: the branch before the merge decides
     if situation == "no git":
         monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     report = doctor.repair(doctor.diagnose(repo))
     after = {e["id"]: e["summary"] for e in json.loads(path.read_text(encoding="utf-8"))}
-    assert after["dec-002"] == kept
+    assert after["dec-002"] == "Feature: X"
     done = [f.message for f in report.findings if f.code == "fixed" and "is now dec-003" in f.message]
-    assert len(done) == 1 and done[0].endswith(f"dec-002 stays with \"{kept}\" (item {2 if kept == 'Feature: X' else 3}): "
-                                               f"{rule}"), done
+    assert len(done) == 1 and done[0].endswith(
+        'dec-002 stays with "Feature: X" (item 2): it comes first in the file, as git cannot tell which one is '
+        f"already shared ({rule})"), done
 
 
 def test_an_id_lookup_follows_a_renumbering_and_names_the_other_entry_that_had_the_id(tmp_path):
