@@ -87,8 +87,10 @@ class CommittedVersions:
         return versions, None if versions else "the file has no committed version"
 
     def keeper(self, contenders: list[dict]) -> tuple[int | None, str]:
-        """Index of the one of ``contenders`` (items sharing one id) that a remote-tracking
-        branch has, and the reason as a phrase; (None, why not) when git cannot tell."""
+        """Which of ``contenders`` (items sharing one id, in file order) keeps the id, and why, as
+        a phrase; (None, why not) when git cannot tell. Each copy is decided on its own: a copy in
+        some remote-tracking version is shared, the others are not and are all renumbered. Among
+        several shared copies (or none) git cannot say which one others cite: the first keeps it."""
         versions, unavailable = self._load()
         if unavailable:
             return None, unavailable
@@ -97,12 +99,18 @@ class CommittedVersions:
             for i, item in enumerate(contenders):
                 if any(_same(item, old) for old in version.items):
                     where.setdefault(i, []).append(version.ref)
+        others = "not the other" if len(contenders) == 2 else f"none of the other {len(contenders) - 1}"
         if len(where) == 1:
             (index, refs), = where.items()
-            return index, f"{_refs(refs)} {'has' if len(refs) == 1 else 'have'} it and not the other"
+            return index, f"{_refs(refs)} {'has' if len(refs) == 1 else 'have'} it and {others}"
         if where:
-            return None, "the remote-tracking branches already have both"
-        return None, f"no remote-tracking branch ({_refs([v.ref for v in versions])}) has either"
+            refs = _refs(list(dict.fromkeys(ref for found in where.values() for ref in found)))
+            shared = "both copies are" if len(where) == len(contenders) == 2 else \
+                f"{len(where)} of the {len(contenders)} copies are"
+            return min(where), (f"{shared} already on remote-tracking branches ({refs}), so git cannot tell which "
+                                "one others cite, and it comes first in the file among them")
+        return 0, (f"no remote-tracking branch ({_refs([v.ref for v in versions])}) has any of them, so none is "
+                   "pushed yet, and it comes first in the file")
 
 
 def _refs(refs: list[str]) -> str:

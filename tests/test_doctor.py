@@ -627,8 +627,31 @@ def test_a_copy_on_any_remote_tracking_branch_is_shared_not_only_on_the_upstream
         "Alice: Redis sessions"]
     done = [f.message for f in report.findings if f.code == "fixed" and "is now dec-003" in f.message]
     assert len(done) == 1 and done[0].endswith(
-        "it comes first in the file, as git cannot tell which one is already shared (the remote-tracking "
-        "branches already have both)"), done
+        'dec-002 stays with "Alice: Redis sessions" (item 2): both copies are already on remote-tracking branches '
+        "(origin/feat and origin/main), so git cannot tell which one others cite, and it comes first in the file "
+        "among them"), done
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_of_three_copies_each_unpushed_one_is_renumbered_and_file_order_decides_among_the_pushed(tmp_path):
+    alice, base, bobs, alices = _bob_pushed_alice_did_not(tmp_path)
+    # Carol merged Bob's dec-002 with her own and pushed both without running doctor.
+    carol = _git_repo(tmp_path / "carol", tmp_path / "origin.git")
+    carols = _decision("dec-002", "Carol: gRPC between services", created_at="2026-11-02T10:10:00+00:00")
+    _write_decisions(carol, [base, bobs, carols])
+    _commit_all(carol, "carol: dec-002")
+    _git(carol, "push", "-q")
+    assert _git(alice, "pull", "-q", check=False).returncode != 0
+    path = _write_decisions(alice, [base, alices, carols, bobs])  # all three kept, her own first
+    report = doctor.repair(doctor.diagnose(alice))
+    assert [(e["id"], e["summary"]) for e in json.loads(path.read_text(encoding="utf-8"))] == [
+        ("dec-001", "Base"), ("dec-003", "Alice: Redis sessions"), ("dec-002", "Carol: gRPC between services"),
+        ("dec-004", "Bob: structured JSON logging")]
+    done = [f.message for f in report.findings if f.code == "fixed" and "previous_id keeps" in f.message]
+    rule = ('dec-002 stays with "Carol: gRPC between services" (item 3): 2 of the 3 copies are already on '
+            "remote-tracking branches (origin/main), so git cannot tell which one others cite, and it comes first "
+            "in the file among them")
+    assert len(done) == 2 and all(m.endswith(rule) for m in done), done
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
