@@ -79,12 +79,17 @@ class CommittedVersions:
             if shown.returncode != 0:
                 versions.append(Version(ref.removeprefix("refs/remotes/"), []))  # not in it: neither copy is
                 continue
+            name = ref.removeprefix("refs/remotes/")
             try:
                 items = json.loads(shown.stdout.removeprefix("\ufeff"))
             except ValueError:
-                continue  # committed with conflict markers, say: it tells nothing
-            versions.append(Version(ref.removeprefix("refs/remotes/"), items if isinstance(items, list) else []))
-        return versions, None if versions else "the file has no committed version"
+                items = None
+            if not isinstance(items, list):
+                # Committed with conflict markers, say. What others have is unknown then, and no
+                # other version may stand in for it: a copy missing elsewhere may be in this one.
+                return [], f"the version of the file on {name} does not parse"
+            versions.append(Version(name, items))
+        return versions, None
 
     def keeper(self, contenders: list[dict]) -> tuple[int | None, str]:
         """Which of ``contenders`` (items sharing one id, in file order) keeps the id, and why, as

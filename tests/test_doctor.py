@@ -655,6 +655,29 @@ def test_of_three_copies_each_unpushed_one_is_renumbered_and_file_order_decides_
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_remote_version_that_does_not_parse_leaves_the_choice_to_the_position(tmp_path):
+    alice, base, bobs, alices = _bob_pushed_alice_did_not(tmp_path)
+    # Alice's branch is pushed too; origin/main has Bob's and Carol's copies with the markers committed.
+    _git(alice, "push", "-q", "origin", "HEAD:alice")
+    bob = tmp_path / "bob"
+    carols = _decision("dec-002", "Carol: gRPC between services", created_at="2026-11-02T10:10:00+00:00")
+    text = json.dumps([base, bobs, carols], indent=2)
+    (bob / ".context" / "decisions.json").write_text("<<<<<<< HEAD\n" + text + "\n=======\n>>>>>>> carol\n",
+                                                      encoding="utf-8")
+    _commit_all(bob, "merge carol (markers left in)")
+    _git(bob, "push", "-q")
+    _git(alice, "fetch", "-q")
+    path = _write_decisions(alice, [base, bobs, alices, carols])
+    report = doctor.repair(doctor.diagnose(alice))
+    assert [e["summary"] for e in json.loads(path.read_text(encoding="utf-8")) if e["id"] == "dec-002"] == [
+        "Bob: structured JSON logging"]
+    done = [f.message for f in report.findings if f.code == "fixed" and "previous_id keeps" in f.message]
+    assert len(done) == 2 and all(m.endswith(
+        "it comes first in the file, as git cannot tell which one is already shared (the version of the file on "
+        "origin/main does not parse)") for m in done), done
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 @pytest.mark.parametrize("situation,rule", [
     ("no remote", "there is no remote-tracking branch, so nothing shows what is pushed"),
     ("no git", "git is not installed or could not run"),
