@@ -25,16 +25,29 @@ GIT_TIMEOUT_S = 10
 
 def run_git(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess | None:
     """``git args`` in ``cwd`` (text output); None when git is not installed or could not run."""
+    return _git(cwd, *args, stdin=stdin)[0]
+
+
+def _git(cwd: Path, *args: str, stdin: str | None = None) -> tuple[subprocess.CompletedProcess | None, str]:
+    """``run_git``, with what went wrong as a phrase when the result is None."""
     git = shutil.which("git")
     if git is None:
-        return None
-    # Read-only questions: no index refresh (GIT_OPTIONAL_LOCKS) and never a credential prompt.
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+        return None, "git is not installed"
+    # Read-only questions: no index refresh (GIT_OPTIONAL_LOCKS) and never a credential prompt;
+    # untranslated messages (LC_ALL), as a missing file is told apart from a failure by its text.
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     try:
         return subprocess.run([git, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
-                              encoding="utf-8", errors="replace", timeout=GIT_TIMEOUT_S, env=env)
-    except (OSError, subprocess.SubprocessError):
-        return None
+                              encoding="utf-8", errors="replace", timeout=GIT_TIMEOUT_S, env=env), ""
+    except subprocess.TimeoutExpired:
+        return None, f"`git {args[0]}` took longer than {GIT_TIMEOUT_S} s and was stopped"
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"`git {args[0]}` could not run ({exc})"
+
+
+def _failed(proc: subprocess.CompletedProcess, what: str) -> str:
+    said = next((line.strip() for line in proc.stderr.splitlines() if line.strip()), f"exit code {proc.returncode}")
+    return f"`git {what}` failed: {said}"
 
 
 @dataclass
@@ -58,14 +71,18 @@ class CommittedVersions:
         return self._loaded
 
     def _read(self) -> tuple[list[Version], str | None]:
-        probe = run_git(self.root, "rev-parse", "--is-inside-work-tree")
+        probe, why = _git(self.root, "rev-parse", "--is-inside-work-tree")
         if probe is None:
-            return [], "git is not installed or could not run"
+            return [], why
+        if probe.returncode != 0 and "not a git repository" not in probe.stderr:
+            return [], _failed(probe, "rev-parse")  # e.g. a repository git refuses as of dubious ownership
         if probe.returncode != 0 or probe.stdout.strip() != "true":
             return [], "the project is not in a git work tree"
-        listed = run_git(self.root, "for-each-ref", "--format=%(refname)%00%(symref)", "refs/remotes")
-        if listed is None or listed.returncode != 0:
-            return [], "git stopped working"
+        listed, why = _git(self.root, "for-each-ref", "--format=%(refname)%00%(symref)", "refs/remotes")
+        if listed is None:
+            return [], why
+        if listed.returncode != 0:
+            return [], _failed(listed, "for-each-ref")
         # A symbolic origin/HEAD only repeats the branch it points at.
         refs = [name for name, _, symref in (line.partition("\0") for line in listed.stdout.splitlines())
                 if name.startswith("refs/remotes/") and not symref]
@@ -73,13 +90,15 @@ class CommittedVersions:
             return [], "there is no remote-tracking branch, so nothing shows what is pushed"
         versions = []
         for ref in refs:
-            shown = run_git(self.root, "show", f"{ref}:./{self.relpath}")
-            if shown is None:
-                return [], "git stopped working"
-            if shown.returncode != 0:
-                versions.append(Version(ref.removeprefix("refs/remotes/"), []))  # not in it: neither copy is
-                continue
             name = ref.removeprefix("refs/remotes/")
+            shown, why = _git(self.root, "show", f"{ref}:./{self.relpath}")
+            if shown is None:
+                return [], why
+            if shown.returncode != 0:
+                if "does not exist in" in shown.stderr or "exists on disk, but not in" in shown.stderr:
+                    versions.append(Version(name, []))  # the file is not in it: neither copy is
+                    continue
+                return [], _failed(shown, f"show {name}:{self.relpath}")
             try:
                 items = json.loads(shown.stdout.removeprefix("\ufeff"))
             except ValueError:

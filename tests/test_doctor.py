@@ -677,10 +677,51 @@ def test_a_remote_version_that_does_not_parse_leaves_the_choice_to_the_position(
         "origin/main does not parse)") for m in done), done
 
 
+def _fake_git(tmp_path: Path, fails_on: str, stderr: str) -> Path:
+    """A directory holding a ``git`` that fails ``git <fails_on>`` with ``stderr`` and runs the
+    real git for everything else."""
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    script = bin_dir / "git"
+    script.write_text(f'#!/bin/sh\nif [ "$1" = "{fails_on}" ]; then echo "{stderr}" >&2; exit 128; fi\n'
+                      f'exec {shutil.which("git")} "$@"\n', encoding="utf-8")
+    script.chmod(0o755)
+    return bin_dir
+
+
+@pytest.mark.skipif(shutil.which("git") is None or os.name != "posix", reason="needs git and sh")
+@pytest.mark.parametrize("failure,rule", [
+    ("rev-parse", "`git rev-parse` failed: fatal: detected dubious ownership in repository"),
+    ("show", "`git show origin/main:.context/decisions.json` failed: fatal: unable to read tree"),
+    ("timeout", "`git show` took longer than 10 s and was stopped"),
+])
+def test_when_git_fails_the_reason_says_what_failed(tmp_path, monkeypatch, failure, rule):
+    alice, base, bobs, alices = _bob_pushed_alice_did_not(tmp_path)
+    assert _git(alice, "pull", "-q", check=False).returncode != 0
+    path = _write_decisions(alice, [base, alices, bobs])
+    if failure == "timeout":
+        real_run = subprocess.run
+
+        def run(args, **kwargs):
+            if args[1] == "show":
+                raise subprocess.TimeoutExpired(args, kwargs["timeout"])  # as a hung git would end
+            return real_run(args, **kwargs)
+        monkeypatch.setattr("context_keeper.gitshared.subprocess.run", run)
+    else:
+        said = rule.split(": ", 1)[1]
+        monkeypatch.setenv("PATH", f"{_fake_git(tmp_path, failure, said)}{os.pathsep}{os.environ['PATH']}")
+    report = doctor.repair(doctor.diagnose(alice))
+    assert [e["summary"] for e in json.loads(path.read_text(encoding="utf-8")) if e["id"] == "dec-002"] == [
+        "Alice: Redis sessions"]
+    done = [f.message for f in report.findings if f.code == "fixed" and "is now dec-003" in f.message]
+    assert len(done) == 1 and done[0].endswith(
+        f"it comes first in the file, as git cannot tell which one is already shared ({rule})"), done
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 @pytest.mark.parametrize("situation,rule", [
     ("no remote", "there is no remote-tracking branch, so nothing shows what is pushed"),
-    ("no git", "git is not installed or could not run"),
+    ("no git", "git is not installed"),
 ])
 def test_without_a_remote_tracking_branch_or_git_the_position_decides(tmp_path, monkeypatch, situation, rule):
     repo = _git_repo(tmp_path / "repo")
