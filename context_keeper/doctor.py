@@ -22,7 +22,8 @@ bookkeeping files that ``.context/.gitignore`` does not keep out of git.
   ``gitshared``; else the later one) gets the next free id and keeps the old one as
   ``previous_id``, and a link naming that id moves with it when the other end of the link is on
   the renumbered item (``superseded_by`` for a ``supersedes``, and so on); a link no other end
-  decides is left as it is and reported;
+  decides is left as it is and reported; two that also share ``created_at`` are one entry edited
+  on two sides, reported for a person to merge and left alone;
 - an entry without an id (none, null or blank; a hand-added entry, or half of a split merge
   hunk) that has its title field gets the next free id;
 - a missing or unusable last-good copy is replaced with a copy of the current (good) file;
@@ -173,6 +174,9 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         )])
     findings = []
     duplicates = _duplicates(store, kind)
+    edited = _edited_on_two_sides(list(state.raw), [state.repeats_keys(i) for i in range(len(state.raw))])
+    for index in sorted({i for group in edited.values() for i in group[1:]}):
+        duplicates.pop(index, None)  # not renumbered: no id to suggest
     suggested = _suggested_ids(state, duplicates)
     for index, problems in sorted(state.item_problems.items()):
         if state.repeats_keys(index):
@@ -189,6 +193,10 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
             item = state.raw[index]
             if isinstance(item, dict) and model.parse_id(item.get("id")) is None:
                 findings.append(_id_finding(kind, index, item, suggested[index]))
+            elif "duplicate id" in problem and item["id"].strip() in edited:
+                group = edited[item["id"].strip()]
+                if index == group[1]:
+                    findings.append(_edit_finding(kind, item["id"].strip(), group, state.raw))
             elif "duplicate id" in problem:
                 exact = duplicates.get(index)
                 findings.append(Finding(
@@ -287,6 +295,43 @@ def _duplicates(store: Store, kind: Kind) -> dict[int, bool]:
         else:
             first[key] = item
     return out
+
+
+def _edited_on_two_sides(items: list[Any], skip: list[bool]) -> dict[str, list[int]]:
+    """id -> indexes (in file order) of every item with that id, for each id where two items
+    that differ have the same ``created_at``: one entry edited on two sides of a merge, not two
+    entries. Renumbering would split one decision in two, so ``--fix`` leaves the whole id to a
+    person. Items in ``skip`` (repeated keys: not comparable) are left out."""
+    by_id: dict[str, list[int]] = {}
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and model.parse_id(item.get("id")) is not None and not skip[index]:
+            by_id.setdefault(item["id"].strip(), []).append(index)
+    out = {}
+    for key, indexes in by_id.items():
+        stamps: dict[str, Any] = {}
+        for index in indexes:
+            created, item = items[index].get("created_at"), items[index]
+            if isinstance(created, str) and created.strip():
+                if created in stamps and stamps[created] != item:
+                    out[key] = indexes
+                    break
+                stamps.setdefault(created, item)
+    return out
+
+
+def _edit_finding(kind: Kind, key: str, group: list[int], raw: Any) -> Finding:
+    copies = "; ".join(f"item {i + 1}: {_title(kind, raw[i])}" for i in group)
+    stamps = [raw[i].get("created_at") for i in group]
+    created = next(c for c in stamps if isinstance(c, str) and c.strip() and stamps.count(c) > 1)
+    return Finding(
+        WARNING, "conflicting_edit",
+        f"{kind.filename}: {key} was edited on two sides of a merge and both versions were kept ({copies}; "
+        f"{'both were' if len(group) == 2 else 'two of them were'} created at {created}, so they are one entry, "
+        "not two). Tools see only the first "
+        f"one. Merge them by hand in .context/{kind.filename} into one object with the id {key}, keeping "
+        "what each side changed; `doctor --fix` leaves them alone, as giving one a new id would split one "
+        f"{kind.name} in two. Then run `context-keeper doctor` again",
+        file=kind.filename)
 
 
 _ENTRY_ID = re.compile(r'"id"\s*:\s*"([^"\\]*)"')
@@ -742,6 +787,8 @@ def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
     with store.transaction() as txn:
         ftxn = txn.file(kind)
         items = ftxn.items()
+        # Reported by diagnose as conflicting_edit, which says --fix leaves them alone.
+        edited = _edited_on_two_sides([item for item, _ in items], [ftxn.repeats_keys(item) for item, _ in items])
         first: dict[str, int] = {}
         kept: list[tuple[Any, str | None]] = []
         renumber: list[int] = []
@@ -758,7 +805,8 @@ def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
                 if item == kept[first[key]][0]:
                     done.append(f"{kind.filename}: dropped an exact repeat of {key}")
                     continue
-                renumber.append(len(kept))
+                if key not in edited:
+                    renumber.append(len(kept))
             elif key is not None:
                 first[key] = len(kept)
             kept.append((item, chunk))

@@ -517,6 +517,32 @@ def test_fix_renumbers_a_duplicate_with_the_history_links_that_came_with_it(tmp_
     assert {"duplicate_id", "history_link"}.isdisjoint(_codes(doctor.diagnose(project)))
 
 
+def test_one_entry_edited_on_two_sides_is_reported_for_a_person_and_left_alone_by_fix(tmp_path):
+    project = _new_project(tmp_path / "edit")
+    # Both sides edited dec-002 (same created_at) and the merge kept both objects; dec-003 is a
+    # real duplicate next to them, which --fix still renumbers.
+    bobs = _decision("dec-002", "Use Redis for sessions, 24h TTL", created_at="2026-11-02T10:00:00+00:00")
+    alices = dict(bobs, summary="Use Redis for sessions, 1h TTL")
+    items = [_decision("dec-001", "Base"), alices, bobs, _decision("dec-003", "Bob: logs"),
+             _decision("dec-003", "Alice: metrics")]
+    path = _write_decisions(project, items)
+    report = doctor.diagnose(project)
+    edits = [f for f in report.findings if f.code == "conflicting_edit"]
+    assert len(edits) == 1 and edits[0].fix is None and edits[0].severity == doctor.WARNING
+    assert edits[0].message.startswith(
+        'decisions.json: dec-002 was edited on two sides of a merge and both versions were kept (item 2: "Use Redis '
+        'for sessions, 1h TTL"; item 3: "Use Redis for sessions, 24h TTL"; both were created at '
+        "2026-11-02T10:00:00+00:00, so they are one entry, not two)")
+    assert "`doctor --fix` leaves them alone" in edits[0].message
+    assert [f.message.split(":")[0] for f in report.findings if f.code == "duplicate_id"] == ["decisions.json item 5"]
+    repaired = doctor.repair(report)
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert after[:3] == items[:3]
+    assert [(e["id"], e["summary"]) for e in after[3:]] == [("dec-003", "Bob: logs"), ("dec-004", "Alice: metrics")]
+    assert [f.code for f in repaired.findings if f.code == "conflicting_edit" and not f.fixed] == ["conflicting_edit"]
+    assert "conflicting_edit" in _codes(doctor.diagnose(project))
+
+
 def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=cwd, check=check, capture_output=True, text=True)
 
