@@ -825,10 +825,20 @@ def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
                             f"{_title(kind, item)}, had no id and is now {new_id}")
                 continue
             old_id = item["id"].strip()
+            earlier = model.previous_ids(item)
+            later = [i for i in dict.fromkeys([*earlier[1:], old_id]) if earlier and i != earlier[0]]
+            if later:
+                # Renumbered before: previous_id keeps the first old id (what an older reader
+                # follows) and previous_ids the later ones, so every id it had still leads to it.
+                item["previous_ids"] = later
+                kept_as = f"previous_ids keeps {old_id} (previous_id keeps {earlier[0]})"
+            else:
+                item["previous_id"] = item["id"]
+                kept_as = f"previous_id keeps {old_id}"
             done.append(f"{kind.filename}: {old_id} {_title(kind, item)} (item {index + 1}) is now {new_id}, "
-                        f"previous_id keeps {old_id}; {old_id} stays with {_title(kind, kept[first[old_id]][0])} "
+                        f"{kept_as}; {old_id} stays with {_title(kind, kept[first[old_id]][0])} "
                         f"(item {first[old_id] + 1}): {rules[old_id]}")
-            item["previous_id"], item["id"] = item["id"], new_id
+            item["id"] = new_id
             kept[index] = (item, None)
             ftxn.replace_items(kept)
             groups.setdefault(old_id, [first[old_id]]).append(index)
@@ -867,8 +877,8 @@ def _title(kind: Kind, item: Any) -> str:
 
 
 def _names(item: dict) -> set[str]:
-    """Every id an item is known by: the one it has and, when just renumbered, the one it had."""
-    return {str(item.get(key)).strip() for key in ("id", "previous_id") if isinstance(item.get(key), str)}
+    """Every id an item is known by: the one it has and, once renumbered, the ones it had."""
+    return {*(model.previous_ids(item)), *([item["id"].strip()] if isinstance(item.get("id"), str) else [])}
 
 
 def _says(owner: dict, field: str, holder: set[str]) -> bool:

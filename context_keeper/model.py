@@ -448,6 +448,18 @@ def check_text(values: Any, path: str = "") -> None:
             check_text(item, f"{path}[{i}]")
 
 
+def previous_ids(entry: Mapping[str, Any]) -> list[str]:
+    """Every id ``entry`` had before ``doctor --fix`` renumbered it, oldest first: ``previous_id``
+    (the first, which a reader from before ``previous_ids`` follows) and then ``previous_ids``."""
+    out: list[str] = []
+    later = entry.get("previous_ids")
+    values = [entry.get("previous_id"), *(later if isinstance(later, list) else [])]
+    for value in values:
+        if isinstance(value, str) and value.strip() and value.strip() not in out:
+            out.append(value.strip())
+    return out
+
+
 def supersedes_ids(entry: Mapping[str, Any]) -> list[str]:
     """The ids an entry's ``supersedes`` names. Read tolerantly, as it is not normalised by
     ``read_entry``: a hand edit may leave one id as a string (taken as that id), or a number or

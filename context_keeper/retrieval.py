@@ -278,14 +278,16 @@ def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
     if entry["id"] != key:
         answer["renumbered"] = {"from": key, "to": entry["id"]}
         said.append(f"No entry has the id {key} now: this entry, {entry['id']}, had it before it was renumbered "
-                    f"(its previous_id is {key}; `doctor --fix` renumbers one of two entries that share an id "
+                    f"(its {'previous_id is' if _kept_in(entry, key) == 'previous_id' else 'previous_ids include'} "
+                    f"{key}; `doctor --fix` renumbers one of two entries that share an id "
                     "after a merge).")
     moved = [e for e in _renumbered_from(entries, key) if e is not entry]
     if moved:
         answer["renumbered_from_this_id"] = [{"id": e["id"], "summary": model.entry_title(kind, e)} for e in moved]
         others = ", ".join(f"{e['id']} \"{model.entry_title(kind, e)}\"" for e in moved)
         which = "one of those" if len(moved) > 1 else moved[0]["id"]
-        said.append(f"{others} had the id {key} too before being renumbered (previous_id {key}). If the {key} "
+        kept_in = ", ".join(dict.fromkeys(_kept_in(e, key) for e in moved))
+        said.append(f"{others} had the id {key} too before being renumbered ({kept_in} {key}). If the {key} "
                     f"you were given was written before that (in a commit, a note or another clone), it may mean "
                     f"{which}: compare the summaries.")
     if said:
@@ -296,8 +298,14 @@ def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
     return answer
 
 
+def _kept_in(entry: Mapping[str, Any], old_id: str) -> str:
+    """The field in which ``entry`` keeps ``old_id`` (the first old id, or a later one)."""
+    first = entry.get("previous_id")
+    return "previous_id" if isinstance(first, str) and first.strip() == old_id else "previous_ids"
+
+
 def _renumbered_from(entries: Sequence[dict], old_id: str) -> list[dict]:
-    return [e for e in entries if isinstance(e.get("previous_id"), str) and e["previous_id"].strip() == old_id]
+    return [e for e in entries if old_id in model.previous_ids(e)]
 
 
 def _link_summary(store: Store, entry_id: str) -> dict[str, Any] | None:

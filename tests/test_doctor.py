@@ -800,6 +800,31 @@ def test_an_id_lookup_follows_a_renumbering_and_names_the_other_entry_that_had_t
         svc.get_context(id="dec-004")
 
 
+def test_a_second_renumbering_keeps_every_id_the_entry_had(tmp_path):
+    project = _new_project(tmp_path / "chain")
+    bobs, alices = _decision("dec-002", "Bob: structured JSON logging"), _decision("dec-002", "Alice: Redis sessions")
+    path = _write_decisions(project, [_decision("dec-001", "Base"), bobs, alices])
+    doctor.repair(doctor.diagnose(project))  # Alice's is now dec-003
+    first_fix = json.loads(path.read_text(encoding="utf-8"))
+    carols = _decision("dec-003", "Carol: gRPC between services")
+    # A later merge brings Carol's dec-003 in ahead of Alice's.
+    _write_decisions(project, first_fix[:2] + [carols, first_fix[2]])
+    report = doctor.repair(doctor.diagnose(project))
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert (after[3]["id"], after[3]["previous_id"], after[3]["previous_ids"]) == ("dec-004", "dec-002", ["dec-003"])
+    assert any(f.message.startswith('decisions.json: dec-003 "Alice: Redis sessions" (item 4) is now dec-004, '
+                                    "previous_ids keeps dec-003 (previous_id keeps dec-002); dec-003 stays with "
+                                    '"Carol: gRPC between services" (item 3)') for f in report.findings), report.findings
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
+    assert svc.get_context(id="dec-002")["renumbered_from_this_id"] == [{"id": "dec-004", "summary": "Alice: Redis sessions"}]
+    cited = svc.get_context(id="dec-003")
+    assert cited["renumbered_from_this_id"] == [{"id": "dec-004", "summary": "Alice: Redis sessions"}]
+    assert "before being renumbered (previous_ids dec-003)" in cited["note"]
+    _write_decisions(project, [e for e in after if e["id"] != "dec-002"])  # Bob's retired by hand
+    moved = svc.get_context(id="dec-002")
+    assert moved["entry"]["id"] == "dec-004" and moved["renumbered"] == {"from": "dec-002", "to": "dec-004"}
+
+
 def test_fix_moves_links_of_two_renumbered_entries_and_reports_the_ones_it_cannot_decide(tmp_path):
     project = _new_project(tmp_path / "both")
     constraints = _write_store_file(project, "constraints.json", [
