@@ -563,37 +563,6 @@ def _commit_all(repo: Path, message: str) -> None:
     _git(repo, "commit", "-q", "-m", message)
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_fix_renumbers_the_copy_of_a_shared_id_that_is_not_pushed_yet(tmp_path):
-    _git(tmp_path, "init", "-q", "--bare", "-b", "main", "origin.git")
-    alice = _git_repo(tmp_path / "alice", tmp_path / "origin.git")
-    Service(env={}).init_project(str(alice))
-    base = _decision("dec-001", "Base", created_at="2026-11-01T09:00:00+00:00")
-    _write_decisions(alice, [base])
-    _commit_all(alice, "base")
-    _git(alice, "push", "-q", "origin", "HEAD:main")
-    bob = _git_repo(tmp_path / "bob", tmp_path / "origin.git")
-    pushed = _decision("dec-002", "Alice: Redis sessions", created_at="2026-11-02T10:00:00+00:00")
-    _write_decisions(alice, [base, pushed])
-    _commit_all(alice, "alice: dec-002")
-    _git(alice, "push", "-q")
-    mine = _decision("dec-002", "Bob: structured JSON logging", created_at="2026-11-02T10:05:00+00:00")
-    _write_decisions(bob, [base, mine])
-    _commit_all(bob, "bob: dec-002")
-    assert _git(bob, "pull", "-q", check=False).returncode != 0  # both appended: a conflict
-    # Resolved by keeping both, Bob's own first: by position alone Alice's pushed one would move.
-    path = _write_decisions(bob, [base, mine, dict(pushed, summary="Alice: Redis sessions, edited since")])
-    report = doctor.repair(doctor.diagnose(bob))
-    after = json.loads(path.read_text(encoding="utf-8"))
-    assert [(e["id"], e["summary"], e.get("previous_id")) for e in after] == [
-        ("dec-001", "Base", None), ("dec-003", "Bob: structured JSON logging", "dec-002"),
-        ("dec-002", "Alice: Redis sessions, edited since", None)]
-    done = [f.message for f in report.findings if f.code == "fixed"]
-    assert ('decisions.json: dec-002 "Bob: structured JSON logging" (item 2) is now dec-003, previous_id keeps '
-            'dec-002; dec-002 stays with "Alice: Redis sessions, edited since" (item 3): origin/main has '
-            'it and not the other') in done, done
-
-
 def _bob_pushed_alice_did_not(tmp_path: Path) -> tuple[Path, dict, dict, dict]:
     """Bob's dec-002 is pushed to origin/main; Alice, on a clone of it from before, has her own
     dec-002 committed but not pushed. Returns (alice, base, Bob's, Alice's)."""
@@ -613,6 +582,23 @@ def _bob_pushed_alice_did_not(tmp_path: Path) -> tuple[Path, dict, dict, dict]:
     _write_decisions(alice, [base, alices])
     _commit_all(alice, "alice: dec-002")
     return alice, base, bobs, alices
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_fix_renumbers_the_copy_of_a_shared_id_that_is_not_pushed_yet(tmp_path):
+    alice, base, bobs, alices = _bob_pushed_alice_did_not(tmp_path)
+    assert _git(alice, "pull", "-q", check=False).returncode != 0  # both appended: a conflict
+    # Resolved by keeping both, her own first: by position alone Bob's pushed one would move.
+    path = _write_decisions(alice, [base, alices, dict(bobs, summary="Bob: structured JSON logging, edited since")])
+    report = doctor.repair(doctor.diagnose(alice))
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert [(e["id"], e["summary"], e.get("previous_id")) for e in after] == [
+        ("dec-001", "Base", None), ("dec-003", "Alice: Redis sessions", "dec-002"),
+        ("dec-002", "Bob: structured JSON logging, edited since", None)]
+    done = [f.message for f in report.findings if f.code == "fixed"]
+    assert ('decisions.json: dec-002 "Alice: Redis sessions" (item 2) is now dec-003, previous_id keeps '
+            'dec-002; dec-002 stays with "Bob: structured JSON logging, edited since" (item 3): origin/main has '
+            'it and not the other') in done, done
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
