@@ -135,8 +135,13 @@ def compare(snapshot: Mapping[str, Any], current: Mapping[str, Sequence[Mapping[
                 continue
             changed_at = parse_time(after.get("updated_at"))
             stamped = parse_time(before.get("updated_at"))
-            if changed_at is not None and any(t is not None and changed_at > t for t in (stamped, taken)):
-                continue  # a tool stamped it since the snapshot: deliberate
+            # A tool stamped it since the snapshot: deliberate. Its own earlier stamp is the
+            # measure when it has one; the snapshot's time only for an entry that had none, as
+            # a version brought back by a revert can be stamped after the snapshot by a clock
+            # ahead of the hook's.
+            since = stamped if stamped is not None else taken
+            if changed_at is not None and since is not None and changed_at > since:
+                continue
             if (after.get("updated_at") and after.get("updated_at") != before.get("updated_at")
                     and written_since is not None and written_since(plural).get(entry_id) == after):
                 continue  # stamped by a tool whose clock is behind: that write left this very version

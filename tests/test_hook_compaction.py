@@ -146,6 +146,17 @@ def test_a_file_reverted_to_an_older_version_of_an_entry_is_still_reported():
     assert [m["id"] for m in report["modified_entries"]] == ["dec-001"]
 
 
+def test_a_revert_to_a_version_stamped_by_a_clock_ahead_of_the_hooks_is_still_reported():
+    # v1 and v2 were written on a host an hour ahead, so both stamps are after the snapshot's
+    # time; `git checkout HEAD~1 -- .context/decisions.json` brings v1 back and loses v2.
+    taken = datetime(2026, 11, 1, 12, tzinfo=timezone.utc)
+    v1, v2 = "2026-11-01T12:40:00+00:00", "2026-11-01T12:50:00+00:00"
+    snap = {"timestamp": taken.isoformat(), "entries": {"decisions": [{"id": "dec-001", "summary": "A2", "updated_at": v2}]}}
+    current = {"decisions": [{"id": "dec-001", "summary": "A", "updated_at": v1}]}
+    report = compaction.compare(snap, current, now=taken)
+    assert [m["id"] for m in report["modified_entries"]] == ["dec-001"]
+
+
 def _service_at(project: Path, moment: datetime) -> Service:
     return Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}, hook_cache_delay=None, clock=lambda: moment)
 
