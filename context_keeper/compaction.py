@@ -15,8 +15,9 @@ What counts as loss: an entry of the snapshot that is gone from the store, or wh
 differ while no tool has stamped it since. Every change made through the tools (update,
 deprecate, supersede, merge) stamps ``updated_at``, so deliberate edits after the snapshot are
 never reported; hand edits, reverted files and clobbered stores are. A stamp later than the
-entry's own ``updated_at`` in the snapshot, or than the snapshot itself, is a tool's. A stamp
-that merely differs is not proof: a file reverted to an older version (git checkout, an editor
+entry's own ``updated_at`` in the snapshot is a tool's (later than the snapshot itself, for an
+entry that had none: a version a revert brings back may carry a stamp after the snapshot's
+time, from a clock ahead of the hook's). A stamp that merely differs is not proof: a file reverted to an older version (git checkout, an editor
 saving a stale buffer) brings an older stamp back, and that is a loss. Yet the server's clock
 may run behind the hook's (a container, a VM, an NTP step), so a tool edit can stamp an
 earlier time than the snapshot's or the entry's previous stamp (written on another clock).
