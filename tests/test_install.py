@@ -49,6 +49,15 @@ def _write(path: Path, data) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
+def _codex_config(tmp_path: Path, text: str) -> tuple[Path, Path]:
+    """A home directory whose Codex config.toml holds ``text``: (home, the config's path)."""
+    home = tmp_path / "home"
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    return home, path
+
+
 def _commands(settings: dict) -> list[tuple[str, str]]:
     return [(event, h["command"]) for event, groups in settings.get("hooks", {}).items()
             for g in groups for h in g["hooks"]]
@@ -124,11 +133,8 @@ def test_install_adds_its_variable_to_the_users_env_instead_of_replacing_it(proj
 
 @needs_tomllib
 def test_codex_uninstall_keeps_a_table_with_the_users_keys(project: Path, tmp_path: Path):
-    home = tmp_path / "home"
-    path = home / ".codex" / "config.toml"
-    path.parent.mkdir(parents=True)
-    path.write_text('[mcp_servers.context-keeper]\ncommand = "context-keeper"\nargs = []\n'
-                    'env = { FOO = "1" }\n', encoding="utf-8")
+    home, path = _codex_config(tmp_path, '[mcp_servers.context-keeper]\ncommand = "context-keeper"\nargs = []\n'
+                                         'env = { FOO = "1" }\n')
     _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
     proc = _cli("uninstall", "--client", "codex", "--project", str(project), cwd=project, home=home)
     assert proc.returncode == 0 and "kept mcp_servers.context-keeper" in proc.stdout
@@ -212,11 +218,8 @@ def test_windsurf_writes_the_user_config(project: Path, tmp_path: Path):
 
 
 def test_codex_toml_round_trip_keeps_other_tables(project: Path, tmp_path: Path):
-    home = tmp_path / "home"
-    path = home / ".codex" / "config.toml"
-    path.parent.mkdir(parents=True)
     original = 'model = "o4"\n\n[mcp_servers.other]\ncommand = "x"\nargs = []\n\n[profiles.fast]\nmodel = "mini"\n'
-    path.write_text(original, encoding="utf-8")
+    home, path = _codex_config(tmp_path, original)
     _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
     text = path.read_text(encoding="utf-8")
     assert "[mcp_servers.context-keeper]" in text and "[mcp_servers.other]" in text and "[profiles.fast]" in text
@@ -315,12 +318,10 @@ def test_codex_recognises_every_spelling_of_our_table(header):
 
 @needs_tomllib
 def test_codex_reinstall_keeps_keys_the_user_added(project: Path, tmp_path: Path):
-    home = tmp_path / "home"
-    path = home / ".codex" / "config.toml"
-    path.parent.mkdir(parents=True)
-    path.write_text('[mcp_servers."context-keeper"]\n# pinned by me\ncommand = "context-keeper"\nargs = [\n  "serve",\n]\n'
-                    'env = { CONTEXT_KEEPER_PROJECT = "/src/app" }\nstartup_timeout_sec = 30\n\n'
-                    '[mcp_servers."context-keeper".tools.get_context]\nenabled = true\n', encoding="utf-8")
+    home, path = _codex_config(tmp_path, '[mcp_servers."context-keeper"]\n# pinned by me\ncommand = "context-keeper"\n'
+                                         'args = [\n  "serve",\n]\nenv = { CONTEXT_KEEPER_PROJECT = "/src/app" }\n'
+                                         'startup_timeout_sec = 30\n\n[mcp_servers."context-keeper".tools.get_context]\n'
+                                         'enabled = true\n')
     proc = _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
     assert proc.returncode == 0, proc.stderr
     text = path.read_text(encoding="utf-8")
@@ -334,10 +335,7 @@ def test_codex_reinstall_keeps_keys_the_user_added(project: Path, tmp_path: Path
 @pytest.mark.parametrize("text", ['[mcp_servers]\ncontext-keeper = { command = "x", args = [] }\n',
                                   'mcp_servers.context-keeper.command = "x"\n', "[mcp_servers\n"])
 def test_codex_refuses_what_it_cannot_edit_safely(project: Path, tmp_path: Path, text):
-    home = tmp_path / "home"
-    path = home / ".codex" / "config.toml"
-    path.parent.mkdir(parents=True)
-    path.write_text(text, encoding="utf-8")
+    home, path = _codex_config(tmp_path, text)
     proc = _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
     assert proc.returncode == 5 and "Traceback" not in proc.stderr and str(path) in proc.stderr
     assert path.read_text(encoding="utf-8") == text
