@@ -304,8 +304,24 @@ def _kept_in(entry: Mapping[str, Any], old_id: str) -> str:
     return "previous_id" if isinstance(first, str) and first.strip() == old_id else "previous_ids"
 
 
+_RENUMBERED: tuple[Sequence[dict], dict[str, list[dict]]] | None = None
+
+
 def _renumbered_from(entries: Sequence[dict], old_id: str) -> list[dict]:
-    return [e for e in entries if old_id in model.previous_ids(e)]
+    """The entries that had ``old_id`` before ``doctor --fix`` renumbered them, in file order.
+    The old ids of a file's entries are gathered once per store-cache tuple (which stays the same
+    object until the file changes): a scan of every entry cost ~3 ms at 6,000 decisions, on a
+    lookup by id that otherwise takes microseconds. The cache holds the tuple itself, so its id
+    cannot be reused while the index is kept."""
+    global _RENUMBERED
+    cached = _RENUMBERED
+    if cached is None or cached[0] is not entries:
+        index: dict[str, list[dict]] = {}
+        for entry in entries:
+            for old in model.previous_ids(entry):
+                index.setdefault(old, []).append(entry)
+        cached = _RENUMBERED = (entries, index)
+    return list(cached[1].get(old_id, ()))
 
 
 def _link_summary(store: Store, entry_id: str) -> dict[str, Any] | None:
