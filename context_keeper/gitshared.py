@@ -28,26 +28,61 @@ def run_git(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.Compl
     return _git(cwd, *args, stdin=stdin)[0]
 
 
-def _git(cwd: Path, *args: str, stdin: str | None = None) -> tuple[subprocess.CompletedProcess | None, str]:
-    """``run_git``, with what went wrong as a phrase when the result is None."""
+def _git(cwd: Path, *args: str, stdin: str | bytes | None = None,
+         binary: bool = False) -> tuple[subprocess.CompletedProcess | None, str]:
+    """``run_git``, with what went wrong as a phrase when the result is None. ``binary`` keeps
+    stdin and stdout as bytes (stderr is text either way, for the message)."""
     git = shutil.which("git")
     if git is None:
         return None, "git is not installed"
     # Read-only questions: no index refresh (GIT_OPTIONAL_LOCKS) and never a credential prompt;
     # untranslated messages (LC_ALL), as a missing file is told apart from a failure by its text.
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    text = {} if binary else {"text": True, "encoding": "utf-8", "errors": "replace"}
     try:
-        return subprocess.run([git, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
-                              encoding="utf-8", errors="replace", timeout=GIT_TIMEOUT_S, env=env), ""
+        proc = subprocess.run([git, *args], cwd=cwd, input=stdin, capture_output=True, timeout=GIT_TIMEOUT_S,
+                              env=env, **text)
     except subprocess.TimeoutExpired:
         return None, f"`git {args[0]}` took longer than {GIT_TIMEOUT_S} s and was stopped"
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"`git {args[0]}` could not run ({exc})"
+    if binary:
+        proc.stderr = proc.stderr.decode("utf-8", errors="replace")
+    return proc, ""
 
 
 def _failed(proc: subprocess.CompletedProcess, what: str) -> str:
     said = next((line.strip() for line in proc.stderr.splitlines() if line.strip()), f"exit code {proc.returncode}")
     return f"`git {what}` failed: {said}"
+
+
+def _batch_answers(out: bytes, asked: list[bytes]) -> list[tuple[str, bytes]]:
+    """The answers of ``git cat-file --batch`` to ``asked`` (one object name each), in order, as
+    (the object's type, its content), or ("missing" / "ambiguous", b""). Raises ValueError when
+    ``out`` is not one answer per name framed as git documents it. Sizes count bytes, which is
+    why ``out`` is never decoded as a whole: one multi-byte character would shift every answer
+    after it."""
+    answers, at = [], 0
+    for name in asked:
+        end = out.find(b"\n", at)
+        if end < 0:
+            raise ValueError(f"no answer for {name.decode(errors='replace')}")
+        header, at = out[at:end], end + 1
+        if header in (name + b" missing", name + b" ambiguous"):
+            answers.append((header.rpartition(b" ")[2].decode(), b""))
+            continue
+        fields = header.split(b" ")
+        if len(fields) != 3 or not fields[2].isdigit():
+            raise ValueError(f"an answer begins {header[:80].decode(errors='replace')!r}")
+        size = int(fields[2])
+        if out[at + size:at + size + 1] != b"\n":
+            raise ValueError(f"the {fields[1].decode(errors='replace')} for {name.decode(errors='replace')} "
+                             f"is not {size} bytes long")
+        answers.append((fields[1].decode(errors="replace"), out[at:at + size]))
+        at += size + 1
+    if at != len(out):
+        raise ValueError(f"{len(out) - at} bytes follow the last answer")
+    return answers
 
 
 @dataclass
@@ -71,38 +106,73 @@ class CommittedVersions:
         return self._loaded
 
     def _read(self) -> tuple[list[Version], str | None]:
-        probe, why = _git(self.root, "rev-parse", "--is-inside-work-tree")
-        if probe is None:
+        prefix, why = self._prefix()
+        if prefix is None:
             return [], why
+        branches, why = self._branches()
+        if not branches:
+            return [], why
+        return self._versions(branches, prefix + self.relpath.encode())
+
+    def _prefix(self) -> tuple[bytes | None, str | None]:
+        """(where the project is inside its work tree, as git names paths from the top-level:
+        b"" or b"sub/dir/"; why not when it is not in one). Kept as bytes, as git gives it: the
+        path goes back to git as is, and a name decoded with replacement characters would not be
+        found on any branch, which would read as "no branch has the file"."""
+        probe, why = _git(self.root, "rev-parse", "--is-inside-work-tree", "--show-prefix", binary=True)
+        if probe is None:
+            return None, why
         if probe.returncode != 0 and "not a git repository" not in probe.stderr:
-            return [], _failed(probe, "rev-parse")  # e.g. a repository git refuses as of dubious ownership
-        if probe.returncode != 0 or probe.stdout.strip() != "true":
-            return [], "the project is not in a git work tree"
-        listed, why = _git(self.root, "for-each-ref", "--format=%(refname)%00%(symref)", "refs/remotes")
+            return None, _failed(probe, "rev-parse")  # e.g. a repository git refuses as of dubious ownership
+        inside, _, prefix = probe.stdout.partition(b"\n")
+        if probe.returncode != 0 or inside.strip() != b"true":
+            return None, "the project is not in a git work tree"
+        prefix = prefix.removesuffix(b"\n")
+        if b"\n" in prefix:
+            # cat-file reads one object name a line.
+            return None, "the project's path in the repository has a line break, which `git cat-file` cannot read"
+        return prefix, None
+
+    def _branches(self) -> tuple[list[tuple[str, bytes]], str | None]:
+        """((the branch as a message names it, its commit id) for each remote-tracking branch,
+        why there are none). Git is asked by commit id, not by name: a branch name that did not
+        survive decoding would come back "missing", as if the file were not on it."""
+        listed, why = _git(self.root, "for-each-ref", "--format=%(objectname)%00%(refname)%00%(symref)",
+                           "refs/remotes")
         if listed is None:
             return [], why
         if listed.returncode != 0:
             return [], _failed(listed, "for-each-ref")
         # A symbolic origin/HEAD only repeats the branch it points at.
-        refs = [name for name, _, symref in (line.partition("\0") for line in listed.stdout.splitlines())
-                if name.startswith("refs/remotes/") and not symref]
-        if not refs:
+        branches = [(ref.removeprefix("refs/remotes/"), oid.encode())
+                    for oid, ref, symref in (line.split("\0") for line in listed.stdout.split("\n") if line)
+                    if ref.startswith("refs/remotes/") and not symref]
+        if not branches:
             return [], "there is no remote-tracking branch, so nothing shows what is pushed"
+        return branches, None
+
+    def _versions(self, branches: list[tuple[str, bytes]], path: bytes) -> tuple[list[Version], str | None]:
+        """The file at ``path`` (from the top-level) on each of ``branches``, read in one
+        ``git cat-file --batch``: one git per branch is slow with hundreds of them."""
+        asked = [oid + b":" + path for _, oid in branches]
+        batch, why = _git(self.root, "cat-file", "--batch", stdin=b"".join(name + b"\n" for name in asked),
+                          binary=True)
+        if batch is None:
+            return [], why
+        if batch.returncode != 0:
+            return [], _failed(batch, "cat-file --batch")
+        try:
+            answers = _batch_answers(batch.stdout, asked)
+        except ValueError as exc:
+            return [], f"`git cat-file --batch` answered in a form not understood ({exc})"
         versions = []
-        for ref in refs:
-            name = ref.removeprefix("refs/remotes/")
-            shown, why = _git(self.root, "show", f"{ref}:./{self.relpath}")
-            if shown is None:
-                return [], why
-            if shown.returncode != 0:
-                if "does not exist in" in shown.stderr or "exists on disk, but not in" in shown.stderr:
-                    versions.append(Version(name, []))  # the file is not in it: neither copy is
-                    continue
-                return [], _failed(shown, f"show {name}:{self.relpath}")
-            try:
-                items = json.loads(shown.stdout.removeprefix("\ufeff"))
-            except ValueError:
-                items = None
+        for (name, _), (kind, content) in zip(branches, answers):
+            if kind == "missing":
+                versions.append(Version(name, []))  # the file is not in it: neither copy is
+                continue
+            if kind == "ambiguous":
+                return [], f"git cannot tell which object {name}:{self.relpath} is (the name is ambiguous)"
+            items = _parsed(content) if kind == "blob" else None  # a directory of that name, say
             if not isinstance(items, list):
                 # Committed with conflict markers, say. What others have is unknown then, and no
                 # other version may stand in for it: a copy missing elsewhere may be in this one.
@@ -135,6 +205,14 @@ class CommittedVersions:
                                 "one others cite, and it comes first in the file among them")
         return 0, (f"no remote-tracking branch ({_refs([v.ref for v in versions])}) has any of them, so none is "
                    "pushed yet, and it comes first in the file")
+
+
+def _parsed(blob: bytes) -> Any:
+    """A committed version of the file, as JSON; None when it does not parse."""
+    try:
+        return json.loads(blob.decode("utf-8", errors="replace").removeprefix("\ufeff"))
+    except ValueError:
+        return None
 
 
 def _refs(refs: list[str]) -> str:

@@ -689,6 +689,133 @@ def test_a_remote_version_that_does_not_parse_leaves_the_choice_to_the_position(
         "origin/main does not parse)") for m in done), done
 
 
+def _git_reads(monkeypatch) -> list[list[str]]:
+    """The git commands that read a file's versions (``show`` or ``cat-file``), as gitshared runs them."""
+    reads, real_run = [], subprocess.run
+
+    def run(args, **kwargs):
+        if "show" in args[1:2] or "cat-file" in args[1:2]:
+            reads.append(list(args))
+        return real_run(args, **kwargs)
+    monkeypatch.setattr("context_keeper.gitshared.subprocess.run", run)
+    return reads
+
+
+def _fixed_dec_002(report: doctor.Report) -> list[str]:
+    return [f.message for f in report.findings if f.code == "fixed" and "previous_id keeps dec-002" in f.message]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_many_remote_tracking_branches_are_read_with_one_git_command(tmp_path, monkeypatch):
+    # 30 teammates' branches, every other one from before Bob's dec-002: one git per branch
+    # would be 31 commands, each paying git's start-up.
+    alice, base, bobs, alices = _bob_pushed_alice_did_not(tmp_path)
+    bob = tmp_path / "bob"
+    _git(bob, "push", "-q", "origin", *(f"HEAD{'~1' if n % 2 else ''}:refs/heads/team-{n:02}" for n in range(30)))
+    _git(alice, "fetch", "-q")
+    path = _write_decisions(alice, [base, alices, bobs])  # both kept, her own first
+    reads = _git_reads(monkeypatch)
+    report = doctor.repair(doctor.diagnose(alice))
+    assert len(reads) == 1 and reads[0][1:] == ["cat-file", "--batch"], reads
+    assert [(e["id"], e["summary"]) for e in json.loads(path.read_text(encoding="utf-8"))] == [
+        ("dec-001", "Base"), ("dec-003", "Alice: Redis sessions"), ("dec-002", "Bob: structured JSON logging")]
+    having = ["origin/main", *(f"origin/team-{n:02}" for n in range(0, 30, 2))]
+    done = _fixed_dec_002(report)
+    assert len(done) == 1 and done[0].endswith(
+        f'dec-002 stays with "Bob: structured JSON logging" (item 3): {", ".join(having[:-1])} and {having[-1]} '
+        "have it and not the other"), done
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_remote_version_with_multibyte_text_is_read_whole_and_the_branches_after_it_too(tmp_path):
+    # git counts a version's size in bytes: read as characters, "café — naïve 日本" would run
+    # into the next branch's answer. No created_at, so only the exact text can match Bob's copy.
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", "origin.git")
+    bob = _git_repo(tmp_path / "bob", tmp_path / "origin.git")
+    Service(env={}).init_project(str(bob))
+    base = _decision("dec-001", "Base: café — naïve 日本")
+    bobs = _decision("dec-002", "Bob: café — naïve 日本, « logs »", problem="Ünïcödé " * 9)
+    path = bob / ".context" / "decisions.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps([base, bobs], indent=2, ensure_ascii=False).encode("utf-8"))
+    _commit_all(bob, "bob: dec-002, with a BOM")
+    # alpha comes before main in git's order, so main's answer follows the multi-byte one.
+    _git(bob, "push", "-q", "origin", "HEAD:main", "HEAD:alpha")
+    alice = _git_repo(tmp_path / "alice", tmp_path / "origin.git")
+    alices = _decision("dec-002", "Alice: 日本語のセッション")
+    mine = _write_decisions(alice, [base, alices, bobs])
+    report = doctor.repair(doctor.diagnose(alice))
+    assert [(e["id"], e["summary"]) for e in json.loads(mine.read_text(encoding="utf-8"))] == [
+        ("dec-001", base["summary"]), ("dec-003", alices["summary"]), ("dec-002", bobs["summary"])]
+    done = _fixed_dec_002(report)
+    assert len(done) == 1 and done[0].endswith(
+        f'dec-002 stays with "{bobs["summary"]}" (item 3): origin/alpha and origin/main have it and not the '
+        "other"), done
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_project_in_a_subdirectory_of_the_repository_reads_its_own_file_on_the_branches(tmp_path):
+    # The repository's top-level has a .context of its own, holding Alice's copy: read from the
+    # top-level instead of the project, it would say hers is the pushed one.
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", "origin.git")
+    bob = _git_repo(tmp_path / "bob", tmp_path / "origin.git")
+    base = _decision("dec-001", "Base", created_at="2026-11-01T09:00:00+00:00")
+    bobs = _decision("dec-002", "Bob: structured JSON logging", created_at="2026-11-02T10:00:00+00:00")
+    alices = _decision("dec-002", "Alice: Redis sessions", created_at="2026-11-02T10:05:00+00:00")
+    decoy = _new_project(bob / "decoy")
+    _write_decisions(decoy, [base, alices])
+    (decoy / ".context").rename(bob / ".context")
+    project = Path("services", "web app")
+    (bob / project).mkdir(parents=True)
+    Service(env={}).init_project(str(bob / project))
+    _write_decisions(bob / project, [base, bobs])
+    _commit_all(bob, "bob: dec-002 in services/web app")
+    _git(bob, "push", "-q", "origin", "HEAD:main")
+    alice = _git_repo(tmp_path / "alice", tmp_path / "origin.git")
+    path = _write_decisions(alice / project, [base, alices, bobs])
+    report = doctor.repair(doctor.diagnose(alice / project))
+    assert [(e["id"], e["summary"]) for e in json.loads(path.read_text(encoding="utf-8"))] == [
+        ("dec-001", "Base"), ("dec-003", "Alice: Redis sessions"), ("dec-002", "Bob: structured JSON logging")]
+    done = _fixed_dec_002(report)
+    assert len(done) == 1 and done[0].endswith(
+        'dec-002 stays with "Bob: structured JSON logging" (item 3): origin/main has it and not the other'), done
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_remote_tracking_branch_without_the_file_is_skipped_among_branches_that_have_it(tmp_path):
+    alice, base, bobs, alices = _bob_pushed_alice_did_not(tmp_path)
+    bob = tmp_path / "bob"
+    # origin/docs (between origin/alpha and origin/main in git's order) never had a .context.
+    _git(bob, "checkout", "-q", "--orphan", "docs")
+    _git(bob, "rm", "-r", "-q", "--cached", ".")
+    _git(bob, "clean", "-f", "-d", "-q", "-x")
+    (bob / "README.md").write_text("docs only\n", encoding="utf-8")
+    _commit_all(bob, "docs")
+    _git(bob, "push", "-q", "origin", "docs", "main:alpha")
+    _git(alice, "fetch", "-q")
+    path = _write_decisions(alice, [base, alices, bobs])
+    report = doctor.repair(doctor.diagnose(alice))
+    assert [e["summary"] for e in json.loads(path.read_text(encoding="utf-8")) if e["id"] == "dec-002"] == [
+        "Bob: structured JSON logging"]
+    done = _fixed_dec_002(report)
+    assert len(done) == 1 and done[0].endswith(
+        'dec-002 stays with "Bob: structured JSON logging" (item 3): origin/alpha and origin/main have it and not '
+        "the other"), done
+
+
+def test_cat_file_answers_are_framed_by_byte_counts_and_a_short_one_is_refused():
+    from context_keeper.gitshared import _batch_answers
+    text = "[\"café — 日本\"]".encode("utf-8")  # 20 bytes, 13 characters
+    asked = [b"1111:a.json", b"2222:a.json", b"3333:a.json"]
+    out = (b"abcd blob %d\n" % len(text) + text + b"\n" + b"2222:a.json missing\n" + b"3333:a.json ambiguous\n")
+    assert _batch_answers(out, asked) == [("blob", text), ("missing", b""), ("ambiguous", b"")]
+    with pytest.raises(ValueError, match="the blob for 1111:a.json is not 21 bytes long"):
+        _batch_answers(b"abcd blob 21\n" + text + b"\n", asked[:1])
+    with pytest.raises(ValueError, match="no answer for 2222:a.json"):
+        _batch_answers(b"abcd blob %d\n" % len(text) + text + b"\n", asked[:2])
+    with pytest.raises(ValueError, match="4 bytes follow the last answer"):
+        _batch_answers(b"1111:a.json missing\nmore", asked[:1])
+
+
 def _fake_git(tmp_path: Path, fails_on: str, stderr: str) -> Path:
     """A directory holding a ``git`` that fails ``git <fails_on>`` with ``stderr`` and runs the
     real git for everything else."""
@@ -704,8 +831,8 @@ def _fake_git(tmp_path: Path, fails_on: str, stderr: str) -> Path:
 @pytest.mark.skipif(shutil.which("git") is None or os.name != "posix", reason="needs git and sh")
 @pytest.mark.parametrize("failure,rule", [
     ("rev-parse", "`git rev-parse` failed: fatal: detected dubious ownership in repository"),
-    ("show", "`git show origin/main:.context/decisions.json` failed: fatal: unable to read tree"),
-    ("timeout", "`git show` took longer than 10 s and was stopped"),
+    ("cat-file", "`git cat-file --batch` failed: fatal: unable to read tree"),
+    ("timeout", "`git cat-file` took longer than 10 s and was stopped"),
 ])
 def test_when_git_fails_the_reason_says_what_failed(tmp_path, monkeypatch, failure, rule):
     alice, base, bobs, alices = _bob_pushed_alice_did_not(tmp_path)
@@ -715,7 +842,7 @@ def test_when_git_fails_the_reason_says_what_failed(tmp_path, monkeypatch, failu
         real_run = subprocess.run
 
         def run(args, **kwargs):
-            if args[1] == "show":
+            if args[1] == "cat-file":
                 raise subprocess.TimeoutExpired(args, kwargs["timeout"])  # as a hung git would end
             return real_run(args, **kwargs)
         monkeypatch.setattr("context_keeper.gitshared.subprocess.run", run)
