@@ -402,35 +402,6 @@ def test_questions_about_the_past_are_recognised(query, past):
     assert asks_about_past(query) is past
 
 
-@pytest.mark.parametrize(
-    ("query", "asks"),
-    [
-        ("can I just delete the duplicate rows in fct_orders?", True),
-        ("is it ok to call Stripe inside the transaction?", True),
-        ("I'd like to push the release tonight, it's a small change", True),
-        ("are we allowed to store the card number?", True),
-        ("how can I add a new carrier?", False),
-        ("why do we delete duplicate rows?", False),
-    ],
-)
-def test_questions_asking_whether_something_may_be_done_are_recognised(query, asks):
-    from context_keeper.search.priors import asks_permission
-
-    assert asks_permission(query) is asks
-
-
-def test_a_question_asking_whether_something_may_be_done_puts_the_rule_first():
-    # Same text; the decision's user origin puts it first for a plain question. "Can I …?" puts
-    # the rule first, and leaves relevance alone.
-    text = "Duplicate rows in the orders table are removed by a nightly job"
-    ix = index(dec("dec-001", text, origin="user"), con("con-001", text, origin="agent"))
-    plain = ix.search("duplicate rows in the orders table", SearchOptions(now=NOW))
-    asking = ix.search("can I remove duplicate rows in the orders table by hand?", SearchOptions(now=NOW))
-    assert ids(plain) == ["dec-001", "con-001"]
-    assert ids(asking) == ["con-001", "dec-001"]
-    assert asking.hits[0].relevance == pytest.approx(asking.hits[1].relevance)
-
-
 def test_successor_outranks_the_superseded_entry_it_replaced_for_a_current_question():
     ix = index(
         dec("dec-001", "Handhelds send a shared site key header", "scanners identify with one key",

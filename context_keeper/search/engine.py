@@ -65,11 +65,8 @@ class _Filter:
     """The options of one search, prepared once: filters and priors per candidate are then
     cheap (they run for every entry examined)."""
 
-    def __init__(self, options: SearchOptions, boosted: tuple[str, float] | None = None) -> None:
+    def __init__(self, options: SearchOptions) -> None:
         self.kinds = options.kinds
-        # (kind, factor): the kind the question's form asks for, e.g. a constraint for "can I …?"
-        self.boosted = boosted
-        self.boost = boosted[1] if boosted is not None else 1.0
         self.tags = frozenset(t.strip().lower() for t in options.tags) if options.tags is not None else None
         self.since = F.as_utc(options.since) if options.since is not None else None
         self.before = F.as_utc(options.before) if options.before is not None else None
@@ -101,8 +98,6 @@ class _Filter:
             prior *= P.HISTORY_SUPERSEDED_PRIOR if history else P.SUPERSEDED_PRIOR
         elif history:
             prior *= P.HISTORY_CURRENT_PRIOR
-        if self.boosted is not None and info.key[0] == self.boosted[0]:
-            prior *= self.boost
         if self.scope is not None and info.scopes is not None:
             if any(not is_global(s) and scope_overlaps(s, self.scope, self.root) for s in info.scopes):
                 prior *= P.SCOPE_MATCH_PRIOR
@@ -222,7 +217,7 @@ class SearchIndex(InvertedIndex):
             best = heapq.nlargest(limit, ((v, self._relevance(q, slot, relevance), slot) for v, slot in placed))
             if exhausted:
                 return best
-            ceiling = shortlist[-1][1] / max_raw * P.max_prior(history, flt.scope is not None, flt.boost)
+            ceiling = shortlist[-1][1] / max_raw * P.max_prior(history, flt.scope is not None)
             if len(best) == limit and best[-1][0] >= ceiling:
                 return best
             k *= 2
@@ -394,8 +389,7 @@ class SearchIndex(InvertedIndex):
         now = (F.as_utc(options.now) if options.now else datetime.now(timezone.utc)).timestamp()
         limit = max(0, int(options.limit or 0))
         history = P.asks_about_past(query) if self.tuning.history_cues else False
-        permission = self.tuning.permission_prior != 1.0 and P.asks_permission(query)
-        flt = _Filter(options, ("constraint", self.tuning.permission_prior) if permission else None)
+        flt = _Filter(options)
         q = self._query(query)
         if q.groups:
             acc = self._score_groups(q.groups)

@@ -21,9 +21,9 @@ RECENCY_FLOOR = 0.92             # an entry verified long ago keeps 92% of its s
 RECENCY_HALF_LIFE_DAYS = 180.0
 
 
-def max_prior(history: bool, scoped: bool, kind_boost: float = 1.0) -> float:
+def max_prior(history: bool, scoped: bool) -> float:
     """Upper bound of the prior product for a query (lets ranking stop early)."""
-    bound = max(ORIGIN_PRIOR.values()) * max(1.0, kind_boost)
+    bound = max(ORIGIN_PRIOR.values())
     if history:
         bound *= max(1.0, HISTORY_SUPERSEDED_PRIOR)
     if scoped:
@@ -62,21 +62,6 @@ def asks_about_past(query: str) -> bool:
     if _HISTORY.search(text):
         return True
     return any(_BEFORE.search(part) and _PAST_TENSE.search(part) for part in _SENTENCE.split(text))
-
-
-# Asking whether something may be done ("can I just delete the row?", "is it ok to call Stripe
-# inside the transaction?", "I'd like to push the release tonight"): on dev, 23 of the 30
-# answerable questions worded so expect a constraint first, against 63 of 232 overall. "How can
-# I …" asks for a procedure instead.
-_PERMISSION = re.compile(
-    r"(?<!\bhow )\b(?:can|could|may|shall) (?:i|we)\b|\bis it (?:ok|okay|fine|allowed|safe)\b|"
-    r"\b(?:am i|are we) allowed\b|\bi'?d like to\b|\b(?:i|we) want to\b|\bo(?:k|kay) to\b",
-    re.IGNORECASE,
-)
-
-
-def asks_permission(query: str) -> bool:
-    return bool(_PERMISSION.search(query or ""))
 
 
 _DECAY_PER_SECOND = math.log(2) / (RECENCY_HALF_LIFE_DAYS * 86400.0)

@@ -35,9 +35,6 @@ class Tuning:
     history_floor: int = 3
     # Recognise questions about the past (priors.asks_about_past); off = robustness check.
     history_cues: bool = True
-    # Prior of constraints for a question asking whether something may be done ("can I just …?",
-    # priors.asks_permission): the rule that says whether is the likely answer. 1.0 = off.
-    permission_prior: float = 1.10
     # Related-term expansion: a related word stands in for a query word at this discount.
     synonyms: bool = True
     synonym_weight: float = 0.5
