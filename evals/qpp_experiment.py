@@ -5,7 +5,7 @@
 Every feature below is computed per dev case by ``qpp_features`` (which ``calibrate.collect``
 calls, so ``python evals/calibrate.py --features log_rel,NAME`` measures any one of them) and
 judged by calibrate.py's leave-one-store-out logistic CV beside ``log_rel``: for each store, a
-class-balanced logistic model on the other fourteen stores' dev cases, its threshold at ≤ 4% of
+class-balanced logistic model on the other stores' dev cases, its threshold at ≤ 4% of
 their positives flagged, applied to the held-out store, pooled. This script prints that table for
 every feature (and a few pairs). The test split is never read.
 

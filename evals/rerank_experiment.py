@@ -6,8 +6,8 @@ For each dev positive and history question the engine's first ``--top`` hits get
 ordering score (relative to the first hit's, log), the calibrated relevance, the IDF-weighted
 share of the question's words found in each field group (title, tags, main text, details) and
 anywhere, the share found only through a related term, 1/rank, the kind, superseded or not, and
-the entry's length. A pairwise logistic model (answer above non-answer) is fitted on fourteen
-stores' dev cases and re-ranks the fifteenth's; the pooled held-out MRR, hit@5 and history hit@5
+the entry's length. A pairwise logistic model (answer above non-answer) is fitted on all dev
+stores but one and re-ranks the one left out; the pooled held-out MRR, hit@5 and history hit@5
 are printed beside the engine's own. Nothing here is used by the product: it answers whether
 such a model is worth shipping (it was not: evals/README.md, round 6).
 """
