@@ -705,6 +705,17 @@ def _fixed_dec_002(report: doctor.Report) -> list[str]:
     return [f.message for f in report.findings if f.code == "fixed" and "previous_id keeps dec-002" in f.message]
 
 
+def _assert_alices_copy_renumbered(path: Path, report: doctor.Report, base: dict, alices: dict, bobs: dict,
+                                   shown_by: str) -> None:
+    """Alice's unpushed dec-002 became dec-003, Bob's pushed one kept its id, and the repair
+    says which remote-tracking branches showed that (``shown_by``: "origin/main has")."""
+    assert [(e["id"], e["summary"]) for e in json.loads(path.read_text(encoding="utf-8"))] == [
+        ("dec-001", base["summary"]), ("dec-003", alices["summary"]), ("dec-002", bobs["summary"])]
+    done = _fixed_dec_002(report)
+    assert len(done) == 1 and done[0].endswith(
+        f'dec-002 stays with "{bobs["summary"]}" (item 3): {shown_by} it and not the other'), done
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_many_remote_tracking_branches_are_read_with_one_git_command(tmp_path, monkeypatch):
     # 30 teammates' branches, every other one from before Bob's dec-002: one git per branch
@@ -717,13 +728,8 @@ def test_many_remote_tracking_branches_are_read_with_one_git_command(tmp_path, m
     reads = _git_reads(monkeypatch)
     report = doctor.repair(doctor.diagnose(alice))
     assert len(reads) == 1 and reads[0][1:] == ["cat-file", "--batch"], reads
-    assert [(e["id"], e["summary"]) for e in json.loads(path.read_text(encoding="utf-8"))] == [
-        ("dec-001", "Base"), ("dec-003", "Alice: Redis sessions"), ("dec-002", "Bob: structured JSON logging")]
     having = ["origin/main", *(f"origin/team-{n:02}" for n in range(0, 30, 2))]
-    done = _fixed_dec_002(report)
-    assert len(done) == 1 and done[0].endswith(
-        f'dec-002 stays with "Bob: structured JSON logging" (item 3): {", ".join(having[:-1])} and {having[-1]} '
-        "have it and not the other"), done
+    _assert_alices_copy_renumbered(path, report, base, alices, bobs, f'{", ".join(having[:-1])} and {having[-1]} have')
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -744,12 +750,7 @@ def test_a_remote_version_with_multibyte_text_is_read_whole_and_the_branches_aft
     alices = _decision("dec-002", "Alice: 日本語のセッション")
     mine = _write_decisions(alice, [base, alices, bobs])
     report = doctor.repair(doctor.diagnose(alice))
-    assert [(e["id"], e["summary"]) for e in json.loads(mine.read_text(encoding="utf-8"))] == [
-        ("dec-001", base["summary"]), ("dec-003", alices["summary"]), ("dec-002", bobs["summary"])]
-    done = _fixed_dec_002(report)
-    assert len(done) == 1 and done[0].endswith(
-        f'dec-002 stays with "{bobs["summary"]}" (item 3): origin/alpha and origin/main have it and not the '
-        "other"), done
+    _assert_alices_copy_renumbered(mine, report, base, alices, bobs, "origin/alpha and origin/main have")
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -773,11 +774,7 @@ def test_a_project_in_a_subdirectory_of_the_repository_reads_its_own_file_on_the
     alice = _git_repo(tmp_path / "alice", tmp_path / "origin.git")
     path = _write_decisions(alice / project, [base, alices, bobs])
     report = doctor.repair(doctor.diagnose(alice / project))
-    assert [(e["id"], e["summary"]) for e in json.loads(path.read_text(encoding="utf-8"))] == [
-        ("dec-001", "Base"), ("dec-003", "Alice: Redis sessions"), ("dec-002", "Bob: structured JSON logging")]
-    done = _fixed_dec_002(report)
-    assert len(done) == 1 and done[0].endswith(
-        'dec-002 stays with "Bob: structured JSON logging" (item 3): origin/main has it and not the other'), done
+    _assert_alices_copy_renumbered(path, report, base, alices, bobs, "origin/main has")
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
