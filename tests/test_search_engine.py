@@ -394,6 +394,9 @@ def test_unrelated_question_is_below_the_default_threshold():
         ("those 'Midterm 1.5x' quizzes in old gradebooks, what were they for?", True),
         ("the worker hung at 3am, what was it doing?", False),
         ("what is the outbox table for?", False),
+        ("what was the error for the last CI run?", False),
+        ("what was the agreed limit for concurrent streams?", False),
+        ("found an old RabbitMQ cluster called encode-queue in the Terraform. What was it for?", True),
     ],
 )
 def test_questions_about_the_past_are_recognised(query, past):
