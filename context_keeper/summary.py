@@ -41,8 +41,11 @@ def _recent_first(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 def group_by_tags(decisions: list[Mapping[str, Any]]) -> list[tuple[str, list[Mapping[str, Any]]]]:
     """Groups keyed by the most shared tags; each decision appears once, under its most shared tag."""
-    counts = Counter(t.lower() for e in decisions for t in set(e.get("tags", [])) if isinstance(t, str))
-    top = [t for t, n in counts.most_common(MAX_GROUPS) if n >= 2]
+    counts = Counter(t for e in decisions for t in {t.lower() for t in e.get("tags", []) if isinstance(t, str)})
+    # Ties by name: counted in set order, equally shared tags would win a group by the per-process
+    # string hash, and session start would inject different text for the same store.
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    top = [t for t, n in ranked[:MAX_GROUPS] if n >= 2]
     groups: dict[str, list] = {t: [] for t in top}
     other: list = []
     for e in _recent_first(decisions):

@@ -141,3 +141,38 @@ def test_the_summary_of_a_broken_constraints_file_comes_from_its_last_good_copy(
     answer = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}).get_project_summary()
     assert " 0 constraints" not in answer["summary"] and "con-017" in answer["summary"]
     assert any("last good copy" in w for w in answer["warnings"])
+
+
+_SUMMARY_OF = """
+import sys
+from context_keeper.service import Service
+print(Service(env={}).get_project_summary(4000, project_dir=sys.argv[1])["summary"])
+"""
+
+
+def test_equally_shared_tags_get_the_same_groups_whatever_the_string_hash_seed(tmp_path):
+    # Twelve tags shared by two decisions each, six to a decision, for eight groups: in set order,
+    # which tags win a group (and so each decision's heading) would follow the hash seed.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    Service(env={}).init_project(str(tmp_path))
+    tags = [f"area{n:02}" for n in range(12)]
+    decisions = [
+        {"id": f"dec-{i + 1:03}", "summary": f"Decision number {i + 1}", "tags": tags[6 * (i // 2):6 * (i // 2) + 6],
+         "created_at": f"2026-11-{i + 1:02}T10:00:00+00:00"}
+        for i in range(4)
+    ]
+    (tmp_path / ".context" / "decisions.json").write_text(json.dumps(decisions), encoding="utf-8")
+    summaries = set()
+    for seed in ("1", "2", "3", "4", "5", "6"):
+        proc = subprocess.run([sys.executable, "-c", _SUMMARY_OF, str(tmp_path)], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}, timeout=120, check=True)
+        summaries.add(proc.stdout)
+    assert len(summaries) == 1, summaries
+    (summary,) = summaries
+    decisions_part = summary.split("Decisions:")[1].split("Pipelines:")[0]
+    headings = [line.split("]")[0] + "]" for line in decisions_part.splitlines() if line.startswith("[")]
+    assert headings == ["[area00]", "[area06]"], headings  # ties go by name
