@@ -144,9 +144,12 @@ class CommittedVersions:
         if listed.returncode != 0:
             return [], _failed(listed, "for-each-ref")
         # A symbolic origin/HEAD only repeats the branch it points at.
-        branches = [(ref.removeprefix("refs/remotes/"), oid.encode())
-                    for oid, ref, symref in (line.split("\0") for line in listed.stdout.split("\n") if line)
-                    if ref.startswith("refs/remotes/") and not symref]
+        branches = []
+        for line in listed.stdout.split("\n"):
+            oid, _, rest = line.partition("\0")
+            ref, _, symref = rest.partition("\0")
+            if ref.startswith("refs/remotes/") and not symref:
+                branches.append((ref.removeprefix("refs/remotes/"), oid.encode()))
         if not branches:
             return [], "there is no remote-tracking branch, so nothing shows what is pushed"
         return branches, None
@@ -172,7 +175,9 @@ class CommittedVersions:
                 continue
             if kind == "ambiguous":
                 return [], f"git cannot tell which object {name}:{self.relpath} is (the name is ambiguous)"
-            items = _parsed(content) if kind == "blob" else None  # a directory of that name, say
+            if kind != "blob":
+                return [], f"on {name}, {self.relpath} is a {kind}, not a file"
+            items = _parsed(content)
             if not isinstance(items, list):
                 # Committed with conflict markers, say. What others have is unknown then, and no
                 # other version may stand in for it: a copy missing elsewhere may be in this one.

@@ -689,6 +689,44 @@ def test_a_remote_version_that_does_not_parse_leaves_the_choice_to_the_position(
         "origin/main does not parse)") for m in done), done
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_remote_branch_with_a_directory_where_the_file_is_says_so(tmp_path):
+    alice, base, bobs, alices = _bob_pushed_alice_did_not(tmp_path)
+    bob = tmp_path / "bob"
+    _git(bob, "checkout", "-q", "-b", "odd")
+    (bob / ".context" / "decisions.json").unlink()
+    (bob / ".context" / "decisions.json").mkdir()
+    (bob / ".context" / "decisions.json" / "note.txt").write_text("not a store file\n", encoding="utf-8")
+    _commit_all(bob, "a directory where the file was")
+    _git(bob, "push", "-q", "origin", "odd")
+    _git(alice, "fetch", "-q")
+    _write_decisions(alice, [base, alices, bobs])
+    report = doctor.repair(doctor.diagnose(alice))
+    done = [f.message for f in report.findings if f.code == "fixed" and "previous_id keeps" in f.message]
+    assert len(done) == 1 and done[0].endswith(
+        "(on origin/odd, .context/decisions.json is a tree, not a file)"), done
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_project_path_with_a_line_break_is_named_as_why_git_cannot_tell(tmp_path):
+    # cat-file reads one object name a line: the path cannot be asked for, and the repair says so.
+    _git(tmp_path, "init", "-q", "--bare", "-b", "main", "origin.git")
+    repo = _git_repo(tmp_path / "repo", tmp_path / "origin.git")
+    project = repo / "two\nlines"
+    project.mkdir()
+    Service(env={}).init_project(str(project))
+    base = _decision("dec-001", "Base", created_at="2026-11-01T09:00:00+00:00")
+    _write_decisions(project, [base])
+    _commit_all(repo, "base")
+    _git(repo, "push", "-q", "origin", "HEAD:main")
+    _git(repo, "fetch", "-q")
+    _write_decisions(project, [base, _decision("dec-002", "One"), _decision("dec-002", "Two")])
+    report = doctor.repair(doctor.diagnose(project))
+    done = [f.message for f in report.findings if f.code == "fixed" and "previous_id keeps" in f.message]
+    assert len(done) == 1 and done[0].endswith(
+        "(the project's path in the repository has a line break, which `git cat-file` cannot read)"), done
+
+
 def _git_reads(monkeypatch) -> list[list[str]]:
     """The git commands that read a file's versions (``show`` or ``cat-file``), as gitshared runs them."""
     reads, real_run = [], subprocess.run
