@@ -397,6 +397,10 @@ def test_unrelated_question_is_below_the_default_threshold():
         ("what was the error for the last CI run?", False),
         ("what was the agreed limit for concurrent streams?", False),
         ("found an old RabbitMQ cluster called encode-queue in the Terraform. What was it for?", True),
+        ("What was that for again?", True),
+        ("what was mqtt2kafka for in the first place?", True),
+        ("what was it for\nand can we delete it", True),
+        ("what was the old default for the number of render threads", False),
     ],
 )
 def test_questions_about_the_past_are_recognised(query, past):

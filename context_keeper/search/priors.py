@@ -38,10 +38,11 @@ _HISTORY = re.compile(
     r"replaced|superseded|switch(?:ed)? (?:away )?from|moved away|moved off|what happened to|"
     r"why did we (?:stop|drop|change|switch|move|remove|abandon)|history of|"
     r"was it always|did we (?:use|have|do) before|"
-    # "what was fleetd for?", "those quizzes, what were they for?": the purpose of something gone,
-    # "for" ending the question (not "what was the limit for streams?", nor "… doing?", which
-    # also asks about a process that hung today)
-    r"what (?:was|were) [^?.!;]{0,60}?\bfor(?=\s*(?:[?.!;]|$)))\b",
+    # "what was fleetd for?", "those quizzes, what were they for again?": the purpose of something
+    # gone, "for" ending the question (not "what was the limit for streams?", nor "… doing?",
+    # which also asks about a process that hung today)
+    r"what (?:was|were) [^?.!;\n]{0,60}?\bfor"
+    r"(?=,?\s*(?:again|anyway|exactly|originally|in the first place)?\s*(?:[^\w\s]|\n|$)))\b",
     re.IGNORECASE,
 )
 # Cues that are about the past only in a past-tense sentence: "before the merge, how did…",
