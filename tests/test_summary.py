@@ -176,3 +176,14 @@ def test_equally_shared_tags_get_the_same_groups_whatever_the_string_hash_seed(t
     decisions_part = summary.split("Decisions:")[1].split("Pipelines:")[0]
     headings = [line.split("]")[0] + "]" for line in decisions_part.splitlines() if line.startswith("[")]
     assert headings == ["[area00]", "[area06]"], headings  # ties go by name
+
+
+def test_a_tag_written_twice_on_one_decision_counts_once():
+    # "DB" and "db" on one decision are one tag: alone it is shared by nobody, so no group.
+    from context_keeper.summary import group_by_tags
+
+    decisions = [{"id": "dec-001", "summary": "One", "tags": ["DB", "db"]},
+                 {"id": "dec-002", "summary": "Two", "tags": ["api"]},
+                 {"id": "dec-003", "summary": "Three", "tags": ["api"]}]
+    assert [(tag, [e["id"] for e in group]) for tag, group in group_by_tags(decisions)] == [
+        ("api", ["dec-002", "dec-003"]), ("other", ["dec-001"])]
