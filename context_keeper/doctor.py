@@ -830,7 +830,8 @@ def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
             if later:
                 # Renumbered before: previous_id keeps the first old id (what an older reader
                 # follows) and previous_ids the later ones, so every id it had still leads to it.
-                item["previous_ids"] = later
+                # previous_id is written too: a hand edit may have left only previous_ids.
+                item["previous_id"], item["previous_ids"] = earlier[0], later
                 kept_as = f"previous_ids keeps {old_id} (previous_id keeps {earlier[0]})"
             else:
                 item["previous_id"] = item["id"]

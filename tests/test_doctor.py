@@ -948,6 +948,18 @@ def test_an_id_lookup_follows_a_renumbering_and_names_the_other_entry_that_had_t
         svc.get_context(id="dec-004")
 
 
+def test_renumbering_an_entry_that_has_only_previous_ids_keeps_its_first_old_id(tmp_path):
+    # A hand edit left previous_ids and dropped previous_id: the first old id must not be lost.
+    project = _new_project(tmp_path / "only-later")
+    alices = {**_decision("dec-003", "Alice: Redis sessions"), "previous_ids": ["dec-002"]}
+    path = _write_decisions(project, [_decision("dec-001", "Base"), _decision("dec-003", "Carol: gRPC"), alices])
+    doctor.repair(doctor.diagnose(project))
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert (after[2]["id"], after[2]["previous_id"], after[2]["previous_ids"]) == ("dec-004", "dec-002", ["dec-003"])
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
+    assert svc.get_context(id="dec-002")["entry"]["id"] == "dec-004"
+
+
 def test_a_second_renumbering_keeps_every_id_the_entry_had(tmp_path):
     project = _new_project(tmp_path / "chain")
     bobs, alices = _decision("dec-002", "Bob: structured JSON logging"), _decision("dec-002", "Alice: Redis sessions")
