@@ -169,6 +169,8 @@ class CommittedVersions:
         except ValueError as exc:
             return [], f"`git cat-file --batch` answered in a form not understood ({exc})"
         versions = []
+        # Most branches hold one of a few versions of the file: each is parsed once.
+        parsed: dict[bytes, Any] = {}
         for (name, _), (kind, content) in zip(branches, answers):
             if kind == "missing":
                 versions.append(Version(name, []))  # the file is not in it: neither copy is
@@ -177,7 +179,9 @@ class CommittedVersions:
                 return [], f"git cannot tell which object {name}:{self.relpath} is (the name is ambiguous)"
             if kind != "blob":
                 return [], f"on {name}, {self.relpath} is a {kind}, not a file"
-            items = _parsed(content)
+            if content not in parsed:
+                parsed[content] = _parsed(content)
+            items = parsed[content]
             if not isinstance(items, list):
                 # Committed with conflict markers, say. What others have is unknown then, and no
                 # other version may stand in for it: a copy missing elsewhere may be in this one.

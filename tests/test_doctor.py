@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from context_keeper import doctor
+from context_keeper import doctor, gitshared
 from context_keeper.cli import main as cli_main
 from context_keeper.errors import NotFound
 from context_keeper.service import Service
@@ -764,8 +764,18 @@ def test_many_remote_tracking_branches_are_read_with_one_git_command(tmp_path, m
     _git(alice, "fetch", "-q")
     path = _write_decisions(alice, [base, alices, bobs])  # both kept, her own first
     reads = _git_reads(monkeypatch)
+    counted: dict[bytes, int] = {}
+    real_parsed = gitshared._parsed
+
+    def parsed(blob: bytes):
+        counted[blob] = counted.get(blob, 0) + 1
+        return real_parsed(blob)
+    monkeypatch.setattr(gitshared, "_parsed", parsed)
     report = doctor.repair(doctor.diagnose(alice))
+    parses = sorted(counted.values())
     assert len(reads) == 1 and reads[0][1:] == ["cat-file", "--batch"], reads
+    # 31 branches, two versions of the file among them: each version is parsed once.
+    assert parses == [1, 1], parses
     having = ["origin/main", *(f"origin/team-{n:02}" for n in range(0, 30, 2))]
     _assert_alices_copy_renumbered(path, report, base, alices, bobs, f'{", ".join(having[:-1])} and {having[-1]} have')
 
