@@ -284,9 +284,12 @@ def test_hits_refused_without_building_their_item_are_the_hits_packing_would_ref
     project = _many_sizes_project(tmp_path)
     budgets = range(60, 1200, 7)
     svc = Service()
+    real, refused = retrieval._surely_refused, []
+    monkeypatch.setattr(retrieval, "_surely_refused", lambda *args: refused.append(real(*args)) or refused[-1])
     fast = [svc.get_context(project_dir=str(project), query=query, token_budget=b) for b in budgets]
     monkeypatch.setattr(retrieval, "_surely_refused", lambda *_args: False)
     full = [svc.get_context(project_dir=str(project), query=query, token_budget=b) for b in budgets]
     assert fast == full
-    # The comparison means something only where the fast path had hits to refuse.
+    # The comparison means something only where the fast path had hits to refuse, and refused some.
     assert sum(answer.get("omitted", 0) for answer in full) > 100
+    assert sum(refused) > 100, sum(refused)
