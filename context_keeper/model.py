@@ -332,6 +332,10 @@ _TEXT_SHAPES = frozenset({"text", "short"})
 _LIST_SHAPES = frozenset({"text_list", "id_list"})
 
 
+# Field shapes read as lists of objects: (reader, what the items should be, for the message).
+_OBJECT_LISTS = {"steps": (_read_steps, "{order, action} objects"), "alternatives": (_read_alternatives, "objects")}
+
+
 def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
     """A usable copy of a stored entry with missing fields defaulted and wrong types coerced.
 
@@ -385,22 +389,16 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
             if not isinstance(value, list):
                 problems.append(f"{entry_id}: {spec.name} should be a list")
             entry[spec.name] = [_as_text(v) for v in _as_list(value) if v is not None]
-        elif spec.shape == "steps":
+        elif spec.shape in _OBJECT_LISTS:
+            reader, expected = _OBJECT_LISTS[spec.shape]
             if not isinstance(value, list):
-                problems.append(f"{entry_id}: steps should be a list of {{order, action}} objects")
-                entry[spec.name] = _read_steps(value)
+                problems.append(f"{entry_id}: {spec.name} should be a list of {expected}")
+                entry[spec.name] = reader(value)
             else:
-                step_problems: list[str] = []
-                entry[spec.name] = _read_steps(value, step_problems)
-                problems += [f"{entry_id}: {p}" for p in step_problems]
-        elif spec.shape == "alternatives":
-            if not isinstance(value, list):
-                problems.append(f"{entry_id}: alternatives should be a list of objects")
-                entry[spec.name] = _read_alternatives(value)
-            else:
-                alt_problems: list[str] = []
-                entry[spec.name] = _read_alternatives(value, alt_problems)
-                problems += [f"{entry_id}: {p}" for p in alt_problems]
+                # Item by item only for a list: a lone value is one problem, said above.
+                item_problems: list[str] = []
+                entry[spec.name] = reader(value, item_problems)
+                problems += [f"{entry_id}: {p}" for p in item_problems]
         elif spec.shape == "enum":
             text = _as_text(value).strip().lower()
             if text not in spec.choices:
