@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 from context_keeper.scope import is_global, scope_overlaps
 from context_keeper.search import fields as F
@@ -19,6 +20,9 @@ from context_keeper.search.index import InvertedIndex, _analyse, _Entry
 from context_keeper.search.generic import is_generic
 from context_keeper.search.synonyms import related_terms
 from context_keeper.search.tokenize import iter_tagged
+
+if TYPE_CHECKING:
+    from context_keeper.search.dense import DenseScores
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "Doc", "Hit", "SearchIndex", "SearchOptions", "SearchResult"]
 
@@ -49,16 +53,28 @@ _SIMILAR_SHORTLIST = 20  # ... and exact cosine for this many of them
 _SIMILAR_TITLE = 0.5
 
 
-def _largest(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
-    """``heapq.nlargest(k, scores.items(), key=itemgetter(1))``, ties in insertion order as
-    there, at half the cost: the k-th value comes from sorting bare floats, and only the items
-    at or above it are sorted as pairs."""
+# A store this large is scored over arrays (dense.py): below it the dictionary path costs less
+# than NumPy's per-call overhead, and a hook process need not import NumPy at all.
+DENSE_MIN = 2000
+
+
+def _by_score_then_slot(item: tuple[int, float]) -> tuple[float, int]:
+    return (-item[1], item[0])
+
+
+def _largest(scores: dict[int, float] | DenseScores, k: int) -> list[tuple[int, float]]:
+    """The ``k`` highest (slot, score) pairs, highest first, equal scores lowest slot first: an
+    order that does not depend on how the scores were summed, so the dictionary and the array
+    paths (dense.py) shortlist the same entries. The k-th value comes from sorting bare floats,
+    and only the items at or above it are sorted as pairs."""
+    if not isinstance(scores, dict):
+        return scores.largest(k)
     if k >= len(scores):
-        return sorted(scores.items(), key=itemgetter(1), reverse=True)
+        return sorted(scores.items(), key=_by_score_then_slot)
     if k <= 0:
         return []
     kth = sorted(scores.values(), reverse=True)[k - 1]
-    return sorted([item for item in scores.items() if item[1] >= kth], key=itemgetter(1), reverse=True)[:k]
+    return sorted([item for item in scores.items() if item[1] >= kth], key=_by_score_then_slot)[:k]
 
 
 class _Filter:
@@ -108,6 +124,7 @@ class SearchIndex(InvertedIndex):
     """In-memory index over store entries (see the package docstring for the contract)."""
 
     _admits_filter: tuple[SearchOptions, _Filter] | None = None  # admits(): the last options, prepared
+    dense_scoring = True  # a large store is scored over arrays (dense.py)
 
     def admits(self, kind: str, entry_id: str, options: SearchOptions) -> bool:
         """Would ``search`` with these options consider this entry (status, types, tags, dates,
@@ -176,8 +193,8 @@ class SearchIndex(InvertedIndex):
 
     def _rank(
         self,
-        order: dict[int, float],
-        relevance: dict[int, float],
+        order: dict[int, float] | DenseScores,
+        relevance: dict[int, float] | DenseScores,
         q: _Query,
         flt: _Filter,
         now: float,
@@ -222,14 +239,14 @@ class SearchIndex(InvertedIndex):
                 return best
             k *= 2
 
-    def _relevance(self, q: _Query, slot: int, relevance: dict[int, float]) -> float:
+    def _relevance(self, q: _Query, slot: int, relevance: dict[int, float] | DenseScores) -> float:
         rel = self.base_relevance(q, slot, relevance.get(slot, 0.0))
         return confidence(rel) if self.tuning.confidence else rel
 
     def _credit_successors(
         self,
         scored: dict[int, float],
-        order: dict[int, float],
+        order: dict[int, float] | DenseScores,
         q: _Query,
         flt: _Filter,
         now: float,
@@ -385,6 +402,17 @@ class SearchIndex(InvertedIndex):
                 merged[slot] += v
         return merged
 
+    def _score_query(self, groups: list[list[tuple[str, float]]]) -> dict[int, float] | DenseScores:
+        """The raw scores of a query's groups: over arrays for a large store (same floats),
+        by dictionary otherwise, and always when feedback needs the dictionary."""
+        if not self.dense_scoring or self.tuning.prf or len(self._slots) < DENSE_MIN:
+            return self._score_groups(groups)
+        from context_keeper.search import dense
+
+        if self._term_arrays is None:
+            self._term_arrays = dense.TermArrays()
+        return dense.score_groups(groups, self._postings, self._term_arrays, len(self._entries))
+
     def search(self, query: str, options: SearchOptions = SearchOptions()) -> SearchResult:
         now = (F.as_utc(options.now) if options.now else datetime.now(timezone.utc)).timestamp()
         limit = max(0, int(options.limit or 0))
@@ -392,7 +420,7 @@ class SearchIndex(InvertedIndex):
         flt = _Filter(options)
         q = self._query(query)
         if q.groups:
-            acc = self._score_groups(q.groups)
+            acc = self._score_query(q.groups)
             order = self._feedback(acc, q.groups) if self.tuning.prf and acc else acc
             best = self._rank(order, acc, q, flt, now, history, limit)
         else:

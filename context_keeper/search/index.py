@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from context_keeper.search import fields as F
 from context_keeper.search import priors as P
@@ -111,6 +112,9 @@ class InvertedIndex:
         self._len_sums = [0] * len(F.GROUPS)
         self._avg_used = [0.0] * len(F.GROUPS)
         self._anon = 0
+        # dense.TermArrays once a large store has been searched: arrays made from the postings,
+        # dropped whenever they change
+        self._term_arrays: Any = None
 
     # ----------------------------------------------------------------- maintenance
 
@@ -125,7 +129,12 @@ class InvertedIndex:
             eid = f"<no-id-{self._anon}>"
         return (str(doc.kind), eid)
 
+    def _postings_changing(self) -> None:
+        if self._term_arrays is not None:
+            self._term_arrays.clear()
+
     def upsert(self, doc: Doc) -> None:
+        self._postings_changing()
         slot, info = self._insert(doc)
         if not self._maybe_rebuild():
             self._post(slot, info)
@@ -161,9 +170,11 @@ class InvertedIndex:
     def remove(self, kind: str, entry_id: str) -> None:
         key = (str(kind), str(entry_id))
         if key in self._slots:
+            self._postings_changing()
             self._drop(key)
 
     def replace_kind(self, kind: str, docs: Iterable[Doc]) -> None:
+        self._postings_changing()
         for key in [k for k in self._slots if k[0] == kind]:
             self._drop(key)
         added = [self._insert(Doc(kind, doc.entry) if doc.kind != kind else doc) for doc in docs]

@@ -45,6 +45,8 @@ class SnapshotIndex(SearchIndex):
         raise RuntimeError("an index restored from a snapshot is read-only; build a SearchIndex to change it")
 
     upsert = remove = replace_kind = similar = _refuse
+    # A hook process searches once: importing NumPy would cost it more than the arrays save.
+    dense_scoring = False
 
 
 class _LazyPostings(dict):
