@@ -18,7 +18,6 @@ from context_keeper.search.abstain import DEFAULT_MIN_RELEVANCE, coherence, conf
 from context_keeper.search.contract import Doc, Hit, SearchOptions, SearchResult
 from context_keeper.search.index import InvertedIndex, _analyse, _Entry
 from context_keeper.search.generic import is_generic
-from context_keeper.search.neighbours import TrigramVocabulary
 from context_keeper.search.synonyms import related_terms
 from context_keeper.search.tokenize import iter_tagged
 
@@ -146,14 +145,6 @@ class SearchIndex(InvertedIndex):
         slots = self._predecessors.get((kind, entry_id), ())
         return sorted(F.entry_id(info.doc.entry) or "" for info in (self._entries[s] for s in slots) if info is not None)
 
-    def _spelling_neighbours(self, term: str, besides: tuple[str, ...]) -> list[str]:
-        t = self.tuning
-        if len(term) < t.ngram_min_length:
-            return []
-        if self._trigrams is None:
-            self._trigrams = TrigramVocabulary(self._vocabulary(), t.ngram_min_length)
-        return self._trigrams.closest(term, t.ngram_most, t.ngram_theta, besides)
-
     def _query(self, query: str) -> _Query:
         """Weighted alternatives per query word, and the raw score of a perfect match."""
         t = self.tuning
@@ -177,12 +168,9 @@ class SearchIndex(InvertedIndex):
             max_raw += idf * (t.k1 + 1.0)
             alternatives = [(term, idf)]
             if t.synonyms:
-                table = related_terms(term)
-                if t.ngram_most > 0 and not is_generic(term):
-                    table += tuple(self._spelling_neighbours(term, table))
                 related = [
                     (rel, t.synonym_weight * min(idf, self._idf(rel)))
-                    for rel in table
+                    for rel in related_terms(term)
                     if rel not in atoms and rel in self._postings
                 ]
                 # The few most specific stand-ins carry the evidence; more only cost time.

@@ -115,8 +115,6 @@ class InvertedIndex:
         # dense.TermArrays once a large store has been searched: arrays made from the postings,
         # dropped whenever they change
         self._term_arrays: Any = None
-        # neighbours.TrigramVocabulary of the postings' terms once a query has needed it
-        self._trigrams: Any = None
 
     # ----------------------------------------------------------------- maintenance
 
@@ -194,8 +192,6 @@ class InvertedIndex:
                 plist.pop(slot, None)
                 if not plist:
                     del self._postings[term]
-                    if self._trigrams is not None:
-                        self._trigrams.discard(term)
         for gi, n in enumerate(info.lens):
             self._len_sums[gi] -= n
         for term, _count in info.title_terms:
@@ -241,7 +237,6 @@ class InvertedIndex:
             for w, b, n, avg in zip(t.group_weights, t.group_b, info.lens, self._avg_used)
         ]
         postings = self._postings
-        trigrams = self._trigrams
         # Unrolled for the four field groups (this runs for every term of every entry when an
         # index is built; ~2x a loop over zip). fields.GROUPS has four: a change there fails here
         # at once. Same sums in the same order as adding the non-zero terms one by one (a zero
@@ -253,14 +248,8 @@ class InvertedIndex:
             plist = postings.get(term)
             if plist is None:
                 postings[term] = {slot: sat}
-                if trigrams is not None:
-                    trigrams.add(term)
             else:
                 plist[slot] = sat
-
-    def _vocabulary(self) -> Iterable[str]:
-        """Every term some entry has."""
-        return self._postings.keys()
 
     def _idf(self, term: str) -> float:
         n = len(self._slots)

@@ -6,14 +6,13 @@ computing ~130,000 posting weights in Python). A query touches a few dozen posti
 the hook instead restores the index from this file, decoding only the lists it asks for.
 
 The file holds the postings exactly (weights as ``repr`` floats, lists in their original
-order), the average field lengths they were computed with, which entry sits in which slot, and
-the store's terms by character trigram (neighbours.py; built over every term, that would cost
-the hook more than its search). It is used only when the store files have the same stamps
-(mtime, ctime, size, inode) as when it was written and the fingerprint matches: the analyser,
-this module, ``index.py`` (whose code the weights come from), ``neighbours.py`` and the tuning.
-So a restored index ranks exactly as one built from the store; a test pins that. Anything
-unexpected means "rebuild", never a wrong answer; JSON only, so a hostile file can at worst
-cost a rebuild. The name matches the git-ignored ``*_state.json`` pattern.
+order), the average field lengths they were computed with, and which entry sits in which slot.
+It is used only when the store files have the same stamps (mtime, ctime, size, inode) as when
+it was written and the fingerprint matches: the analyser, this module and ``index.py`` (whose
+code the weights come from) and the tuning. So a restored index ranks exactly as one built
+from the store; a test pins that. Anything unexpected means "rebuild", never a wrong answer;
+JSON only, so a hostile file can at worst cost a rebuild. The name matches the git-ignored
+``*_state.json`` pattern.
 
 A restored index is for searching only: it keeps no per-entry term counts, so it refuses
 ``similar``, updates and pseudo-relevance feedback (``tuning.prf``).
@@ -31,11 +30,10 @@ from context_keeper.search.contract import Doc
 from context_keeper.search.engine import SearchIndex
 from context_keeper.search.fields import entry_id
 from context_keeper.search.index import _analyse
-from context_keeper.search.neighbours import SavedTrigramVocabulary, TrigramVocabulary
 from context_keeper.search.tuning import Tuning
 
 FILE = "search_index_state.json"
-FORMAT = 2
+FORMAT = 1
 
 Stamps = Sequence[Any]  # one stamp per store file, in KINDS order
 
@@ -82,11 +80,11 @@ class _LazyPostings(dict):
 
 def fingerprint(tuning: Tuning) -> str:
     """Identifies what the saved weights depend on besides the store."""
-    from context_keeper.search import index, neighbours, state
+    from context_keeper.search import index, state
 
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{FORMAT}|{state.fingerprint()}|{tuning!r}|".encode())
-    for source in (index.__file__, neighbours.__file__, __file__):
+    for source in (index.__file__, __file__):
         try:
             with open(source or "", "rb") as handle:
                 digest.update(handle.read())
@@ -111,9 +109,6 @@ def dump(index: SearchIndex, stamps: Stamps) -> dict[str, Any]:
         "size": len(index._entries),
         "postings": {term: [",".join(map(str, plist)), ",".join(map(repr, plist.values()))]
                      for term, plist in index._postings.items()},
-        # Built here, not in the hook: over every term it costs more than a prompt's search.
-        "trigrams": (index._trigrams or TrigramVocabulary(index._vocabulary(), index.tuning.ngram_min_length)).saved()
-        if index.tuning.ngram_most > 0 else {},
     }
 
 
@@ -153,10 +148,6 @@ def restore(data: Any, docs_by_kind: Mapping[str, Sequence[Doc]], stamps: Stamps
             return None
         index._entries = entries
         index._postings = _LazyPostings(postings)
-        saved_trigrams = data["trigrams"]
-        if not isinstance(saved_trigrams, dict) or not all(isinstance(v, str) for v in saved_trigrams.values()):
-            return None
-        index._trigrams = SavedTrigramVocabulary(saved_trigrams, tuning.ngram_min_length)
         index._avg_used = [float(x) for x in data["avg_used"]]
         index._len_sums = [int(x) for x in data["len_sums"]]
         index._anon = anon

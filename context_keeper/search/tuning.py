@@ -39,12 +39,6 @@ class Tuning:
     synonyms: bool = True
     synonym_weight: float = 0.5
     max_related: int = 5
-    # Spelling neighbours (neighbours.py): a query word of ``ngram_min_length`` letters or more
-    # also has the store's ``ngram_most`` terms closest to it in character trigrams (Jaccard ≥
-    # ``ngram_theta``) as stand-ins, weighed like related terms (0 most = off).
-    ngram_most: int = 3
-    ngram_theta: float = 0.5
-    ngram_min_length: int = 5
     # Pseudo-relevance feedback: reorder with terms of the first-pass top entries.
     prf: bool = False
     prf_docs: int = 3
