@@ -1,7 +1,8 @@
 """``context-keeper doctor [--fix]``: find what is wrong with a project's store, repair what is safe.
 
-Checks: ``.context`` (or a store file) being a symlink that leads out of the project; store
-files that do not parse (file, line, column); malformed entries; entries with a key written
+Checks: ``.context`` (or a store file) being a symlink that leads out of the project; a
+directory, or a symlink to nothing, where a store file belongs; store files that do not parse
+(file, line, column); malformed entries; entries with a key written
 twice (both sides of a merge kept in one object: an error); duplicate ids; ids that
 differ only in zero padding or suffix case (``dec-5``, ``dec-005``); dangling
 ``related_to`` / ``superseded_by`` / ``supersedes`` links, and history links whose two ends
@@ -53,7 +54,7 @@ from typing import Any
 
 from context_keeper import model
 from context_keeper.config import config_problems, read_user_config
-from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NoProject
+from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NoProject, NotAStoreFile
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir
 from context_keeper.gitshared import CommittedVersions, run_git
 from context_keeper.model import KINDS, Kind
@@ -119,7 +120,8 @@ def _check_context_dir(root: Path) -> list[Finding]:
             ))
     for kind in KINDS.values():
         path = context / kind.filename
-        if path.is_symlink():
+        # A link to a directory or to nothing is an error of its own (_check_file).
+        if path.is_symlink() and path.is_file():
             target = path.resolve()
             where = "outside the project" if not _inside(target, root) else "elsewhere in the project"
             findings.append(Finding(
@@ -143,6 +145,13 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
             "its own id, and delete the marker lines; then run `context-keeper doctor` again. Until then writes "
             "to it are refused and reads use its last good copy where there is one, which lacks what the merge "
             "brought. `doctor --fix` does not put that copy back: it would throw the merge away.",
+            file=name,
+        )]
+    if isinstance(state.error, NotAStoreFile):
+        err = state.error
+        return [Finding(
+            ERROR, "not_a_file",
+            f"{name} {err.what}: reads skip it and writes to it are refused. To mend it, {err.remedy}.",
             file=name,
         )]
     if state.error is not None:

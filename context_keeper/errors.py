@@ -7,6 +7,7 @@
     ├── UnsafePath                a path that would leave the project root
     └── StoreError                the store on disk cannot be used as asked
         └── CorruptStoreFile      a store file that does not parse (names file and position)
+            └── NotAStoreFile     a directory, or a link to nothing, where a store file belongs
 
 Adapters translate at the edge: the MCP server into ``ToolError`` (``isError: true``), the CLI
 into exit codes, hooks into silence plus a log line.
@@ -72,3 +73,20 @@ class CorruptStoreFile(StoreError):
 
     def for_write(self) -> CorruptStoreFile:
         return CorruptStoreFile(self.path, self.line, self.column, self.detail, writing=True, conflict=self.conflict)
+
+
+class NotAStoreFile(CorruptStoreFile):
+    """A store file's path holds a directory, or a symbolic link whose target is gone: there is
+    nothing to parse, and neither a position to fix nor a last good copy to put over it."""
+
+    def __init__(self, path: str, what: str, remedy: str, *, writing: bool = False) -> None:
+        self.what, self.remedy = what, remedy
+        self.path, self.line, self.column, self.detail = path, 1, 1, what
+        self.writing, self.conflict = writing, False
+        if writing:
+            StoreError.__init__(self, f"{path} {what}. Nothing was written to it; {remedy}, then try again.")
+        else:
+            StoreError.__init__(self, f"{path} {what}, so its entries cannot be read; {remedy}.")
+
+    def for_write(self) -> NotAStoreFile:
+        return NotAStoreFile(self.path, self.what, self.remedy, writing=True)

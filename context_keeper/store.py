@@ -26,7 +26,7 @@ from pathlib import Path
 
 from context_keeper import model
 from context_keeper.config import read_config_file
-from context_keeper.errors import CorruptStoreFile, InvalidInput, NotFound, StoreError
+from context_keeper.errors import CorruptStoreFile, InvalidInput, NotAStoreFile, NotFound, StoreError
 from context_keeper.fsio import atomic_write_bytes, atomic_write_text
 from context_keeper.model import KINDS, Kind
 from context_keeper.project import CONTEXT_DIR
@@ -79,6 +79,32 @@ def _stamp(path: Path) -> Stamp | None:
     except FileNotFoundError:
         return None
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+def _file_stamp(path: Path) -> Stamp | None:
+    """``_stamp`` of a store file, except that a symbolic link whose target is gone has one (its
+    own): it reads as a broken store file, not as no file, until it is mended or removed."""
+    stamp = _stamp(path)
+    if stamp is not None:
+        return stamp
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+def _not_a_file(path: Path) -> NotAStoreFile | None:
+    """Why ``path`` has no bytes to read although something is there: a directory, or a link to
+    nothing. None: nothing is there (a store file not created yet)."""
+    if path.is_dir():
+        link = f"a symbolic link to the directory {os.readlink(path)}" if path.is_symlink() else "a directory"
+        return NotAStoreFile(str(path), f"is {link}, not a JSON file",
+                             f"move it out of {path.parent} (a store file holds a JSON array of entries)")
+    if path.is_symlink():
+        return NotAStoreFile(str(path), f"is a symbolic link to {os.readlink(path)}, which does not exist",
+                             "restore the file it points to, or replace the link with the file itself")
+    return None
 
 
 def _digest(data: bytes | tuple[bytes, ...]) -> bytes:
@@ -399,8 +425,9 @@ def _parse_file(
     if data is None:
         try:
             data = path.read_bytes()
-        except FileNotFoundError:
-            return FileState(kind, path, None)
+        except (FileNotFoundError, IsADirectoryError):
+            broken = _not_a_file(path)
+            return FileState(kind, path, None) if broken is None else FileState(kind, path, stamp, error=broken)
     digest = _digest(data)
     try:
         text = data.decode("utf-8")
@@ -664,7 +691,7 @@ class Store:
     def state(self, kind: Kind) -> FileState:
         """The file as it is now on disk (re-parsed only when its stamp changed)."""
         path = self.path(kind)
-        stamp = _stamp(path)
+        stamp = _file_stamp(path)
         with self._mutex:
             cached = self._files.get(kind.name)
             if cached is not None and cached.stamp == stamp:
@@ -750,16 +777,17 @@ class Store:
         stale copy (which would drop another process's entry).
         """
         path = self.path(kind)
-        stamp = _stamp(path)
+        stamp = _file_stamp(path)
         cached = self._files.get(kind.name)
         if cached is not None and cached.stamp == stamp and self._no_commits_since_ours():
             return cached  # nobody committed since our own last write: no need to read it back
         try:
             data = path.read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError):
             data = None
         if data is None:
-            state = FileState(kind, path, None)
+            broken = _not_a_file(path)
+            state = FileState(kind, path, None) if broken is None else FileState(kind, path, stamp, error=broken)
         elif cached is not None and cached.digest is not None and cached.digest == _digest(data):
             if cached.stamp == stamp:
                 return cached
@@ -875,6 +903,6 @@ class Transaction:
                 except OSError as exc:
                     # Only when no file of ours was replaced is "nothing saved" certain; the
                     # file's stamp shows the failure came before the atomic replace.
-                    if self.committed or _stamp(ftxn._path) != ftxn._base.stamp:
+                    if self.committed or _file_stamp(ftxn._path) != ftxn._base.stamp:
                         raise
                     raise _nothing_saved(ftxn._path, exc) from exc

@@ -1,0 +1,89 @@
+"""A directory, or a symbolic link to nothing, where a store file belongs: reads and writes say so
+and what to do, nothing is written over it, and doctor reports it as its own error."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from context_keeper import doctor
+from context_keeper.errors import NotAStoreFile
+from context_keeper.service import Service
+
+DECISION = {
+    "summary": "Zone batches for stock take",
+    "problem": "A full stop for stock take cost a day of shipping every year at every site.",
+    "why_chosen": "Counting one zone at a time keeps the other zones shipping while the count runs.",
+}
+
+
+def _service(root: Path) -> Service:
+    return Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root))
+
+
+def _as_directory(path: Path) -> str:
+    path.unlink()
+    path.mkdir()
+    (path / "keep.txt").write_text("mine", encoding="utf-8")
+    return "is a directory, not a JSON file"
+
+
+def _as_dangling_link(path: Path) -> str:
+    path.unlink()
+    os.symlink(path.parent.parent / "moved-away.json", path)
+    return "which does not exist"
+
+
+def _as_link_to_a_directory(path: Path) -> str:
+    target = path.parent.parent / "somewhere"
+    target.mkdir()
+    path.unlink()
+    os.symlink(target, path)
+    return "is a symbolic link to the directory"
+
+
+@pytest.mark.parametrize("breakage", [_as_directory, _as_dangling_link, _as_link_to_a_directory])
+def test_reads_and_writes_name_the_problem_and_leave_it_alone(project, breakage):
+    path = project / ".context" / "decisions.json"
+    said = breakage(path)
+    svc = _service(project)
+    answer = svc.get_context(query="how do we keep the scanner journal safe when the battery dies?")
+    assert any(said in w and "cannot be read" in w for w in answer["warnings"]), answer.get("warnings")
+    assert all(not h["entry"]["id"].startswith("dec-") for h in answer.get("results", []))
+    with pytest.raises(NotAStoreFile) as info:
+        svc.record("decision", DECISION)
+    message = str(info.value)
+    assert said in message and "Nothing was written to it" in message and "disk" not in message
+    assert path.is_symlink() or path.is_dir()  # not replaced by a file
+    assert not (project / "moved-away.json").exists()
+    others = svc.get_context(query="can I edit a migration that already ran?")["results"]
+    assert others and all(h["type"] != "decision" for h in others)  # the other files still answer
+
+
+@pytest.mark.parametrize("breakage", [_as_directory, _as_dangling_link])
+def test_doctor_reports_it_once_and_fix_leaves_it(project, breakage):
+    path = project / ".context" / "decisions.json"
+    said = breakage(path)
+    report = doctor.diagnose(project)
+    problems = [f for f in report.findings if f.file == "decisions.json"]
+    assert [f.code for f in problems] == ["not_a_file"]
+    assert said in problems[0].message and problems[0].fix is None
+    doctor.repair(report)
+    assert path.is_symlink() or (path / "keep.txt").read_text(encoding="utf-8") == "mine"
+    assert [f.code for f in doctor.diagnose(project).findings if f.file == "decisions.json"] == ["not_a_file"]
+
+
+def test_once_mended_the_same_server_reads_the_file_again(project):
+    path = project / ".context" / "decisions.json"
+    saved = path.read_bytes()
+    _as_dangling_link(path)
+    svc = _service(project)
+    assert svc.get_context(query="scanner journal").get("warnings")
+    path.unlink()  # the link removed: no decisions file, which is an empty store, not an error
+    answer = svc.get_context(query="scanner journal")
+    assert not any("decisions.json" in w for w in answer.get("warnings", []))
+    path.write_bytes(saved)
+    found = svc.get_context(query="scanner journal battery died mid-save")["results"]
+    assert any(h["entry"]["id"] == "dec-007" for h in found)
