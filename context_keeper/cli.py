@@ -25,7 +25,7 @@ CLI_FLAGS = {"token_budget": "--budget", "types": "--type", "scope": "--scope", 
 def _service():
     from context_keeper.service import Service
 
-    return Service()
+    return Service(dense_scoring=False)  # one command, one search: see Service
 
 
 def _print(text: str) -> None:

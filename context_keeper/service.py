@@ -48,8 +48,12 @@ class Service:
         cwd: str | None = None,
         clock: Clock | None = None,
         hook_cache_delay: float | None = 0.3,
+        dense_scoring: bool = True,
     ) -> None:
         self._env = env
+        # A long-lived server scores large stores over NumPy arrays; a one-shot command would pay
+        # more for NumPy's import than the arrays save it (search/dense.py).
+        self._dense_scoring = dense_scoring
         self._cwd = cwd
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         # After a write, refresh the hooks' derived cache in the background (None: never), so the
@@ -91,7 +95,9 @@ class Service:
         with self._mutex:
             state = self._indexes.get(store.root)
             if state is None:
-                state = self._indexes[store.root] = _IndexState(SearchIndex())
+                index = SearchIndex()
+                index.dense_scoring = self._dense_scoring
+                state = self._indexes[store.root] = _IndexState(index)
         with state.lock:
             for kind in KINDS.values():
                 file_state = store.state(kind)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import random
 import subprocess
 import sys
@@ -15,7 +16,10 @@ from hypothesis import strategies as st
 
 import context_keeper.search.engine as engine
 from benchmarks.bench_retrieval import synthetic_queries, synthetic_store
+from benchmarks.synthetic import make_sized_store
 from context_keeper.search import Doc, SearchIndex, SearchOptions, dense
+from tests.conftest import REPO as ROOT
+from tests.hook_helpers import hook_env, payload
 
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
 
@@ -74,15 +78,18 @@ def test_scores_are_the_dictionary_sums_bit_for_bit():
     ix = _index(_docs(400, seed=9))
     rng = random.Random(2)
     terms = sorted(ix._postings)
-    for _ in range(200):
+    for _ in range(300):
+        # A weight of 0.0 (a tuning with generic_weight or a group weight at 0) scores an entry
+        # 0.0, which the dictionary path still holds as touched.
         groups = [
-            [(rng.choice(terms), rng.uniform(0.01, 4.0)) for _ in range(rng.randint(1, 4))]
+            [(rng.choice(terms), rng.choice([0.0, rng.uniform(0.01, 4.0)])) for _ in range(rng.randint(1, 4))]
             for _ in range(rng.randint(1, 6))
         ]
         expected = ix._score_groups(groups)
         got = dense.score_groups(groups, ix._postings, dense.TermArrays(), len(ix._entries))
         assert len(got) == len(expected)
-        assert all(got.get(slot) == value for slot, value in expected.items())
+        assert all(got.get(slot, -1.0) == value for slot, value in expected.items())
+        assert got.largest(len(expected) + 1) == engine._largest(expected, len(expected) + 1)
 
 
 @settings(max_examples=200, deadline=None)
@@ -92,25 +99,45 @@ def test_scores_are_the_dictionary_sums_bit_for_bit():
 )
 def test_the_array_shortlist_is_the_dictionary_shortlist(scores, k):
     # Values from a few levels: ties at the k-th place are common.
-    array = np.zeros(301)
+    array, touched = np.zeros(301), np.zeros(301, dtype=bool)
     for slot, value in scores.items():
-        array[slot] = value
-    assert dense.DenseScores(array).largest(k) == engine._largest(scores, k)
+        array[slot], touched[slot] = value, True
+    assert dense.DenseScores(array, touched).largest(k) == engine._largest(scores, k)
 
 
-def test_arrays_follow_every_change_to_the_postings(monkeypatch):
-    docs = _docs(300, seed=4)
-    ix = _index(docs)
-    query, options = "zebra quorum fencing", SearchOptions(limit=5, now=NOW)
-    assert _answer(ix, query, options, monkeypatch, 0)[1] == []
+@pytest.mark.parametrize("change", ["upsert", "remove", "replace_kind"])
+def test_arrays_follow_every_change_to_the_postings(monkeypatch, change):
+    ix = _index(_docs(300, seed=4))
     ix.upsert(Doc("decision", {"id": "dec-900", "summary": "Zebra quorum fencing for the leader"}))
-    assert [hit[1] for hit in _answer(ix, query, options, monkeypatch, 0)[1]] == ["dec-900"]
-    ix.upsert(Doc("decision", {"id": "dec-901", "summary": "Quorum fencing of writers"}))
-    ix.remove("decision", "dec-900")
-    assert [hit[1] for hit in _answer(ix, query, options, monkeypatch, 0)[1]] == ["dec-901"]
-    ix.replace_kind("decision", [Doc("decision", {"id": "dec-001", "summary": "Zebra crossings"})])
-    assert [hit[1] for hit in _answer(ix, query, options, monkeypatch, 0)[1]] == ["dec-001"]
+    query, options = "zebra quorum fencing retry cache", SearchOptions(limit=5, now=NOW)
+    assert [hit[1] for hit in _answer(ix, query, options, monkeypatch, 0)[1]][:1] == ["dec-900"]  # arrays made
+    if change == "upsert":
+        ix.upsert(Doc("constraint", {"id": "con-900", "rule": "Zebra quorum fencing tokens are never reused",
+                                     "reason": "", "scope": "global"}))
+    elif change == "remove":
+        ix.remove("decision", "dec-900")
+    else:
+        ix.replace_kind("decision", [Doc("decision", {"id": "dec-001", "summary": "Zebra crossings"})])
     assert _answer(ix, query, options, monkeypatch, 0) == _answer(ix, query, options, monkeypatch, 10**9)
+    # Every array still cached is its term's postings now (a removed entry's slot lingering in
+    # one would be filtered out of answers, but not out of the shortlist's arithmetic).
+    cached = ix._term_arrays._arrays
+    assert cached
+    for term, (slots, sats) in cached.items():
+        assert dict(zip(slots.tolist(), sats.tolist())) == ix._postings[term], term
+
+
+def test_a_zero_weight_tuning_gives_the_same_answers(monkeypatch):
+    from dataclasses import replace
+
+    from context_keeper.search.tuning import DEFAULT_TUNING
+
+    ix = SearchIndex(replace(DEFAULT_TUNING, generic_weight=0.0))
+    for doc in _docs(300, seed=6):
+        ix.upsert(doc)
+    for query in ["zebra usual", "the usual cache", *synthetic_queries(20, seed=8)]:
+        options = SearchOptions(limit=5, now=NOW)
+        assert _answer(ix, query, options, monkeypatch, 0) == _answer(ix, query, options, monkeypatch, 10**9), query
 
 
 _PROBE = """
@@ -136,6 +163,26 @@ def test_numpy_is_loaded_only_for_a_large_store_in_a_long_lived_index(n, restore
     # than the arrays save. The server's index of a large store uses them.
     out = subprocess.run(
         [sys.executable, "-c", _PROBE.format(n=n, restored=restored)],
-        capture_output=True, text=True, check=True, cwd=engine.__file__.rsplit("/context_keeper/", 1)[0],
+        capture_output=True, text=True, check=True, cwd=ROOT,
     )
     assert out.stdout.split()[-1] == str(imports_numpy)
+
+
+@pytest.mark.parametrize("command", ["hook", "cli"])
+def test_one_shot_processes_never_import_numpy(tmp_path, command):
+    # The prompt hook without a usable snapshot builds a full index, and so does `context-keeper
+    # get`: a large store, searched once, is still scored by dictionary.
+    root = make_sized_store(tmp_path / "big", 2500)
+    if command == "hook":
+        args = [sys.executable, "-S", "-X", "importtime", str(ROOT / "hooks" / "user_prompt_submit.py")]
+        stdin = json.dumps(payload("user_prompt_submit", root, prompt="why do we retry the label printer when the carrier times out?"))
+        env = hook_env(root)
+    else:
+        args = [sys.executable, "-X", "importtime", "-m", "context_keeper", "get", "why do we retry the label printer",
+                "--project", str(root)]
+        stdin, env = "", None
+    proc = subprocess.run(args, input=stdin, capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "context_keeper.search.engine" in imported  # it did search
+    assert "numpy" not in imported

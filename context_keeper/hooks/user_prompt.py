@@ -126,6 +126,7 @@ def _service(root: str, *, restore: bool = True):  # -> Service whose index come
                 if index is None:
                     self._analyses = AnalysisCache.load(store)
                     index = SearchIndex(DEFAULT_TUNING, analyses=self._analyses)
+                    index.dense_scoring = False  # one search per process: NumPy's import would cost more
                     for kind in KINDS.values():
                         index.replace_kind(kind.name, docs[kind.name])
                     self._snapshot = snapshot.dump(index, stamps)

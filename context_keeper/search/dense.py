@@ -5,8 +5,10 @@ At 10,000 entries summing posting lists entry by entry in Python is most of a qu
 each term's postings are kept as two arrays (slots, saturated weights) and a query's scores are
 accumulated into one array indexed by slot, in the same order of the same additions, so every
 score is bit-identical to the dictionary path's. What costs time in proportion to the whole store
-is two vectorised passes (the zeroed array and the scan for entries that scored), about 10 µs at
-10,000 entries; the rest is proportional to the postings touched, as before.
+is a few vectorised passes over arrays of one number per entry (the zeroed sums, a mask of the
+entries touched, one more array per query word that has stand-ins, and the scan for the
+entries touched), about 10 µs each at 10,000 entries; the rest is proportional to the postings
+touched, as before.
 
 NumPy is imported only when a store is large enough for this to pay (``engine.DENSE_MIN``): it
 takes a few hundred milliseconds to import, which a small store's hook process must not pay.
@@ -43,9 +45,10 @@ class DenseScores:
     """The scores of one query, indexed by slot; stands in for the ``slot -> score`` dict of the
     dictionary path (``get``, ``len``, truth) and answers ``largest`` without building it."""
 
-    def __init__(self, scores: np.ndarray) -> None:
+    def __init__(self, scores: np.ndarray, touched: np.ndarray) -> None:
         self._scores = scores
-        self._slots = np.flatnonzero(scores)
+        self._touched = touched
+        self._slots = np.flatnonzero(touched)
         self._n = len(self._slots)
 
     def __len__(self) -> int:
@@ -55,8 +58,7 @@ class DenseScores:
         return self._n > 0
 
     def get(self, slot: int, default: float = 0.0) -> float:
-        value = self._scores[slot]
-        return float(value) if value != 0.0 else default
+        return float(self._scores[slot]) if self._touched[slot] else default
 
     def largest(self, k: int) -> list[tuple[int, float]]:
         """The ``k`` highest (slot, score) pairs, highest first, equal scores by slot."""
@@ -83,8 +85,12 @@ def score_groups(
 ) -> DenseScores:
     """``InvertedIndex._score_groups`` over arrays: per query group the best alternative's
     weight per entry, summed over groups in order (adding 0.0 for an entry a group misses
-    leaves its float unchanged, so the sums are the dictionary path's)."""
+    leaves its float unchanged, so the sums are the dictionary path's). An entry counts as
+    scored exactly when the dictionary path would hold it: any posting of a query word without
+    stand-ins (even one weighing 0.0, which a zero weight in the tuning gives), or a positive
+    best among a word's alternatives."""
     acc = np.zeros(size)
+    touched = np.zeros(size, dtype=bool)
     for alternatives in groups:
         found = [(w, arrays.get(term, plist)) for term, w in alternatives if (plist := postings.get(term))]
         if not found:
@@ -92,9 +98,11 @@ def score_groups(
         if len(found) == 1:
             w, (slots, sats) = found[0]
             acc[slots] += w * sats  # a term's slots are distinct: no lost updates
+            touched[slots] = True
             continue
         best = np.zeros(size)
         for w, (slots, sats) in found:
             best[slots] = np.maximum(best[slots], w * sats)
         acc += best
-    return DenseScores(acc)
+        touched |= best > 0.0
+    return DenseScores(acc, touched)
