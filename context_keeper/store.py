@@ -73,25 +73,24 @@ def _nothing_saved(path: Path, exc: OSError) -> StoreError:
     return StoreError(f"nothing was saved: {path} could not be written ({reason}). {remedy}, then try again.")
 
 
-def _stamp(path: Path) -> Stamp | None:
+def _stamp(path: Path, *, dangling: bool = False) -> Stamp | None:
+    """(mtime, ctime, size, inode), None when nothing is there. With ``dangling``, a symbolic
+    link whose target is gone has one too (its own): a store file then reads as broken, not as
+    missing, until the link is mended or removed."""
     try:
         st = path.stat()
     except FileNotFoundError:
-        return None
+        if not dangling:
+            return None
+        try:
+            st = path.lstat()
+        except OSError:
+            return None
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
 def _file_stamp(path: Path) -> Stamp | None:
-    """``_stamp`` of a store file, except that a symbolic link whose target is gone has one (its
-    own): it reads as a broken store file, not as no file, until it is mended or removed."""
-    stamp = _stamp(path)
-    if stamp is not None:
-        return stamp
-    try:
-        st = path.lstat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+    return _stamp(path, dangling=True)
 
 
 def _not_a_file(path: Path) -> NotAStoreFile | None:
