@@ -167,8 +167,9 @@ def checked(config: dict[str, Any], key: str) -> tuple[Any, str | None]:
     test, valid = _RULES[key]
     if value is None or test(value):
         return (DEFAULTS.get(key) if value is None else value), None
-    return DEFAULTS[key], (f".context/config.json: \"{key}\" is {_show(value)}, but it must be {valid}; used the "
-                           f"default {json.dumps(DEFAULTS[key])}. Fix or remove that key in config.json.")
+    default = "the calibrated default" if DEFAULTS[key] is None else f"the default {json.dumps(DEFAULTS[key])}"
+    return DEFAULTS[key], (f".context/config.json: \"{key}\" is {_show(value)}, but it must be {valid}; used "
+                           f"{default}. Fix or remove that key in config.json.")
 
 
 def number(config: dict[str, Any], key: str, fallback: float) -> float:

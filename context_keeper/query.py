@@ -10,8 +10,9 @@ from context_keeper import model
 from context_keeper.budget import entry_tokens
 from context_keeper.errors import ContextKeeperError, InvalidInput
 from context_keeper.model import KINDS
-from context_keeper.retrieval import check_bounds, kinds_filter, parse_date
-from context_keeper.scope import project_area, scope_overlaps
+from context_keeper.retrieval import check_bounds, kinds_filter, parse_date, work_area
+from context_keeper.scope import scope_overlaps
+from context_keeper.search.tokenize import nfc
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -31,10 +32,10 @@ def _text_of(entry: Mapping[str, Any]) -> str:
                 walk(v)
 
     walk({k: v for k, v in entry.items() if k not in ("created_at", "updated_at", "verified_at", "verified_sha")})
-    return " ".join(parts).lower()
+    return nfc(" ".join(parts)).lower()
 
 
-_WORD = re.compile(r"\w(?:[\w./\-]*\w)?")
+_WORD = re.compile(r"\w(?:[\w./\-]*\w)?[+#]*")  # "C++" and "C#" keep their marks: "c" is in every entry
 
 
 def _lower_set(values: Sequence[str] | None) -> set[str]:
@@ -61,7 +62,8 @@ def query_entries(
     limit: int = 50,
     token_budget: int | None = None,
 ) -> dict[str, Any]:
-    check_bounds(query=text, tags=list(tags_any or []) + list(tags_all or []), types=types, scope=scope)
+    check_bounds(query=text, tags=list(tags_any or []) + list(tags_all or []), types=types, scope=scope,
+                 query_field="text")
     store = service.store(project_dir, recorded=True)
     kinds = kinds_filter(types)
     if kind:
@@ -81,9 +83,13 @@ def query_entries(
     since_t, before_t = parse_date(since, "since"), parse_date(before, "before")
     # Words without the punctuation glued to them ("storage?", "Redis,"); identifier and path
     # punctuation inside a word stays ("scope_guard.py").
-    terms = _WORD.findall((text or "").lower())
+    terms = _WORD.findall(nfc(text or "").lower())
+    if not terms and (text or "").strip():
+        # "C++", "C#", an emoji: no word characters, so the text itself is the term (dropping
+        # the filter would match every entry).
+        terms = [nfc(text.strip()).lower()]
     any_tags, all_tags = _lower_set(tags_any), _lower_set(tags_all)
-    rel_scope = project_area(scope, str(store.root)) if scope else None
+    rel_scope = work_area(scope, str(store.root)) if scope else None
     # An entry replaced with deprecate_entry(superseded_by=...) names its successor; the
     # successor itself may not list it in "supersedes".
     successor_of_named = None

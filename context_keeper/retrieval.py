@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -10,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from context_keeper import diversity, model
 from context_keeper.budget import chars_to_tokens, json_chars, shorten_entry
-from context_keeper.config import checked, number
+from context_keeper.config import checked
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
 from context_keeper.model import CONSTRAINT, KINDS
-from context_keeper.scope import is_global, project_area
+from context_keeper.scope import is_global, project_area, project_relative
 from context_keeper.store import readable_entries
 
 if TYPE_CHECKING:
@@ -38,6 +39,10 @@ GUIDANCE_UNREADABLE = (
     "this answer may miss what is recorded there: do not conclude that nothing is recorded, and do "
     "not record it again. Once the file is fixed (`context-keeper doctor` says how), ask again."
 )
+GUIDANCE_NO_WORDS = (
+    "The query has no word that can match an entry (only punctuation, symbols or common words such "
+    "as 'the'), so nothing was searched: ask again in words that name the task or the problem."
+)
 GUIDANCE_SCOPE_RULES = (
     "The items marked scope_rule are the constraints that cover the scope you gave: they hold for "
     "that file whatever the question."
@@ -58,16 +63,36 @@ MIN_BUDGET = 50
 
 
 def check_bounds(*, query: str | None = None, tags: Sequence[str] | None = None,
-                 types: Sequence[str] | None = None, scope: str | None = None) -> None:
+                 types: Sequence[str] | None = None, scope: str | None = None, query_field: str = "query") -> None:
     """Read-tool arguments are bounded like write arguments (the schema stays small)."""
     if query and len(query) > MAX_QUERY_CHARS:
-        raise InvalidInput(f"query is {len(query)} characters; keep it under {MAX_QUERY_CHARS} "
-                           "(describe the task, don't paste files)", field="query")
+        raise InvalidInput(f"{query_field} is {len(query)} characters; keep it under {MAX_QUERY_CHARS} "
+                           "(describe the task, don't paste files)", field=query_field)
     for name, values in (("tags", tags), ("types", types)):
         if values and len(values) > model.MAX_LIST:
             raise InvalidInput(f"{name} has {len(values)} items; the maximum is {model.MAX_LIST}", field=name)
     if scope and len(scope) > model.MAX_SHORT_TEXT:
         raise InvalidInput(f"scope is {len(scope)} characters; give one file or directory path", field="scope")
+
+
+def work_area(scope: str, project_root: str) -> str:
+    """The file, directory or glob a read is about, relative to the project (``project_area``).
+    Refused with what to give instead: control characters, and a path that can only lie outside
+    the project, which would match nothing (or, its leading slash dropped, some other path)."""
+    import os
+    import posixpath
+
+    model.check_text(scope, "scope")
+    unified = scope.strip().replace("\\", "/")
+    hint = "give the path of a file or directory in the project, absolute or relative to its root (e.g. 'src/app.py')"
+    if unified.startswith("~"):
+        raise InvalidInput(f"scope: {scope!r} is relative to a home directory, not to the project; {hint}", field="scope")
+    if os.path.isabs(unified) or re.match(r"^[A-Za-z]:/", unified):
+        if project_relative(unified, project_root) is None:
+            raise InvalidInput(f"scope: {scope!r} is outside the project root ({project_root}); {hint}", field="scope")
+    elif posixpath.normpath(unified).split("/")[0] == "..":
+        raise InvalidInput(f"scope: {scope!r} leaves the project root with '..'; {hint}", field="scope")
+    return project_area(scope, project_root)
 
 
 def parse_date(value: str | None, field: str) -> datetime | None:
@@ -125,8 +150,9 @@ def get_context(
 
     options = SearchOptions(
         kinds=kinds_filter(types),
-        tags=frozenset(t.strip().lower() for t in tags if t.strip()) if tags else None,
-        scope=project_area(scope, str(store.root)) if scope else None,
+        # A blank tag names no tag: [""] filters nothing out rather than everything.
+        tags=frozenset(t.strip().lower() for t in tags if t.strip()) or None if tags else None,
+        scope=work_area(scope, str(store.root)) if scope else None,
         include_deprecated=include_deprecated,
         since=parse_date(since, "since"),
         before=parse_date(before, "before"),
@@ -147,18 +173,26 @@ def get_context(
             "least one filter (tags, scope, types, since, before)",
             field="query",
         )
+    from context_keeper.search.tokenize import terms
+
+    # "?" or "the and of" matches every entry equally (by priors alone): a page of noise.
+    wordless = bool(text) and not filters and not terms(text)
     state = service.index(store)
     semantic = config.get("semantic")
     if text and isinstance(semantic, Mapping) and semantic.get("enabled"):
         options = replace(options, limit=SEMANTIC_CANDIDATES)
     with state.lock:
-        result = state.index.search(text, options)
+        result = state.index.search("" if wordless else text, replace(options, limit=0) if wordless else options)
     if text and isinstance(semantic, Mapping) and semantic.get("enabled"):
         result = _semantic_blend(store, text, result, semantic)
     if text:
         result = diversity.apply(result, config.get("mmr"))
     threshold = service.min_relevance(store, min_relevance)
-    max_entry = int(number(config, "max_entry_tokens", 1000))
+    for key in ("max_entry_tokens", *(("min_relevance",) if min_relevance is None else ())):
+        problem = checked(config, key)[1]
+        if problem:
+            config_warnings.append(problem)
+    max_entry = int(checked(config, "max_entry_tokens")[0])
 
     def admits(kind: str, entry_id: str) -> bool:
         with state.lock:
@@ -168,6 +202,9 @@ def get_context(
         with state.lock:
             named = state.index.predecessors(kind, entry["id"])
         return _predecessors(store, kind, entry, named)
+
+    if text:
+        result = _named_first(store, text, result, admits)
 
     # The constraints on the file being worked on belong in the answer even when the task's
     # wording shares nothing with them: clients without the edit-guard hook learn a file's
@@ -181,7 +218,9 @@ def get_context(
                   and (options.kinds is None or s.kind.name in options.kinds)]
     if text and result.top_relevance < threshold:
         answer["no_confident_match"] = True
-        if unreadable:
+        if wordless:
+            answer["guidance"] = GUIDANCE_NO_WORDS
+        elif unreadable:
             answer["guidance"] = GUIDANCE_UNREADABLE.format(files=", ".join(s.path.name for s in unreadable))
         elif any(not r.get("scope_rule") for r in answer["results"]):
             answer["guidance"] = GUIDANCE_NO_MATCH
@@ -244,6 +283,42 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
         blended.append(replace(hit, score=mixed * priors))
     blended.sort(key=lambda h: h.score, reverse=True)
     return replace(result, hits=blended[:MAX_HITS])
+
+
+_ID_LIKE = re.compile(r"([A-Za-z]+)-([0-9]{1,9})(-[0-9a-zA-Z]{1,16})?")
+
+
+def _id_named_by(store: Store, query: str | None) -> str | None:
+    """The id a query consists of ("dec-007", "DEC-7"), as the store writes it. Searched as
+    words, an id finds the entries that cite it (and "dec" counts as a topic word), not the
+    entry itself."""
+    match = _ID_LIKE.fullmatch((query or "").strip())
+    if match is None or match[1].lower() not in model.BY_PREFIX:
+        return None
+    prefix, number, suffix = match[1].lower(), int(match[2]), match[3] or ""
+    kind = model.BY_PREFIX[prefix]
+    padded = model.format_id(kind, number) + suffix
+    as_given = f"{prefix}-{match[2]}{suffix}"
+    present = store.state(kind).entries_by_id
+    return next((c for c in (as_given, padded) if c in present), padded)
+
+
+def _named_first(store: Store, text: str, result: Any, admits: Callable[[str, str], bool]) -> Any:
+    """A query that is an entry id answers with that entry first, as fully relevant, when it
+    passes the filters (an id no entry has, or had, is refused as with ``id``); the ranked
+    entries follow it."""
+    named = _id_named_by(store, text)
+    if named is None:
+        return result
+    found = _by_id(store, named)
+    kind, entry = found["type"], found["entry"]
+    if not admits(kind, entry["id"]):
+        return result
+    from context_keeper.search import Hit
+
+    top = max((h.score for h in result.hits), default=1.0)
+    rest = [h for h in result.hits if not (h.kind == kind and h.entry.get("id") == entry["id"])]
+    return replace(result, hits=[Hit(kind, entry, max(top, 1.0), 1.0), *rest], top_relevance=1.0)
 
 
 def _by_id(store: Store, entry_id: str) -> dict[str, Any]:

@@ -551,8 +551,10 @@ class Service:
     def min_relevance(self, store: Store, override: float | None = None) -> float:
         if override is not None:
             return float(override)
-        value = self.config(store).get("min_relevance")
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        from context_keeper.config import checked
+
+        value = checked(self.config(store), "min_relevance")[0]  # out of range: the default (and a warning)
+        if value is not None:
             return float(value)
         from context_keeper.search import DEFAULT_MIN_RELEVANCE
 

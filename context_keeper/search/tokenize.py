@@ -13,8 +13,11 @@ from collections.abc import Iterator
 
 from context_keeper.search.spelling import american
 
-# A chunk is a run of word characters possibly joined by identifier/path punctuation.
-_CHUNK = re.compile(r"[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*|_+[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*", re.UNICODE)
+# A chunk is a run of word characters possibly joined by identifier/path punctuation. The
+# lookbehind starts a leading-underscore chunk only where its run of underscores starts: tried at
+# every underscore of a long run with no word after it, the match cost time quadratic in the run
+# (16,000 underscores: 6 s), and a match starting inside a run can only repeat one from its start.
+_CHUNK = re.compile(r"[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*|(?<!_)_+[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*", re.UNICODE)
 _SEPARATORS = re.compile(r"[_./\-:@+#]+")
 # camelCase / PascalCase / acronym boundaries: getUserName, HTTPServer, utf8Decode, v2Api.
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
@@ -117,13 +120,23 @@ def _parts(chunk: str) -> Iterator[str]:
                 yield sub.lower()
 
 
+def nfc(text: str) -> str:
+    """``text`` in composed form: "café" typed on macOS often arrives as "cafe" + U+0301, which
+    would otherwise be another word than the "café" an entry spells."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+
+
 def iter_tagged(text: str) -> Iterator[tuple[str, bool]]:
     """``(term, is_compound)`` pairs of ``text`` in order, with repeats. Compound terms are
     whole identifiers/paths kept beside their parts: an exact mention is a bonus, and a
     query's compound that no entry spells the same way must not count as unmatched."""
     if not text:
         return
-    text = _APOSTROPHE.sub("", text)
+    text = _APOSTROPHE.sub("", nfc(text))
     cache = _chunk_cache
     for chunk in _CHUNK.findall(text):
         out = cache.get(chunk)

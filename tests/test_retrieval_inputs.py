@@ -1,0 +1,135 @@
+"""Unusual but plausible arguments to get_context / query_entries: each is answered sensibly or
+refused naming what to give instead (cases from a bug hunt over the read tools)."""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from context_keeper.cli import main as cli_main
+from context_keeper.errors import InvalidInput, NotFound
+from context_keeper.retrieval import GUIDANCE_NO_WORDS
+from context_keeper.search import tokenize
+
+
+def _ids(answer) -> list[str]:
+    return [r["entry"]["id"] for r in answer["results"]]
+
+
+@pytest.mark.parametrize(("query", "expected"), [("dec-007", "dec-007"), (" DEC-7 ", "dec-007"),
+                                                 ("pipe-009", "pipe-009"), ("dec-013-a7f3", "dec-013-a7f3")])
+def test_a_query_that_is_an_id_answers_with_that_entry_first(service, query, expected):
+    # Searched as words, "dec-007" found the entries citing an id ("dec" a topic word) with
+    # confidence, and dec-007 itself at rank 13.
+    answer = service.get_context(query=query)
+    assert _ids(answer)[0] == expected
+    assert answer["results"][0]["relevance"] == 1.0 and "no_confident_match" not in answer
+
+
+def test_an_id_query_respects_the_filters_and_refuses_an_unknown_id(service):
+    assert "dec-007" not in _ids(service.get_context(query="dec-007", types=["constraint"]))
+    with pytest.raises(NotFound, match="dec-099"):
+        service.get_context(query="dec-099")
+
+
+def test_the_cli_prints_the_entry_an_id_names(project, capsys):
+    assert cli_main(["get", "dec-007", "--project", str(project)]) == 0
+    assert capsys.readouterr().out.startswith("dec-007 ")
+
+
+def test_decomposed_unicode_finds_what_was_written_composed(service):
+    service.record("decision", {
+        "summary": "Zürich café orders are routed through the Basel hub",
+        "problem": "The Zürich café chain's orders missed the morning van when packed in Zürich.",
+        "why_chosen": "Basel packs before the van leaves, so the café orders arrive the same day.",
+    })
+    nfd = unicodedata.normalize("NFD", "Zürich café")
+    assert nfd != "Zürich café"
+    answer = service.get_context(query=nfd)
+    assert answer["results"][0]["entry"]["summary"].startswith("Zürich café")
+    assert service.query_entries(text=nfd)["results"]
+
+
+@pytest.mark.parametrize(("scope", "said"), [
+    ("/etc/passwd", "outside the project root"),
+    ("../../etc/passwd", "leaves the project root"),
+    ("..", "leaves the project root"),
+    ("~/src/app.py", "home directory"),
+    ("src/\x00x.py", "control character U+0000"),
+    ("/\ud800", "lone UTF-16 surrogate"),
+])
+@pytest.mark.parametrize("tool", ["get_context", "query_entries"])
+def test_a_scope_that_cannot_be_in_the_project_is_refused(service, tool, scope, said):
+    # Before, "/etc/passwd" lost its slash and matched a constraint scoped "etc/", and a NUL
+    # crashed the call with an internal error.
+    call = getattr(service, tool)
+    with pytest.raises(InvalidInput, match=re.escape(said)) as info:
+        call(query="label", scope=scope) if tool == "get_context" else call(scope=scope)
+    assert info.value.field == "scope"
+
+
+def test_a_scope_inside_the_project_is_read_in_any_spelling(service, project):
+    plain = _ids(service.get_context(query="migration", scope="migrations/0042_add_tote_zone.sql"))
+    assert "con-001" in plain
+    for spelling in (str(project / "migrations" / "0042_add_tote_zone.sql"), "src/../migrations/0042_add_tote_zone.sql",
+                     "migrations\\0042_add_tote_zone.sql"):
+        assert _ids(service.get_context(query="migration", scope=spelling)) == plain, spelling
+
+
+def test_a_blank_tag_filters_nothing_out(service):
+    plain = _ids(service.get_context(query="label printer"))
+    assert _ids(service.get_context(query="label printer", tags=[""])) == plain
+    assert _ids(service.get_context(query="label printer", tags=[" ", "labels"])) == _ids(
+        service.get_context(query="label printer", tags=["labels"]))
+
+
+@pytest.mark.parametrize(("key", "value"), [("max_entry_tokens", "NaN"), ("max_entry_tokens", "Infinity"),
+                                            ("max_entry_tokens", "0"), ("min_relevance", "5"),
+                                            ("min_relevance", "-1"), ("min_relevance", '"0.9"')])
+def test_an_unusable_config_value_is_the_default_with_a_warning(service, project, key, value):
+    plain = service.get_context(query="label printer jams")
+    (project / ".context" / "config.json").write_text(f'{{"{key}": {value}}}', encoding="utf-8")
+    answer = service.get_context(query="label printer jams")
+    assert _ids(answer) == _ids(plain)
+    assert any(f'"{key}"' in w and "used" in w for w in answer["warnings"]), answer.get("warnings")
+
+
+@pytest.mark.parametrize("query", ["?", "the and of", "🔥", "!!!"])
+def test_a_query_without_a_searchable_word_searches_nothing(service, query):
+    # It listed twelve entries at relevance 0, filling the whole budget.
+    answer = service.get_context(query=query)
+    assert answer["results"] == [] and answer["no_confident_match"] is True
+    assert answer["guidance"] == GUIDANCE_NO_WORDS
+
+
+def test_with_a_filter_such_a_query_still_lists_what_passes_it(service):
+    assert service.get_context(query="?", tags=["labels"])["results"]
+
+
+_FORMER_CHUNK = re.compile(r"[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*|_+[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*", re.UNICODE)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="a_-./B9 é!:", max_size=40))
+def test_chunks_are_what_they_were_before_the_linear_pattern(text):
+    # The pattern now starts a leading-underscore chunk only where its run of underscores starts
+    # (a run with no word after it cost time quadratic in its length); the chunks are the same.
+    assert tokenize._CHUNK.findall(text) == _FORMER_CHUNK.findall(text)
+
+
+def test_query_entries_text_without_word_characters_is_still_a_filter(service):
+    # "C++" has no word characters: the filter used to vanish and every entry matched.
+    everything = service.query_entries(limit=200)["total_matches"]
+    assert service.query_entries(text="C++", limit=200)["total_matches"] < everything
+    assert service.query_entries(text="🔥", limit=200)["total_matches"] == 0
+
+
+def test_query_entries_names_its_own_parameter_when_text_is_too_long(service):
+    with pytest.raises(InvalidInput, match=r"^text is \d+ characters") as info:
+        service.query_entries(text="label " * 2000)
+    assert info.value.field == "text"
