@@ -131,7 +131,9 @@ def get_context(
     check_bounds(query=query, tags=tags, types=types, scope=scope)
     store = service.store(project_dir, recorded=True)
     if id:
-        return _by_id(store, id)
+        return _fetched(_by_id(store, id), token_budget,
+                        [name for name, value in (("query", query), ("tags", tags), ("scope", scope), ("types", types),
+                                                  ("since", since), ("before", before)) if value])
     config = service.config(store)
     config_warnings: list[str] = []
     if token_budget:
@@ -286,6 +288,24 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
 
 
 _ID_LIKE = re.compile(r"([A-Za-z]+)-([0-9]{1,9})(-[0-9a-zA-Z]{1,16})?")
+
+
+def _fetched(answer: dict[str, Any], token_budget: int | None, ignored: list[str]) -> dict[str, Any]:
+    """An entry fetched by id: within ``token_budget`` when one is given (shortened as a ranked
+    answer shortens its entries), and saying which other arguments a fetch by id does not use."""
+    if token_budget:
+        budget = int(token_budget)
+        if budget < MIN_BUDGET:
+            raise InvalidInput(f"token_budget must be at least {MIN_BUDGET} tokens (got {budget})", field="token_budget")
+        entry, shortened = shorten_entry(answer["entry"], budget)
+        answer["entry"] = entry
+        if shortened:
+            answer["shortened"] = True
+        answer["tokens_used"] = chars_to_tokens(json_chars(entry))
+    if ignored:
+        note = f"id given, so {', '.join(ignored)} {'was' if len(ignored) == 1 else 'were'} not used: the entry is returned as it is"
+        answer["warnings"] = [*answer.get("warnings", []), note]
+    return answer
 
 
 def _id_named_by(store: Store, query: str | None) -> str | None:

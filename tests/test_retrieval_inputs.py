@@ -133,3 +133,20 @@ def test_query_entries_names_its_own_parameter_when_text_is_too_long(service):
     with pytest.raises(InvalidInput, match=r"^text is \d+ characters") as info:
         service.query_entries(text="label " * 2000)
     assert info.value.field == "text"
+
+
+def test_a_fetch_by_id_keeps_to_a_token_budget(service):
+    from context_keeper.budget import entry_tokens
+
+    whole = service.get_context(id="dec-007")
+    assert entry_tokens(whole["entry"]) > 60 and "shortened" not in whole
+    cut = service.get_context(id="dec-007", token_budget=60)
+    assert cut["shortened"] is True and cut["entry"]["id"] == "dec-007"
+    assert entry_tokens(cut["entry"]) == cut["tokens_used"] <= 60
+
+
+def test_a_fetch_by_id_says_which_arguments_it_did_not_use(service):
+    answer = service.get_context(id="dec-007", query="label printer", types=["constraint"])
+    assert answer["entry"]["id"] == "dec-007"
+    assert any("query, types were not used" in w for w in answer["warnings"])
+    assert "warnings" not in service.get_context(id="dec-007")
