@@ -35,7 +35,8 @@ def _text_of(entry: Mapping[str, Any]) -> str:
     return nfc(" ".join(parts)).lower()
 
 
-_WORD = re.compile(r"\w(?:[\w./\-]*\w)?[+#]*")  # "C++" and "C#" keep their marks: "c" is in every entry
+# "C++" and "C#" keep their marks at a word's end ("c" is in every entry); "ci+cd" is two words.
+_WORD = re.compile(r"\w(?:[\w./\-]*\w)?(?:[+#]+(?!\w))?")
 
 
 def _lower_set(values: Sequence[str] | None) -> set[str]:

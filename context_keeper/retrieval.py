@@ -40,8 +40,9 @@ GUIDANCE_UNREADABLE = (
     "not record it again. Once the file is fixed (`context-keeper doctor` says how), ask again."
 )
 GUIDANCE_NO_WORDS = (
-    "The query has no word that can match an entry (only punctuation, symbols or common words such "
-    "as 'the'), so nothing was searched: ask again in words that name the task or the problem."
+    "The query has no word the index can match (it leaves out punctuation, one-letter words and "
+    "common words such as 'the' or 'it'), so nothing was searched: ask again in words that name "
+    "the task or the problem."
 )
 GUIDANCE_SCOPE_RULES = (
     "The items marked scope_rule are the constraints that cover the scope you gave: they hold for "
@@ -166,8 +167,8 @@ def get_context(
         raise InvalidInput(f"since ({since}) must be earlier than before ({before}): no entry can be in that range",
                            field="since")
     # Filters that can hide a recorded answer: named in the guidance when nothing passes them.
-    filters = [name for name, value in (("types", types), ("tags", tags), ("scope", scope), ("since", since),
-                                        ("before", before)) if value]
+    filters = [name for name, value in (("types", options.kinds), ("tags", options.tags), ("scope", options.scope),
+                                        ("since", options.since), ("before", options.before)) if value]
     text = (query or "").strip()
     if not text and not (options.tags or options.scope or options.kinds or options.since or options.before):
         raise InvalidInput(
@@ -325,12 +326,15 @@ def _id_named_by(store: Store, query: str | None) -> str | None:
 
 def _named_first(store: Store, text: str, result: Any, admits: Callable[[str, str], bool]) -> Any:
     """A query that is an entry id answers with that entry first, as fully relevant, when it
-    passes the filters (an id no entry has, or had, is refused as with ``id``); the ranked
-    entries follow it."""
+    passes the filters; the ranked entries follow it. An id no entry has (or had) is searched
+    as words, as before."""
     named = _id_named_by(store, text)
     if named is None:
         return result
-    found = _by_id(store, named)
+    try:
+        found = _by_id(store, named)
+    except (NotFound, CorruptStoreFile):
+        return result  # "Dec-2024" is a month, not an id; a broken file is warned about anyway
     kind, entry = found["type"], found["entry"]
     if not admits(kind, entry["id"]):
         return result

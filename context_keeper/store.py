@@ -15,6 +15,7 @@ write also leaves a copy of the new file in ``.context/.last-good/`` for ``conte
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -61,8 +62,6 @@ def _warn(message: str, *args: Any) -> None:
 def _nothing_saved(path: Path, exc: OSError) -> StoreError:
     """The error for a write refused before any store file was replaced: the caller can say for
     certain that nothing changed, instead of sending the agent off to check."""
-    import errno
-
     if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
         remedy = "The disk (or your quota) is full: free some space"
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
@@ -73,24 +72,36 @@ def _nothing_saved(path: Path, exc: OSError) -> StoreError:
     return StoreError(f"nothing was saved: {path} could not be written ({reason}). {remedy}, then try again.")
 
 
-def _stamp(path: Path, *, dangling: bool = False) -> Stamp | None:
-    """(mtime, ctime, size, inode), None when nothing is there. With ``dangling``, a symbolic
-    link whose target is gone has one too (its own): a store file then reads as broken, not as
-    missing, until the link is mended or removed."""
+def _stamp(path: Path) -> Stamp | None:
     try:
-        st = path.stat()
+        return _stamp_of(path.stat())
     except FileNotFoundError:
-        if not dangling:
-            return None
-        try:
-            st = path.lstat()
-        except OSError:
-            return None
+        return None
+
+
+def _stamp_of(st: os.stat_result) -> Stamp:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
 def _file_stamp(path: Path) -> Stamp | None:
-    return _stamp(path, dangling=True)
+    """``_stamp`` of a store file, except that a symbolic link whose target is gone has one (its
+    own): it reads as a broken store file, not as no file, until it is mended or removed."""
+    try:
+        stamp = _stamp(path)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:  # a link that leads back to itself: broken like one to nothing
+            raise
+        stamp = None
+    if stamp is not None:
+        return stamp
+    try:
+        return _stamp_of(path.lstat())
+    except OSError:
+        return None
+
+
+# read_bytes() of a store file that is missing, a directory, or a link to nothing or to itself
+_NOTHING_TO_READ = frozenset((errno.ENOENT, errno.EISDIR, errno.ELOOP))
 
 
 def _not_a_file(path: Path) -> NotAStoreFile | None:
@@ -101,7 +112,7 @@ def _not_a_file(path: Path) -> NotAStoreFile | None:
         return NotAStoreFile(str(path), f"is {link}, not a JSON file",
                              f"move it out of {path.parent} (a store file holds a JSON array of entries)")
     if path.is_symlink():
-        return NotAStoreFile(str(path), f"is a symbolic link to {os.readlink(path)}, which does not exist",
+        return NotAStoreFile(str(path), f"is a symbolic link to {os.readlink(path)}, which leads to no file",
                              "restore the file it points to, or replace the link with the file itself")
     return None
 
@@ -424,7 +435,9 @@ def _parse_file(
     if data is None:
         try:
             data = path.read_bytes()
-        except (FileNotFoundError, IsADirectoryError):
+        except OSError as exc:
+            if exc.errno not in _NOTHING_TO_READ:
+                raise
             broken = _not_a_file(path)
             return FileState(kind, path, None) if broken is None else FileState(kind, path, stamp, error=broken)
     digest = _digest(data)
@@ -782,7 +795,9 @@ class Store:
             return cached  # nobody committed since our own last write: no need to read it back
         try:
             data = path.read_bytes()
-        except (FileNotFoundError, IsADirectoryError):
+        except OSError as exc:
+            if exc.errno not in _NOTHING_TO_READ:
+                raise
             data = None
         if data is None:
             broken = _not_a_file(path)

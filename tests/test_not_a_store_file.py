@@ -33,7 +33,7 @@ def _as_directory(path: Path) -> str:
 def _as_dangling_link(path: Path) -> str:
     path.unlink()
     os.symlink(path.parent.parent / "moved-away.json", path)
-    return "which does not exist"
+    return "which leads to no file"
 
 
 def _as_link_to_a_directory(path: Path) -> str:
@@ -44,7 +44,13 @@ def _as_link_to_a_directory(path: Path) -> str:
     return "is a symbolic link to the directory"
 
 
-@pytest.mark.parametrize("breakage", [_as_directory, _as_dangling_link, _as_link_to_a_directory])
+def _as_link_to_itself(path: Path) -> str:
+    path.unlink()
+    os.symlink(path.name, path)
+    return "which leads to no file"
+
+
+@pytest.mark.parametrize("breakage", [_as_directory, _as_dangling_link, _as_link_to_a_directory, _as_link_to_itself])
 def test_reads_and_writes_name_the_problem_and_leave_it_alone(project, breakage):
     path = project / ".context" / "decisions.json"
     said = breakage(path)
@@ -62,7 +68,7 @@ def test_reads_and_writes_name_the_problem_and_leave_it_alone(project, breakage)
     assert others and all(h["type"] != "decision" for h in others)  # the other files still answer
 
 
-@pytest.mark.parametrize("breakage", [_as_directory, _as_dangling_link])
+@pytest.mark.parametrize("breakage", [_as_directory, _as_dangling_link, _as_link_to_itself])
 def test_doctor_reports_it_once_and_fix_leaves_it(project, breakage):
     path = project / ".context" / "decisions.json"
     said = breakage(path)
@@ -87,3 +93,17 @@ def test_once_mended_the_same_server_reads_the_file_again(project):
     path.write_bytes(saved)
     found = svc.get_context(query="scanner journal battery died mid-save")["results"]
     assert any(h["entry"]["id"] == "dec-007" for h in found)
+
+
+def test_the_hooks_see_a_broken_link_mended(project):
+    from tests.hook_helpers import hook_env, injected, payload, run_hook
+
+    path = project / ".context" / "decisions.json"
+    saved = path.read_bytes()
+    _as_dangling_link(path)
+    start = payload("session_start_startup", project)
+    assert "which leads to no file" in injected(run_hook("session_start", start, env=hook_env(project)))
+    path.unlink()  # no decisions file now: an empty kind, not a broken one (the stamp was None both times)
+    assert "which leads to no file" not in (injected(run_hook("session_start", start, env=hook_env(project))) or "")
+    path.write_bytes(saved)
+    assert "dec-" in injected(run_hook("session_start", start, env=hook_env(project)))

@@ -61,12 +61,18 @@ def stamps(context_dir: str, names: tuple[str, ...] = STAMPED) -> dict[str, list
     """``[mtime_ns, size, inode]`` (None when missing) of each of ``names`` in ``context_dir``."""
     out: dict[str, list[int] | None] = {}
     for name in names:
+        path = os.path.join(context_dir, name)
         try:
-            st = os.stat(os.path.join(context_dir, name))
-        except FileNotFoundError:
-            out[name] = None
-        else:
-            out[name] = [st.st_mtime_ns, st.st_size, st.st_ino]
+            st = os.stat(path)
+        except OSError:
+            # A symbolic link to nothing (or to itself) is a broken store file, not a missing one:
+            # its own stamp, so that mending or removing it is seen (store._file_stamp).
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                out[name] = None
+                continue
+        out[name] = [st.st_mtime_ns, st.st_size, st.st_ino]
     return out
 
 
