@@ -182,11 +182,12 @@ def get_context(
     wordless = bool(text) and not filters and not terms(text)
     state = service.index(store)
     semantic = config.get("semantic")
-    if text and isinstance(semantic, Mapping) and semantic.get("enabled"):
+    blend = bool(text) and not wordless and isinstance(semantic, Mapping) and semantic.get("enabled")
+    if blend:
         options = replace(options, limit=SEMANTIC_CANDIDATES)
     with state.lock:
         result = state.index.search("" if wordless else text, replace(options, limit=0) if wordless else options)
-    if text and isinstance(semantic, Mapping) and semantic.get("enabled"):
+    if blend:
         result = _semantic_blend(store, text, result, semantic)
     if text:
         result = diversity.apply(result, config.get("mmr"))
