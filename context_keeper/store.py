@@ -104,6 +104,22 @@ def _file_stamp(path: Path) -> Stamp | None:
 _NOTHING_TO_READ = frozenset((errno.ENOENT, errno.EISDIR, errno.ELOOP))
 
 
+def _read_store_file(path: Path) -> bytes | None:
+    """The file's bytes, or None when there are none to read (``_absent_state`` says why)."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        if exc.errno not in _NOTHING_TO_READ:
+            raise
+        return None
+
+
+def _absent_state(kind: Kind, path: Path, stamp: Stamp | None) -> FileState:
+    """A store file with no bytes to read: not created yet, or something else in its place."""
+    broken = _not_a_file(path)
+    return FileState(kind, path, None) if broken is None else FileState(kind, path, stamp, error=broken)
+
+
 def _not_a_file(path: Path) -> NotAStoreFile | None:
     """Why ``path`` has no bytes to read although something is there: a directory, or a link to
     nothing. None: nothing is there (a store file not created yet)."""
@@ -433,13 +449,9 @@ def _parse_file(
 ) -> FileState:
     """Parse one store file. ``own_digest``: digest of the last file this tool wrote there."""
     if data is None:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            if exc.errno not in _NOTHING_TO_READ:
-                raise
-            broken = _not_a_file(path)
-            return FileState(kind, path, None) if broken is None else FileState(kind, path, stamp, error=broken)
+        data = _read_store_file(path)
+        if data is None:
+            return _absent_state(kind, path, stamp)
     digest = _digest(data)
     try:
         text = data.decode("utf-8")
@@ -793,15 +805,9 @@ class Store:
         cached = self._files.get(kind.name)
         if cached is not None and cached.stamp == stamp and self._no_commits_since_ours():
             return cached  # nobody committed since our own last write: no need to read it back
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            if exc.errno not in _NOTHING_TO_READ:
-                raise
-            data = None
+        data = _read_store_file(path)
         if data is None:
-            broken = _not_a_file(path)
-            state = FileState(kind, path, None) if broken is None else FileState(kind, path, stamp, error=broken)
+            state = _absent_state(kind, path, stamp)
         elif cached is not None and cached.digest is not None and cached.digest == _digest(data):
             if cached.stamp == stamp:
                 return cached
