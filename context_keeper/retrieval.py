@@ -14,7 +14,7 @@ from context_keeper.budget import chars_to_tokens, json_chars, shorten_entry
 from context_keeper.config import checked
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
 from context_keeper.model import CONSTRAINT, KINDS
-from context_keeper.scope import is_global, project_area, project_relative
+from context_keeper.scope import is_global, leaves_project, project_area
 from context_keeper.store import readable_entries
 
 if TYPE_CHECKING:
@@ -80,19 +80,11 @@ def work_area(scope: str, project_root: str) -> str:
     """The file, directory or glob a read is about, relative to the project (``project_area``).
     Refused with what to give instead: control characters, and a path that can only lie outside
     the project, which would match nothing (or, its leading slash dropped, some other path)."""
-    import os
-    import posixpath
-
     model.check_text(scope, "scope")
-    unified = scope.strip().replace("\\", "/")
-    hint = "give the path of a file or directory in the project, absolute or relative to its root (e.g. 'src/app.py')"
-    if unified.startswith("~"):
-        raise InvalidInput(f"scope: {scope!r} is relative to a home directory, not to the project; {hint}", field="scope")
-    if os.path.isabs(unified) or re.match(r"^[A-Za-z]:/", unified):
-        if project_relative(unified, project_root) is None:
-            raise InvalidInput(f"scope: {scope!r} is outside the project root ({project_root}); {hint}", field="scope")
-    elif posixpath.normpath(unified).split("/")[0] == "..":
-        raise InvalidInput(f"scope: {scope!r} leaves the project root with '..'; {hint}", field="scope")
+    reason = leaves_project(scope, project_root)
+    if reason is not None:
+        hint = "give the path of a file or directory in the project, absolute or relative to its root (e.g. 'src/app.py')"
+        raise InvalidInput(f"scope: {scope!r} {reason}; {hint}", field="scope")
     return project_area(scope, project_root)
 
 

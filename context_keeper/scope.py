@@ -61,6 +61,23 @@ def project_relative(path: str, project_root: str) -> str | None:
     return None
 
 
+def leaves_project(path: str, project_root: str, *, any_dotdot: bool = False) -> str | None:
+    """Why ``path`` (a scope, or a file someone works on) can only lie outside the project, in
+    words for an error ("is outside the project root (/x)"); None when it can lie inside. With
+    ``any_dotdot`` every ``..`` component counts (a stored scope is kept as written), otherwise
+    only one that climbs above the root."""
+    import posixpath
+    import re
+
+    unified = str(path).strip().replace("\\", "/")
+    if unified.startswith("~"):
+        return "is relative to a home directory, not to the project"
+    if unified.startswith("/") or re.match(r"^[A-Za-z]:/", unified):
+        return None if project_relative(unified, project_root) is not None else f"is outside the project root ({project_root})"
+    parts = unified.split("/") if any_dotdot else posixpath.normpath(unified).split("/")[:1]
+    return "uses '..', which leaves the project root" if ".." in parts else None
+
+
 def project_area(path: str, project_root: str) -> str:
     """A file, directory or glob someone works on, relative to the project like
     ``normalize_path``; an absolute path is resolved first (``project_relative``)."""

@@ -744,26 +744,21 @@ def project_scope(root: Path, scope: str) -> str:
     the root (an absolute path elsewhere, ``..``, a home-relative ``~`` path) is refused, since
     it would never match a file of the project and the constraint would silently never apply.
     """
-    from context_keeper.scope import is_global, project_relative
+    from context_keeper.scope import is_global, leaves_project, project_relative
 
     text = (scope or "").strip()
     if is_global(text):
         return text
+    reason = leaves_project(text, str(root), any_dotdot=True)
+    if reason is not None:
+        hint = "give a path relative to the project root, e.g. 'hooks/', 'server.py' or 'src/**/*.py', or 'global'"
+        raise InvalidInput(f"scope: {scope!r} {reason}, so it would never match; {hint}", field="scope")
     unified = text.replace("\\", "/")
-    hint = "give a path relative to the project root, e.g. 'hooks/', 'server.py' or 'src/**/*.py', or 'global'"
-    if unified.startswith("~"):
-        raise InvalidInput(f"scope: {scope!r} is relative to a home directory, not to the project; {hint}", field="scope")
     if unified.startswith("/") or re.match(r"^[A-Za-z]:/", unified):
-        relative = project_relative(unified, str(root))
-        if relative is None:
-            raise InvalidInput(f"scope: {scope!r} is outside the project root ({root}), so it would never match; {hint}",
-                               field="scope")
+        relative = project_relative(unified, str(root)) or ""
         if not relative:
             return "global"
         return relative + "/" if unified.endswith("/") else relative
-    if ".." in unified.split("/"):
-        raise InvalidInput(f"scope: {scope!r} uses '..', which leaves the project root, so it would never match; {hint}",
-                           field="scope")
     return text
 
 
