@@ -84,11 +84,10 @@ def query_entries(
     since_t, before_t = parse_date(since, "since"), parse_date(before, "before")
     # Words without the punctuation glued to them ("storage?", "Redis,"); identifier and path
     # punctuation inside a word stays ("scope_guard.py").
-    terms = _WORD.findall(nfc(text or "").lower())
-    if not terms and (text or "").strip():
-        # "C++", "C#", an emoji: no word characters, so the text itself is the term (dropping
-        # the filter would match every entry).
-        terms = [nfc(text.strip()).lower()]
+    folded = nfc(text or "").strip().lower()
+    # An emoji, "#": no word characters, so the text itself is the term (dropping the filter
+    # would match every entry).
+    terms = _WORD.findall(folded) or ([folded] if folded else [])
     any_tags, all_tags = _lower_set(tags_any), _lower_set(tags_all)
     rel_scope = work_area(scope, str(store.root)) if scope else None
     # An entry replaced with deprecate_entry(superseded_by=...) names its successor; the

@@ -130,10 +130,7 @@ def get_context(
     config = service.config(store)
     config_warnings: list[str] = []
     if token_budget:
-        budget = int(token_budget)
-        if budget < MIN_BUDGET:
-            raise InvalidInput(f"token_budget must be at least {MIN_BUDGET} tokens (got {budget}); leave it out (or give 0) "
-                               "for the default set in .context/config.json", field="token_budget")
+        budget = _asked_budget(token_budget)
     else:
         budget, problem = checked(config, "token_budget")
         budget = int(budget)
@@ -184,11 +181,10 @@ def get_context(
     if text:
         result = diversity.apply(result, config.get("mmr"))
     threshold = service.min_relevance(store, min_relevance)
-    for key in ("max_entry_tokens", *(("min_relevance",) if min_relevance is None else ())):
-        problem = checked(config, key)[1]
-        if problem:
-            config_warnings.append(problem)
-    max_entry = int(checked(config, "max_entry_tokens")[0])
+    max_entry, problem = checked(config, "max_entry_tokens")
+    max_entry = int(max_entry)
+    relevance_problem = checked(config, "min_relevance")[1] if min_relevance is None else None
+    config_warnings += [p for p in (problem, relevance_problem) if p]
 
     def admits(kind: str, entry_id: str) -> bool:
         with state.lock:
@@ -284,14 +280,20 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
 _ID_LIKE = re.compile(r"([A-Za-z]+)-([0-9]{1,9})(-[0-9a-zA-Z]{1,16})?")
 
 
+def _asked_budget(token_budget: int) -> int:
+    budget = int(token_budget)
+    if budget < MIN_BUDGET:
+        raise InvalidInput(f"token_budget must be at least {MIN_BUDGET} tokens (got {budget}); leave it out (or give 0) "
+                           "for the default (a ranked answer: the budget set in .context/config.json; an entry by id: "
+                           "all of it)", field="token_budget")
+    return budget
+
+
 def _fetched(answer: dict[str, Any], token_budget: int | None, ignored: list[str]) -> dict[str, Any]:
     """An entry fetched by id: within ``token_budget`` when one is given (shortened as a ranked
     answer shortens its entries), and saying which other arguments a fetch by id does not use."""
     if token_budget:
-        budget = int(token_budget)
-        if budget < MIN_BUDGET:
-            raise InvalidInput(f"token_budget must be at least {MIN_BUDGET} tokens (got {budget})", field="token_budget")
-        entry, shortened = shorten_entry(answer["entry"], budget)
+        entry, shortened = shorten_entry(answer["entry"], _asked_budget(token_budget))
         answer["entry"] = entry
         if shortened:
             answer["shortened"] = True
