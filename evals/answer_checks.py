@@ -4,6 +4,7 @@
     python evals/answer_checks.py restatements > now.txt   # then diff with a run at another commit
     python evals/answer_checks.py relevance                 # per store: answered vs unanswered
     python evals/answer_checks.py answers > now.json        # every answer, to diff with another commit
+    python evals/answer_checks.py answers --dense-min 0     # ... every store scored over arrays
 
 ``budgets``: for every question of ``evals/golden.jsonl`` and each budget, is the first entry of
 the answer the first entry of the answer at the default budget? Prints how many differ, per
@@ -135,13 +136,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--golden", type=Path, default=rr.GOLDEN, help="questions (default evals/golden.jsonl)")
     sub.add_parser("restatements")
     sub.add_parser("relevance")
-    sub.add_parser("answers")
+    p = sub.add_parser("answers")
+    p.add_argument("--dense-min", type=int, default=None, metavar="N",
+                   help="score stores of N entries or more over arrays (search/dense.py; 0: every store, "
+                        "a huge N: none) instead of the shipped threshold, to compare the two paths")
     args = parser.parse_args(argv)
     if args.check == "budgets":
         return budgets([int(b) for b in args.budgets.split(",")], args.golden)
     if args.check == "relevance":
         return relevance()
     if args.check == "answers":
+        if args.dense_min is not None:
+            from context_keeper.search import engine
+
+            engine.DENSE_MIN = args.dense_min
         return answers()
     return restatements()
 
