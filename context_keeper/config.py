@@ -175,6 +175,4 @@ def checked(config: dict[str, Any], key: str) -> tuple[Any, str | None]:
 def number(config: dict[str, Any], key: str, fallback: float) -> float:
     """A numeric setting, falling back when a hand edit left something unusable."""
     value = config.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return fallback
-    return value
+    return value if _number(value) else fallback  # NaN and Infinity too: no setting can use them

@@ -3,7 +3,6 @@ refused naming what to give instead (cases from a bug hunt over the read tools).
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 
@@ -172,3 +171,10 @@ def test_a_fetch_by_id_says_which_arguments_it_did_not_use(service):
     assert answer["entry"]["id"] == "dec-007"
     assert any("query, types were not used" in w for w in answer["warnings"])
     assert "warnings" not in service.get_context(id="dec-007")
+
+
+def test_non_finite_numbers_in_config_fall_back_everywhere(service, project):
+    # json.loads reads NaN and Infinity; prune_stale did int(Infinity) and crashed.
+    (project / ".context" / "config.json").write_text('{"stale_threshold_days": Infinity, "similar_threshold": NaN}',
+                                                       encoding="utf-8")
+    assert service.prune_stale()["threshold_days"] == 30  # the default
