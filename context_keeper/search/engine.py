@@ -89,6 +89,7 @@ class _Filter:
         self.scope = options.scope or None
         self.root = options.root
         self.include_deprecated = options.include_deprecated
+        self.kind_prior: dict[str, float] = {}  # by the question's form, e.g. how-to: pipelines (search sets it)
 
     def passes(self, info: _Entry) -> bool:
         if info.status == "deprecated" and not self.include_deprecated:
@@ -114,6 +115,8 @@ class _Filter:
             prior *= P.HISTORY_SUPERSEDED_PRIOR if history else P.SUPERSEDED_PRIOR
         elif history:
             prior *= P.HISTORY_CURRENT_PRIOR
+        if self.kind_prior:
+            prior *= self.kind_prior.get(info.key[0], 1.0)
         if self.scope is not None and info.scopes is not None:
             if any(not is_global(s) and scope_overlaps(s, self.scope, self.root) for s in info.scopes):
                 prior *= P.SCOPE_MATCH_PRIOR
@@ -234,7 +237,7 @@ class SearchIndex(InvertedIndex):
             best = heapq.nlargest(limit, ((v, self._relevance(q, slot, relevance), slot) for v, slot in placed))
             if exhausted:
                 return best
-            ceiling = shortlist[-1][1] / max_raw * P.max_prior(history, flt.scope is not None)
+            ceiling = shortlist[-1][1] / max_raw * P.max_prior(history, flt.scope is not None, max(flt.kind_prior.values(), default=1.0))
             if len(best) == limit and best[-1][0] >= ceiling:
                 return best
             k *= 2
@@ -418,6 +421,7 @@ class SearchIndex(InvertedIndex):
         limit = max(0, int(options.limit or 0))
         history = P.asks_about_past(query) if self.tuning.history_cues else False
         flt = _Filter(options)
+        flt.kind_prior = P.kind_priors(query, self.tuning.procedure_prior, self.tuning.permission_prior)
         q = self._query(query)
         if q.groups:
             acc = self._score_query(q.groups)

@@ -1,8 +1,10 @@
 """Priors: small multiplicative adjustments of the ordering score, never of relevance.
 
 They are deliberately gentle (a few percent) so they only reorder entries of similar
-relevance; a superseded entry is the exception (clearly demoted unless the query is about the
-past).
+relevance. Some are strong on purpose: a superseded entry is clearly demoted unless the query
+is about the past, and the form of a question favours the kind of entry that answers it (a
+how-to question doubles the pipelines' score, a may-I question raises the constraints' by half;
+a decision on the same topic still wins when it matches that much better).
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ RECENCY_FLOOR = 0.92             # an entry verified long ago keeps 92% of its s
 RECENCY_HALF_LIFE_DAYS = 180.0
 
 
-def max_prior(history: bool, scoped: bool) -> float:
+def max_prior(history: bool, scoped: bool, kind_boost: float = 1.0) -> float:
     """Upper bound of the prior product for a query (lets ranking stop early)."""
-    bound = max(ORIGIN_PRIOR.values())
+    bound = max(ORIGIN_PRIOR.values()) * max(1.0, kind_boost)
     if history:
         bound *= max(1.0, HISTORY_SUPERSEDED_PRIOR)
     if scoped:
@@ -64,6 +66,47 @@ def asks_about_past(query: str) -> bool:
     if _HISTORY.search(text):
         return True
     return any(_BEFORE.search(part) and _PAST_TENSE.search(part) for part in _SENTENCE.split(text))
+
+
+# Cues that a question asks how to do something: the answer is a procedure (a pipeline).
+_HOW_TO = re.compile(
+    r"\b(how (?:do|should|would|can|could|must) (?:i|we|you|one|they)\b(?! (?:know|tell)\b)|how to\b|"
+    r"what (?:do|should|must|would) (?:i|we|you) (?:\w+ )?(?:need to |have to |got to )?do\b|"
+    r"what (?:needs|has|have) to (?:be )?(?:done|happen|change)|what needs (?:doing|setting up|to be set up)|"
+    r"what(?:'s| is| are) the (?:process|procedure|steps|order of things|checklist|runbook|playbook)|"
+    r"walk (?:me|us) through|where do (?:i|we) (?:start|begin)|steps? (?:to|for)\b)",
+    re.IGNORECASE,
+)
+
+
+# Cues that a question asks whether something is allowed: the answer is a rule (a constraint).
+_MAY_I = re.compile(
+    r"\b((?:can|could|may|shall|should) (?:i|we|you|one|my|our|they|someone|anyone)\b|"
+    r"(?:is|would) (?:it|that|this) (?:be )?(?:ok|okay|fine|allowed|acceptable|safe|permitted|alright|all right)\b|"
+    r"(?:am i|are we|is anyone|is someone) (?:allowed|permitted|supposed) to|allowed to|any objections?\b|"
+    r"ok\s*\?|okay\s*\?|are there (?:any )?rules?\b|is there a rule|do we have to|must (?:i|we)\b|"
+    r"supposed to|is it a problem if)",
+    re.IGNORECASE,
+)
+
+
+def asks_how_to(query: str) -> bool:
+    return bool(_HOW_TO.search(query or ""))
+
+
+def asks_permission(query: str) -> bool:
+    return bool(_MAY_I.search(query or ""))
+
+
+def kind_priors(query: str, procedure: float, permission: float) -> dict[str, float]:
+    """The ordering factor per entry kind that the question's form asks for: a how-to
+    question wants a pipeline, a may-I question a constraint (1 = off)."""
+    out = {}
+    if procedure != 1.0 and asks_how_to(query):
+        out["pipeline"] = procedure
+    if permission != 1.0 and asks_permission(query):
+        out["constraint"] = permission
+    return out
 
 
 _DECAY_PER_SECOND = math.log(2) / (RECENCY_HALF_LIFE_DAYS * 86400.0)
