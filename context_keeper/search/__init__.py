@@ -8,7 +8,7 @@ Contract used by ``context_keeper.service`` (keep these names and signatures sta
   ``replace_kind(kind, docs)`` keep it in step with the store without a full rebuild.
 - ``SearchIndex.search(query, options) -> SearchResult`` — ranked hits. ``Hit.relevance`` is the
   relevance signal alone, normalised to 0..1 so one abstention threshold works across stores;
-  ``Hit.score`` adds the priors (recency, status, origin, scope) and decides the order.
+  ``Hit.score`` adds the priors (recency, status, origin, scope, question form) and decides the order.
 - ``DEFAULT_MIN_RELEVANCE`` — the calibrated abstention threshold used when the user's config does
   not set ``min_relevance``.
 """
