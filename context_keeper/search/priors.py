@@ -40,7 +40,7 @@ _HISTORY = re.compile(
     r"(?:old|earlier) (?:approach|way|version|behaviou?r|design|setup|system|scheme)|"
     r"replaced|superseded|switch(?:ed)? (?:away )?from|moved away|moved off|what happened to|"
     r"why did we (?:stop|drop|change|switch|move|remove|abandon)|history of|"
-    r"was (?:it|[\w-]+) always|did we (?:use|have|do) before|"
+    r"was it always|did we (?:use|have|do) before|"
     # "what was fleetd for?", "those quizzes, what were they for again?": the purpose of something
     # gone, "for" ending the question (not "what was the limit for streams?", nor "… doing?",
     # which also asks about a process that hung today)
@@ -54,10 +54,7 @@ _HISTORY = re.compile(
 # "the app no longer shows my notes" (a symptom today, which is what most questions describe).
 _BEFORE = re.compile(
     r"\b(before|prior to|start(?:ed)? (?:out )?(?:with|on|by)|began|begin with|first (?:version|release|design)|"
-    r"previous|original|ever|no longer|any ?more|stopped|stop (?:doing|using)|gave up|abandon(?:ed)?|"
-    r"in the first place|when (?:we|they|it|you) first|first (?:launched|went|came|started|shipped|built|rolled)|"
-    r"back in (?:the (?:day|days|pilot|beta|early|old)|those days|\d{4})|during the (?:beta|pilot|prototype|early days)|in the (?:early|old) days|"
-    r"(?:in|on|with) the old \w+)\b",
+    r"previous|original|ever|no longer|any ?more|stopped|stop (?:doing|using)|gave up|abandon(?:ed)?)\b",
 )
 _PAST_TENSE = re.compile(r"\b(did|was|were|had|used)\b")
 _SENTENCE = re.compile(r"[.?!;]+(?:\s+|$)")
