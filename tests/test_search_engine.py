@@ -439,50 +439,6 @@ def test_how_to_questions_are_recognised(query, how_to):
     assert asks_how_to(query) is how_to
 
 
-@pytest.mark.parametrize(
-    ("query", "may_i"),
-    [
-        ("can I edit files under migrations directly?", True),
-        ("can my plugin call a web API while rendering?", True),
-        ("is it ok to call Stripe inside the transaction?", True),
-        ("which changes to a response are we allowed to make?", True),
-        ("I'd slot it in alphabetically before TP_NOT_FOUND. OK?", True),
-        ("any objection to adding an update check?", True),
-        ("what function am I supposed to call to email students?", True),
-        ("is there a rule about how many instance types a pool should have?", True),
-        ("do we have to delete anything when a customer asks to be forgotten?", True),
-        # Asking what is, why, or how: not whether something is allowed.
-        ("why did the invoice get two numbers?", False),
-        ("what does the importer do with a duplicate booking?", False),
-        ("how long do we keep delivery photos?", False),
-        ("the okapi build is broken", False),
-        ("scanners can't read the barcode", False),
-    ],
-)
-def test_may_i_questions_are_recognised(query, may_i):
-    from context_keeper.search.priors import asks_permission
-
-    assert asks_permission(query) is may_i
-
-
-def test_a_may_i_question_prefers_the_rule_to_a_decision_on_the_same_topic():
-    from context_keeper.search.tuning import Tuning
-
-    docs = (
-        dec("dec-001", "Invoices are numbered in one database transaction",
-            "invoice numbers must have no gaps; the tax service is called first",
-            why_chosen="the transaction makes invoice numbering gapless"),
-        con("con-001", "No network calls inside the transaction that numbers an invoice", reason="the tax provider can be slow"),
-    )
-    ix, off = index(*docs), SearchIndex(Tuning(permission_prior=1.0))
-    for d in docs:
-        off.upsert(d)
-    asked = "can I call the tax service in the invoice transaction?"
-    assert ids(off.search(asked, SearchOptions(now=NOW)))[0] == "dec-001"
-    assert ids(ix.search(asked, SearchOptions(now=NOW)))[0] == "con-001"
-    assert ids(ix.search("tax service call in the invoice transaction", SearchOptions(now=NOW)))[0] == "dec-001"
-
-
 def test_a_how_to_question_prefers_the_procedure_to_a_decision_on_the_same_topic():
     from context_keeper.search.tuning import Tuning
 
@@ -624,14 +580,14 @@ def test_the_shortlist_ranks_as_an_exhaustive_search_does():
             entry["status"] = "superseded"
             entry["superseded_by"] = f"dec-{rng.randint(1, n - 1):03d}"
         ix.upsert(Doc("decision", entry))
-        if n % 3 == 0:  # pipelines and constraints, for the priors of how-to and may-I questions
+        if n % 3 == 0:  # pipelines and constraints, for the prior of how-to questions
             ix.upsert(Doc("pipeline", {"id": f"pipe-{n:03d}", "name": " ".join(rng.choices(words, k=4)),
                                        "steps": rng.choices(words, k=8), "origin": rng.choice(["user", "agent"])}))
             ix.upsert(Doc("constraint", {"id": f"con-{n:03d}", "rule": " ".join(rng.choices(words, k=6)),
                                          "reason": " ".join(rng.choices(words, k=6))}))
     now = datetime(2026, 12, 1, tzinfo=timezone.utc)
     for n in range(240):
-        query = ("", "how do we ", "can I ", "can we, how do we ")[n % 4] + " ".join(rng.choices(words, k=rng.randint(1, 6)))
+        query = ("how do we " if n % 2 else "") + " ".join(rng.choices(words, k=rng.randint(1, 6)))
         full = ix.search(query, SearchOptions(now=now, limit=400)).hits
         for k in (1, 5, 20):
             got = ix.search(query, SearchOptions(now=now, limit=k)).hits

@@ -421,7 +421,7 @@ class SearchIndex(InvertedIndex):
         limit = max(0, int(options.limit or 0))
         history = P.asks_about_past(query) if self.tuning.history_cues else False
         flt = _Filter(options)
-        flt.kind_prior = P.kind_priors(query, self.tuning.procedure_prior, self.tuning.permission_prior)
+        flt.kind_prior = P.kind_priors(query, self.tuning.procedure_prior)
         q = self._query(query)
         if q.groups:
             acc = self._score_query(q.groups)

@@ -1,10 +1,9 @@
 """Priors: small multiplicative adjustments of the ordering score, never of relevance.
 
 They are deliberately gentle (a few percent) so they only reorder entries of similar
-relevance. Some are strong on purpose: a superseded entry is clearly demoted unless the query
-is about the past, and the form of a question favours the kind of entry that answers it (a
-how-to question doubles the pipelines' score, a may-I question raises the constraints' by half;
-a decision on the same topic still wins when it matches that much better).
+relevance. Two are strong on purpose: a superseded entry is clearly demoted unless the query
+is about the past, and a how-to question doubles the pipelines' score (an ordered procedure is
+what it asks for; a decision on the same topic still wins when it matches twice as well).
 """
 
 from __future__ import annotations
@@ -87,33 +86,16 @@ _HOW_TO = re.compile(
 )
 
 
-# Cues that a question asks whether something is allowed: the answer is a rule (a constraint).
-_MAY_I = re.compile(
-    r"\b((?:can|could|may|shall|should) (?:i|we|you|one|my|our|they|someone|anyone)\b|"
-    r"(?:is|would) (?:it|that|this) (?:be )?(?:ok|okay|fine|allowed|acceptable|safe|permitted|alright|all right)\b|"
-    r"(?:am i|are we|is anyone|is someone) (?:allowed|permitted|supposed) to|allowed to|any objections?\b|"
-    r"ok\s*\?|okay\s*\?|are there (?:any )?rules?\b|is there a rule|do we have to|must (?:i|we)\b|"
-    r"supposed to|is it a problem if)",
-)
-
-
 def asks_how_to(query: str) -> bool:
     return bool(_HOW_TO.search(_lowered(query)))
 
 
-def asks_permission(query: str) -> bool:
-    return bool(_MAY_I.search(_lowered(query)))
-
-
-def kind_priors(query: str, procedure: float, permission: float) -> dict[str, float]:
+def kind_priors(query: str, procedure: float) -> dict[str, float]:
     """The ordering factor per entry kind that the question's form asks for: a how-to
-    question wants a pipeline, a may-I question a constraint (1 = off)."""
-    out = {}
+    question wants a pipeline (1 = off)."""
     if procedure != 1.0 and asks_how_to(query):
-        out["pipeline"] = procedure
-    if permission != 1.0 and asks_permission(query):
-        out["constraint"] = permission
-    return out
+        return {"pipeline": procedure}
+    return {}
 
 
 _DECAY_PER_SECOND = math.log(2) / (RECENCY_HALF_LIFE_DAYS * 86400.0)

@@ -38,9 +38,6 @@ class Tuning:
     # A how-to question ("what do we need to do", "walk me through"): pipelines' ordering score
     # is multiplied by this (1 = off). Dev MRR rises up to 2 and is flat beyond (evals/README.md).
     procedure_prior: float = 2.0
-    # A may-I question ("can I just …?", "is it ok to", "are we allowed to"): constraints'.
-    # Chosen on dev by leave-one-store-out MRR (1.5 in 19 of 21 folds).
-    permission_prior: float = 1.5
     # Related-term expansion: a related word stands in for a query word at this discount.
     synonyms: bool = True
     synonym_weight: float = 0.5
