@@ -73,8 +73,11 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 
 def _number(value: Any) -> bool:
-    # finite: json.loads reads Infinity and NaN, which no setting can use
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    # finite: json.loads reads Infinity and NaN, which no setting can use. An int is finite
+    # however long (math.isfinite raises OverflowError on one too big for a float).
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or isinstance(value, float) and math.isfinite(value)
 
 
 def _text(value: Any) -> bool:
