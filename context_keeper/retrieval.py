@@ -507,6 +507,8 @@ def _pack(
     """``scope_rules`` (constraints covering the scope asked about) are placed right after the
     last confident match, so weak matches cannot take their room in the budget."""
     results: list[dict[str, Any]] = []
+    # The stored entry behind each result: a shortened copy has lost its related_to links.
+    sources: list[Mapping[str, Any]] = []
     seen: set[str] = set()
     used = 0
     omitted = 0
@@ -553,6 +555,7 @@ def _pack(
             item["shortened"] = True
         used += cost
         results.append(item)
+        sources.append(entry)
         seen.add(entry["id"])
         return True
 
@@ -619,8 +622,8 @@ def _pack(
             place_scope_rules()
 
     if include_related:
-        for primary in list(results):
-            for linked in primary["entry"].get("related_to", []) or []:
+        for primary in list(sources):
+            for linked in primary.get("related_to", []) or []:
                 if linked in seen:
                     continue
                 try:
@@ -631,7 +634,7 @@ def _pack(
                 # entries too: "tags": ["caching"] must not bring back untagged ones.
                 if entry.get("status") == "deprecated" or not admits(kind.name, entry["id"]):
                     continue
-                item = {"score": 0.0, "type": kind.name, "related": True, "via": primary["entry"]["id"]}
+                item = {"score": 0.0, "type": kind.name, "related": True, "via": primary["id"]}
                 annotate(item, kind.name, entry)
                 try_add(item, entry)
     answer = {
