@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -259,9 +260,10 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
 
     if not result.hits:
         return result
+    deadline = time.monotonic() + embeddings.QUERY_TIMEOUT_S
     try:
-        vectors = embeddings.entry_vectors(store, [h.entry for h in result.hits], settings)
-        query_vec = embeddings.embed([text], settings)[0]
+        vectors = embeddings.entry_vectors(store, [h.entry for h in result.hits], settings, deadline=deadline)
+        query_vec = embeddings.embed([text], settings, deadline=deadline)[0]
     except embeddings.EmbeddingUnavailable as exc:
         logging.getLogger("context_keeper").info("semantic blend skipped: %s", exc)
         return replace(result, hits=result.hits[:MAX_HITS])

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from context_keeper import embeddings
 from context_keeper.service import Service
 
 # The fake model maps words to a few "concepts", so texts about the same thing in different
@@ -161,3 +165,136 @@ def test_mmr_setting_is_applied_by_get_context(service, project):
     assert _ids(diverse)[0] == _ids(ranked)[0] == "dec-024"
     assert _ids(diverse)[:5] != _ids(ranked)[:5]
     assert "dec-011" in _ids(ranked)[:2] and "dec-011" not in _ids(diverse)[:2]  # the older twin of dec-024
+
+
+# ---------------------------------------------------------------- an endpoint that misbehaves
+
+
+class Scripted(BaseHTTPRequestHandler):
+    """An /api/embed whose answer body (and delay) each test sets, for the N texts asked."""
+
+    answer = staticmethod(lambda texts: json.dumps({"embeddings": [fake_vector(t) for t in texts]}).encode())
+    delay = 0.0
+    requests: list[int] = []
+
+    def do_POST(self):  # noqa: N802 - http.server API
+        texts = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
+        Scripted.requests.append(len(texts))
+        time.sleep(Scripted.delay)  # the server's thread, not the test's
+        data = Scripted.answer(texts)
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        with contextlib.suppress(OSError):  # the client gave up
+            self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def scripted():
+    Scripted.answer = staticmethod(lambda texts: json.dumps({"embeddings": [fake_vector(t) for t in texts]}).encode())
+    Scripted.delay = 0.0
+    Scripted.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _raw_server(reply: list[bytes], pause: float = 0.0) -> str:
+    """A server that sends ``reply`` as it is, chunk by chunk, ``pause`` seconds apart."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def serve():
+        while True:
+            conn, _ = listener.accept()
+            with conn, contextlib.suppress(OSError):
+                conn.recv(65536)
+                for chunk in reply:
+                    conn.sendall(chunk)
+                    time.sleep(pause)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+def _lexical_ids(svc: Service) -> list[str]:
+    lexical = Service(env={"CONTEXT_KEEPER_PROJECT": str(svc.store().root)})
+    lexical.config = lambda store: {**store.config()[0], "semantic": {"enabled": False}}
+    return _ids(lexical.get_context(query=QUERY))
+
+
+def _finite_scores(answer) -> bool:
+    return all(math.isfinite(r["score"]) for r in answer["results"])
+
+
+def _vectors(make):
+    return lambda texts: json.dumps({"embeddings": [make(i) for i in range(len(texts))]}).encode()
+
+
+@pytest.mark.parametrize("answer", [
+    _vectors(lambda i: "abc"),
+    _vectors(lambda i: [None, 1.0, 1.0]),
+    _vectors(lambda i: [True, 1.0, 1.0]),
+    _vectors(lambda i: []),
+    _vectors(lambda i: [1.0, 2.0] if i else [1.0, 2.0, 3.0]),  # two dimensions in one batch
+    lambda texts: b'{"embeddings": [' + b",".join([b"[1" + b"0" * 400 + b", 1, 1]"] * len(texts)) + b"]}",
+    lambda texts: b'{"embeddings": [' + b",".join([b"[NaN, 1, 1]"] * len(texts)) + b"]}",
+    lambda texts: b'{"embeddings": [' + b",".join([b"[Infinity, 1, 1]"] * len(texts)) + b"]}",
+    lambda texts: b'{"embeddings": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+], ids=["string", "null", "bool", "empty", "mixed-dimensions", "huge-int", "nan", "infinity", "deep-nesting"])
+def test_a_malformed_vector_falls_back_to_lexical(tmp_path, scripted, answer):
+    Scripted.answer = staticmethod(answer)
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    got = svc.get_context(query=QUERY)
+    assert _ids(got) == _lexical_ids(svc) and _finite_scores(got)
+    assert Scripted.requests  # it was asked, and its answer refused
+    assert not (svc.store().dir / "embeddings.json").exists()
+
+
+@pytest.mark.parametrize("rows", [["abc"], [[0.1, 0.2, 0.3]], [None], [{"index": "0", "embedding": [1.0]}, {"index": 1}]])
+def test_an_openai_answer_whose_rows_are_not_objects_falls_back_to_lexical(tmp_path, scripted, rows):
+    Scripted.answer = staticmethod(lambda texts: json.dumps({"data": rows * len(texts)}).encode())
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "api": "openai", "weight": 400})
+    # The fake serves /v1/embeddings with the same handler.
+    assert _ids(svc.get_context(query=QUERY)) == _lexical_ids(svc)
+
+
+@pytest.mark.parametrize("reply", [
+    [b"GARBAGE\r\n\r\n"],  # http.client.BadStatusLine
+    [b"HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\n{}"],  # IncompleteRead
+], ids=["bad-status-line", "short-body"])
+def test_a_broken_http_answer_falls_back_to_lexical(tmp_path, reply):
+    svc = _project(tmp_path, {"enabled": True, "url": _raw_server(reply), "weight": 400})
+    assert _ids(svc.get_context(query=QUERY)) == _lexical_ids(svc)
+
+
+def test_a_server_trickling_its_answer_cannot_hold_a_query(tmp_path, monkeypatch):
+    # A byte every 0.1 s never trips a per-read timeout: the whole answer took 6 s here.
+    body = json.dumps({"embeddings": [[1.0, 1.0, 1.0]]}).encode() + b" " * 40
+    reply = [b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body), *(body[i:i + 1] for i in range(len(body)))]
+    monkeypatch.setattr(embeddings, "QUERY_TIMEOUT_S", 0.5, raising=False)
+    svc = _project(tmp_path, {"enabled": True, "url": _raw_server(reply, pause=0.1), "weight": 400})
+    expected = _lexical_ids(svc)
+    start = time.monotonic()
+    answer = svc.get_context(query=QUERY)
+    assert time.monotonic() - start < 2.0
+    assert _ids(answer) == expected
+
+
+def test_one_query_waits_for_all_its_batches_together_at_most_the_query_timeout(tmp_path, scripted, monkeypatch):
+    # Each request is quick enough on its own; four of them in a row are not.
+    Scripted.delay = 0.3
+    monkeypatch.setattr(embeddings, "BATCH", 1)
+    monkeypatch.setattr(embeddings, "QUERY_TIMEOUT_S", 0.5, raising=False)
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    expected = _lexical_ids(svc)
+    start = time.monotonic()
+    answer = svc.get_context(query=QUERY)
+    assert time.monotonic() - start < 1.0
+    assert _ids(answer) == expected
