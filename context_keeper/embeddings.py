@@ -1,8 +1,8 @@
 """Optional semantic blend: embeddings from Ollama or any OpenAI-compatible endpoint.
 
 Off by default (``semantic.enabled``). Entry vectors are cached in ``.context/embeddings.json``
-as ``{id: {"hash", "vec"}}`` keyed by a hash of the model and the entry text, so only new or
-changed entries are embedded, in batches. Any failure — endpoint down, slow, malformed answer —
+as ``{id: {"hash", "vec"}}`` keyed by a hash of the api, URL, model and entry text, so only new
+or changed entries are embedded, in batches. Any failure — endpoint down, slow, malformed answer —
 falls back silently to the lexical ranking: retrieval must never depend on a network service.
 """
 
@@ -14,7 +14,6 @@ import json
 import logging
 import math
 import os
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -29,7 +28,6 @@ QUERY_TIMEOUT_S = 5.0  # the most one get_context waits for embeddings, over all
 BATCH = 32
 _CHUNK = 65536
 _TEXT_FIELDS = ("summary", "name", "rule", "problem", "why_chosen", "purpose", "reason", "when_to_invoke")
-_cache_lock = threading.Lock()
 
 
 class EmbeddingUnavailable(Exception):
@@ -42,8 +40,8 @@ def entry_text(entry: Mapping[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _hash(model: str, text: str) -> str:
-    return hashlib.sha256(f"{model}\n{text}".encode("utf-8")).hexdigest()[:16]
+def _hash(source: str, text: str) -> str:
+    return hashlib.sha256(f"{source}\n{text}".encode("utf-8")).hexdigest()[:16]
 
 
 def _source(settings: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -136,28 +134,74 @@ def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TI
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    if len(a) != len(b):
+        # zip would compare the first numbers of two different models' vectors
+        raise ValueError(f"vectors of {len(a)} and {len(b)} numbers cannot be compared")
     dot = sum(x * y for x, y in zip(a, b))
     na = math.sqrt(sum(x * x for x in a))
     nb = math.sqrt(sum(y * y for y in b))
     return dot / (na * nb) if na and nb else 0.0
 
 
+def _cached(record: Any, digest: str, dim: int | None) -> list[float] | None:
+    """The vector of a cache record made from the same text and source, or None. A record is
+    hand-editable JSON from an older version or another model: anything but a finite vector of
+    the query's length counts as missing, and is embedded again."""
+    if not isinstance(record, dict) or record.get("hash") != digest:
+        return None
+    vec = _vector(record.get("vec"))
+    return vec if vec is not None and (dim is None or len(vec) == dim) else None
+
+
 def entry_vectors(store: Any, entries: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], *,
-                  deadline: float | None = None, timeout: float = TIMEOUT_S) -> dict[str, list[float]]:
-    """Cached vectors for ``entries``, embedding (and caching) only what is new or changed
-    (``embed``'s ``timeout`` and ``deadline``)."""
-    model = str(settings.get("model") or "")
-    with _cache_lock:
-        cache = store.read_sidecar(CACHE_FILE)
-        cache = cache if isinstance(cache, dict) else {}
-        wanted = {e["id"]: _hash(model, entry_text(e)) for e in entries}
-        missing = [e for e in entries if not isinstance(cache.get(e["id"]), dict) or cache[e["id"]].get("hash") != wanted[e["id"]]]
-        if missing:
-            vectors = embed([entry_text(e) for e in missing], settings, timeout, deadline=deadline)
-            for entry, vec in zip(missing, vectors):
-                cache[entry["id"]] = {"hash": wanted[entry["id"]], "vec": vec}
+                  dim: int | None = None, deadline: float | None = None,
+                  timeout: float = TIMEOUT_S) -> dict[str, list[float]]:
+    """Vectors for ``entries`` by id, of ``dim`` numbers when given: cached ones where the
+    entry's text and the api, URL and model are unchanged, the rest embedded (``embed``'s
+    ``timeout`` and ``deadline``) and cached. Raises EmbeddingUnavailable when not all can be
+    had; the batches embedded before the failure are cached all the same, so a cold cache that
+    takes longer than one query allows fills over the next ones."""
+    api, base, model = _source(settings)
+    source = f"{api}\n{base}\n{model}"
+    cache = store.read_sidecar(CACHE_FILE)
+    cache = cache if isinstance(cache, dict) else {}
+    wanted = {e["id"]: _hash(source, entry_text(e)) for e in entries}
+    found = {}
+    for entry_id, digest in wanted.items():
+        vec = _cached(cache.get(entry_id), digest, dim)
+        if vec is not None:
+            found[entry_id] = vec
+    missing = [e for e in entries if e["id"] not in found]
+    fresh: dict[str, dict[str, Any]] = {}
+    try:
+        for start in range(0, len(missing), BATCH):
+            batch = missing[start : start + BATCH]
+            vectors = embed([entry_text(e) for e in batch], settings, timeout, deadline=deadline, dim=dim)
+            dim = len(vectors[0])
+            fresh.update((e["id"], {"hash": wanted[e["id"]], "vec": vec}) for e, vec in zip(batch, vectors))
+    finally:
+        _save(store, fresh)
+    return {**found, **{entry_id: record["vec"] for entry_id, record in fresh.items()}}
+
+
+def _save(store: Any, fresh: Mapping[str, Any]) -> None:
+    """Merge ``fresh`` records into the cache file. Under the store lock, re-read first: two
+    processes filling the cache at once would otherwise each write back only their own
+    vectors. A cache that cannot be written (a read-only ``.context/``) costs only the next
+    query an embedding, so it is logged, not raised."""
+    from context_keeper.errors import StoreError
+
+    if not fresh:
+        return
+    try:
+        with store.locked():
+            cache = store.read_sidecar(CACHE_FILE)
+            cache = cache if isinstance(cache, dict) else {}
+            cache.update(fresh)
             store.write_sidecar(CACHE_FILE, cache)
-        return {i: cache[i]["vec"] for i in wanted if i in cache}
+    except (OSError, StoreError) as exc:
+        log.warning("embedding cache %s not written, so these vectors will be asked for again: %s",
+                    CACHE_FILE, exc)
 
 
 def blend_weight(settings: Mapping[str, Any]) -> float:

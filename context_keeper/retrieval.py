@@ -262,8 +262,10 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
         return result
     deadline = time.monotonic() + embeddings.QUERY_TIMEOUT_S
     try:
-        vectors = embeddings.entry_vectors(store, [h.entry for h in result.hits], settings, deadline=deadline)
+        # The query first: cached entry vectors of another length come from another model.
         query_vec = embeddings.embed([text], settings, deadline=deadline)[0]
+        vectors = embeddings.entry_vectors(store, [h.entry for h in result.hits], settings,
+                                           dim=len(query_vec), deadline=deadline)
     except embeddings.EmbeddingUnavailable as exc:
         logging.getLogger("context_keeper").info("semantic blend skipped: %s", exc)
         return replace(result, hits=result.hits[:MAX_HITS])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import socket
 import threading
@@ -298,3 +299,85 @@ def test_one_query_waits_for_all_its_batches_together_at_most_the_query_timeout(
     answer = svc.get_context(query=QUERY)
     assert time.monotonic() - start < 1.0
     assert _ids(answer) == expected
+
+
+def test_a_non_finite_vector_in_the_cache_is_embedded_again(tmp_path, scripted):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    first = svc.get_context(query=QUERY)
+    path = svc.store().dir / "embeddings.json"
+    cache = json.loads(path.read_text(encoding="utf-8"))
+    for record in cache.values():
+        record["vec"] = [float("nan")] * len(record["vec"])
+    path.write_text(json.dumps(cache), encoding="utf-8")  # NaN, as json.dumps writes it
+    asked = len(Scripted.requests)
+    again = svc.get_context(query=QUERY)
+    assert [(r["entry"]["id"], r["score"]) for r in again["results"]] == [(r["entry"]["id"], r["score"]) for r in first["results"]]
+    assert sum(Scripted.requests[asked:]) == 1 + len(cache)  # the query and every entry again
+
+
+def test_cached_vectors_of_another_dimension_are_embedded_again(tmp_path, scripted):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    svc.get_context(query=QUERY)
+    # Another model behind the same name: four numbers, not three. zip() compared only three.
+    Scripted.answer = staticmethod(lambda texts: json.dumps({"embeddings": [[*fake_vector(t), 5.0] for t in texts]}).encode())
+    asked = len(Scripted.requests)
+    svc.get_context(query=QUERY)
+    cache = json.loads((svc.store().dir / "embeddings.json").read_text(encoding="utf-8"))
+    assert {len(record["vec"]) for record in cache.values()} == {4}
+    assert sum(Scripted.requests[asked:]) == 1 + len(cache)
+
+
+def test_cosine_refuses_vectors_of_different_lengths():
+    assert embeddings.cosine([1.0, 0.0], [1.0, 0.0]) == 1.0
+    with pytest.raises(ValueError, match="2 and 3 numbers"):
+        embeddings.cosine([1.0, 0.0], [1.0, 0.0, 0.0])
+
+
+def test_another_endpoint_serving_a_model_of_the_same_name_is_embedded_again(tmp_path, scripted, fake_server):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted})
+    svc.get_context(query=QUERY)
+    (svc.store().dir / "config.json").write_text(json.dumps({"semantic": {"enabled": True, "url": fake_server}}),
+                                                 encoding="utf-8")
+    svc.get_context(query=QUERY)
+    assert sum(n for _, n in FakeEmbeddings.requests) > 1  # not only the query
+
+
+def test_an_embeddings_json_of_the_earlier_format_still_loads(tmp_path, scripted):
+    # {id: {"hash", "vec"}} with the hash of the model and text only: its vectors are replaced.
+    svc = _project(tmp_path, {"enabled": True, "url": scripted})
+    old = {f"dec-00{n}": {"hash": "0123456789abcdef", "vec": [0.1, 0.2, 0.3]} for n in (1, 2, 3)}
+    path = svc.store().dir / "embeddings.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    answer = svc.get_context(query=QUERY, include_related=False)
+    assert _ids(answer)[0] == "dec-002"  # blended, with the vectors embedded again
+    assert json.loads(path.read_text(encoding="utf-8"))["dec-002"]["vec"] != [0.1, 0.2, 0.3]
+
+
+def test_an_unwritable_cache_still_blends_this_query(tmp_path, scripted, monkeypatch, caplog):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    store_type = type(svc.store())
+
+    def read_only(self, name, data):
+        raise PermissionError(30, "Read-only file system", str(self.dir / name))
+
+    monkeypatch.setattr(store_type, "write_sidecar", read_only)
+    with caplog.at_level(logging.WARNING, logger="context_keeper.embeddings"):
+        answer = svc.get_context(query=QUERY, include_related=False)
+    assert _ids(answer)[0] == "dec-002"  # the blend, with the vectors just embedded
+    assert "not written" in caplog.text
+
+
+def test_vectors_another_process_cached_meanwhile_are_kept(tmp_path, scripted, monkeypatch):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted})
+    path = svc.store().dir / "embeddings.json"
+    original = embeddings.embed
+
+    def and_another_process_writes(texts, *args, **kwargs):
+        if len(texts) > 1:  # the entries: another process caches its own meanwhile
+            path.write_text(json.dumps({"dec-999": {"hash": "0123456789abcdef", "vec": [1.0, 2.0, 3.0]}}),
+                            encoding="utf-8")
+        return original(texts, *args, **kwargs)
+
+    monkeypatch.setattr(embeddings, "embed", and_another_process_writes)
+    svc.get_context(query=QUERY)
+    assert {"dec-999", "dec-001", "dec-002"} <= set(json.loads(path.read_text(encoding="utf-8")))
