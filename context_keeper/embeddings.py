@@ -20,6 +20,8 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from context_keeper import config
+
 log = logging.getLogger("context_keeper.embeddings")
 
 CACHE_FILE = "embeddings.json"
@@ -205,10 +207,7 @@ def _save(store: Any, fresh: Mapping[str, Any]) -> None:
 
 
 def blend_weight(settings: Mapping[str, Any]) -> float:
-    """Share of the semantic signal in the blended relevance: weight/(weight+100) (150 → 0.6)."""
-    try:
-        weight = float(settings.get("weight", 150))
-    except (TypeError, ValueError):
-        weight = 150.0
-    weight = max(weight, 0.0)
-    return weight / (weight + 100.0)
+    """Share of the semantic signal in the blended relevance: weight/(weight+100) (150 → 0.6).
+    A weight doctor would refuse (a string, true, NaN, a negative number) is the default."""
+    weight = config.checked({"semantic": dict(settings)}, "semantic.weight")[0]
+    return weight / (weight + 100)  # int + int: a weight too big for a float still divides

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -171,8 +172,9 @@ def get_context(
     # "?" or "the and of" matches every entry equally (by priors alone): a page of noise.
     wordless = bool(text) and not filters and not terms(text)
     state = service.index(store)
-    semantic = config.get("semantic")
-    blend = bool(text) and not wordless and isinstance(semantic, Mapping) and semantic.get("enabled")
+    semantic, problems = _semantic_settings(config)
+    config_warnings += problems
+    blend = bool(text) and not wordless and semantic is not None
     if blend:
         options = replace(options, limit=SEMANTIC_CANDIDATES)
     with state.lock:
@@ -248,6 +250,18 @@ def _scope_rules(store: Store, options: Any, admits: Callable[[str, str], bool])
     return rules
 
 
+def _semantic_settings(config: dict[str, Any]) -> tuple[Mapping[str, Any] | None, list[str]]:
+    """The ``semantic`` section when the blend is on and has an endpoint to ask, and what is
+    wrong in it, for the answer's warnings. An endpoint that is down stays silent; a URL no
+    request can be sent to is the user's to fix."""
+    semantic = config.get("semantic")
+    if not isinstance(semantic, Mapping) or not semantic.get("enabled"):
+        return None, []
+    url_problem = checked(config, "semantic.url", instead="the answer is ranked without the semantic blend")[1]
+    problems = [p for p in (checked(config, "semantic.weight")[1], url_problem) if p]
+    return (None if url_problem else config["semantic"]), problems
+
+
 def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str, Any]) -> Any:
     """Re-rank the lexical candidates with embedding similarity; unchanged on any failure.
 
@@ -276,7 +290,9 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
         similarity = max(embeddings.cosine(query_vec, vec), 0.0) if vec else 0.0
         mixed = (1 - weight) * hit.relevance + weight * similarity
         priors = hit.score / hit.relevance if hit.relevance > 0 else 1.0
-        blended.append(replace(hit, score=mixed * priors))
+        score = mixed * priors
+        # Finite vectors can still overflow a cosine (1e200 squared is inf, inf/inf is NaN).
+        blended.append(replace(hit, score=score if math.isfinite(score) else hit.score))
     blended.sort(key=lambda h: h.score, reverse=True)
     return replace(result, hits=blended[:MAX_HITS])
 

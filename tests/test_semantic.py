@@ -301,6 +301,27 @@ def test_one_query_waits_for_all_its_batches_together_at_most_the_query_timeout(
     assert _ids(answer) == expected
 
 
+@pytest.mark.parametrize("url", ["localhost", "192.168.1.5", 5, "http://[::1", "http://localhost:abc", "localhost:11434"])
+def test_a_url_no_request_can_go_to_is_a_warning_and_a_lexical_answer(tmp_path, url):
+    svc = _project(tmp_path, {"enabled": True, "url": url})
+    answer = svc.get_context(query=QUERY)
+    assert _ids(answer) == _lexical_ids(svc)
+    assert any('"semantic.url"' in w and "http://" in w and "without the semantic blend" in w
+               for w in answer.get("warnings", [])), answer.get("warnings")
+
+
+@pytest.mark.parametrize("weight", ['"1e999"', "true", '"150"', "NaN", "-1"])
+def test_an_unusable_weight_is_the_default_with_a_warning(tmp_path, scripted, weight):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted})
+    default = svc.get_context(query=QUERY)
+    (svc.store().dir / "config.json").write_text(
+        '{"semantic": {"enabled": true, "url": "%s", "weight": %s}}' % (scripted, weight), encoding="utf-8")
+    answer = svc.get_context(query=QUERY)
+    assert [(r["entry"]["id"], r["score"]) for r in answer["results"]] == [
+        (r["entry"]["id"], r["score"]) for r in default["results"]]
+    assert any('"semantic.weight"' in w and "used the default 150" in w for w in answer["warnings"])
+
+
 def test_a_non_finite_vector_in_the_cache_is_embedded_again(tmp_path, scripted):
     svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
     first = svc.get_context(query=QUERY)
@@ -313,6 +334,13 @@ def test_a_non_finite_vector_in_the_cache_is_embedded_again(tmp_path, scripted):
     again = svc.get_context(query=QUERY)
     assert [(r["entry"]["id"], r["score"]) for r in again["results"]] == [(r["entry"]["id"], r["score"]) for r in first["results"]]
     assert sum(Scripted.requests[asked:]) == 1 + len(cache)  # the query and every entry again
+
+
+def test_vectors_whose_cosine_overflows_keep_the_lexical_score(tmp_path, scripted):
+    # Finite, but 1e200 squared is inf, and inf/inf is NaN.
+    Scripted.answer = staticmethod(_vectors(lambda i: [1e200, 1e200, 1e200]))
+    svc = _project(tmp_path, {"enabled": True, "url": scripted})
+    assert _finite_scores(svc.get_context(query=QUERY))
 
 
 def test_cached_vectors_of_another_dimension_are_embedded_again(tmp_path, scripted):
