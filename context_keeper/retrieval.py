@@ -187,7 +187,7 @@ def get_context(
     max_entry, problem = checked(config, "max_entry_tokens")
     max_entry = int(max_entry)
     relevance_problem = checked(config, "min_relevance")[1] if min_relevance is None else None
-    config_warnings += [p for p in (problem, relevance_problem) if p]
+    config_warnings += [p for p in (problem, relevance_problem, checked(config, "mmr.enabled")[1]) if p]
 
     def admits(kind: str, entry_id: str) -> bool:
         with state.lock:
@@ -251,12 +251,12 @@ def _scope_rules(store: Store, options: Any, admits: Callable[[str, str], bool])
 
 
 def _semantic_settings(config: dict[str, Any]) -> tuple[Mapping[str, Any] | None, list[str]]:
-    """The ``semantic`` section when the blend is on and has an endpoint to ask, and what is
-    wrong in it, for the answer's warnings. An endpoint that is down stays silent; a URL no
-    request can be sent to is the user's to fix."""
-    semantic = config.get("semantic")
-    if not isinstance(semantic, Mapping) or not semantic.get("enabled"):
-        return None, []
+    """The ``semantic`` section when the blend is on and has an endpoint to ask (only a literal
+    true turns it on: "false" is a string), and what is wrong in it, for the answer's warnings.
+    An endpoint that is down stays silent; a URL no request can be sent to is the user's to fix."""
+    enabled, problem = checked(config, "semantic.enabled")
+    if enabled is not True:
+        return None, [problem] if problem else []
     url_problem = checked(config, "semantic.url", instead="the answer is ranked without the semantic blend")[1]
     problems = [p for p in (checked(config, "semantic.weight")[1], url_problem) if p]
     return (None if url_problem else config["semantic"]), problems

@@ -409,3 +409,22 @@ def test_vectors_another_process_cached_meanwhile_are_kept(tmp_path, scripted, m
     monkeypatch.setattr(embeddings, "embed", and_another_process_writes)
     svc.get_context(query=QUERY)
     assert {"dec-999", "dec-001", "dec-002"} <= set(json.loads(path.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("value", ['"false"', '"no"', "1"])
+def test_only_true_turns_the_semantic_blend_on(tmp_path, scripted, value):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted})
+    (svc.store().dir / "config.json").write_text('{"semantic": {"enabled": %s, "url": "%s"}}' % (value, scripted),
+                                                 encoding="utf-8")
+    answer = svc.get_context(query=QUERY)
+    assert Scripted.requests == []
+    assert any('"semantic.enabled"' in w for w in answer["warnings"])
+
+
+def test_only_true_turns_mmr_on(service, project):
+    plain = service.get_context(query="carrier quotes cache", include_related=False)
+    (project / ".context" / "config.json").write_text(json.dumps({"mmr": {"enabled": "false", "lambda": 0.3}}),
+                                                      encoding="utf-8")
+    answer = service.get_context(query="carrier quotes cache", include_related=False)
+    assert _ids(answer) == _ids(plain)
+    assert any('"mmr.enabled"' in w for w in answer["warnings"])
