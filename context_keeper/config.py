@@ -73,8 +73,11 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
 
 
 def _number(value: Any) -> bool:
-    # finite: json.loads reads Infinity and NaN, which no setting can use
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    # finite: json.loads reads Infinity and NaN, which no setting can use. An int is finite
+    # however long (math.isfinite raises OverflowError on one too big for a float).
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or isinstance(value, float) and math.isfinite(value)
 
 
 def _text(value: Any) -> bool:
@@ -93,6 +96,19 @@ def _fraction(value: Any) -> bool:
     return _number(value) and 0 <= value <= 1
 
 
+def _url(value: Any) -> bool:
+    from urllib.parse import urlsplit  # already imported by pathlib
+
+    if not _text(value):
+        return False
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number up to 65535
+    except ValueError:  # "http://[::1" too
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
 # What each setting must be, for ``config_problems``: (test, what a valid value is). A value that
 # fails is read as the default or ignored, so it changes behaviour without a word.
 _RULES: dict[str, Any] = {
@@ -107,7 +123,7 @@ _RULES: dict[str, Any] = {
         "enabled": (_flag, "true or false"),
         "weight": (_at_least(0), "a number, 0 or more"),
         "model": (_text, "a model name"),
-        "url": (_text, "a URL such as http://localhost:11434"),
+        "url": (_url, "an http:// or https:// URL with a host (and a numeric port, if any), such as http://localhost:11434"),
         "api": (lambda v: v in ("ollama", "openai"), '"ollama" or "openai"'),
         "api_key_env": (_text, "the name of an environment variable"),
     },
@@ -160,16 +176,22 @@ def config_problems(user: Any) -> list[str]:
     return problems
 
 
-def checked(config: dict[str, Any], key: str) -> tuple[Any, str | None]:
-    """A top-level setting of the merged ``config``, or, when its value breaks the rule doctor
-    checks it against, the default and a sentence saying so (for an answer's warnings)."""
-    value = config.get(key)
-    test, valid = _RULES[key]
+def checked(config: dict[str, Any], key: str, instead: str | None = None) -> tuple[Any, str | None]:
+    """A setting of the merged ``config`` (``"token_budget"``, or ``"semantic.weight"`` inside a
+    section), or, when its value breaks the rule doctor checks it against, the default and a
+    sentence saying so (for an answer's warnings). ``instead`` says what the answer does in that
+    case when it is not to use the default."""
+    section, _, name = key.rpartition(".")
+    values = config.get(section) if section else config
+    value = values.get(name) if isinstance(values, dict) else None  # a non-object section: doctor says so
+    test, valid = _RULES[section][name] if section else _RULES[key]
+    fallback = DEFAULTS[section][name] if section else DEFAULTS[key]
     if value is None or test(value):
-        return (DEFAULTS.get(key) if value is None else value), None
-    default = "the calibrated default" if DEFAULTS[key] is None else f"the default {json.dumps(DEFAULTS[key])}"
-    return DEFAULTS[key], (f".context/config.json: \"{key}\" is {_show(value)}, but it must be {valid}; used "
-                           f"{default}. Fix or remove that key in config.json.")
+        return (fallback if value is None else value), None
+    if instead is None:
+        instead = "used " + ("the calibrated default" if fallback is None else f"the default {json.dumps(fallback)}")
+    return fallback, (f".context/config.json: \"{key}\" is {_show(value)}, but it must be {valid}; {instead}. "
+                      "Fix or remove that key in config.json.")
 
 
 def number(config: dict[str, Any], key: str, fallback: float) -> float:

@@ -43,7 +43,8 @@ def mmr(hits: Sequence[Any], lam: float = 0.7) -> list[Any]:
 
 
 def apply(result: Any, settings: Any) -> Any:
-    if not isinstance(settings, dict) or not settings.get("enabled"):
+    # Only a literal true: the string "false" is truthy (get_context warns about it).
+    if not isinstance(settings, dict) or settings.get("enabled") is not True:
         return result
     try:
         lam = float(settings.get("lambda", 0.7))

@@ -1,31 +1,35 @@
 """Optional semantic blend: embeddings from Ollama or any OpenAI-compatible endpoint.
 
 Off by default (``semantic.enabled``). Entry vectors are cached in ``.context/embeddings.json``
-as ``{id: {"hash", "vec"}}`` keyed by a hash of the model and the entry text, so only new or
-changed entries are embedded, in batches. Any failure — endpoint down, slow, malformed answer —
+as ``{id: {"hash", "vec"}}`` keyed by a hash of the api, URL, model and entry text, so only new
+or changed entries are embedded, in batches. Any failure — endpoint down, slow, malformed answer —
 falls back silently to the lexical ranking: retrieval must never depend on a network service.
 """
 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import logging
 import math
 import os
-import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from context_keeper import config
+
 log = logging.getLogger("context_keeper.embeddings")
 
 CACHE_FILE = "embeddings.json"
-TIMEOUT_S = 2.0
+TIMEOUT_S = 2.0  # the most one request may take, from connecting to the last byte
+QUERY_TIMEOUT_S = 5.0  # the most one get_context waits for embeddings, over all its requests
 BATCH = 32
+_CHUNK = 65536
 _TEXT_FIELDS = ("summary", "name", "rule", "problem", "why_chosen", "purpose", "reason", "when_to_invoke")
-_cache_lock = threading.Lock()
 
 
 class EmbeddingUnavailable(Exception):
@@ -38,25 +42,62 @@ def entry_text(entry: Mapping[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _hash(model: str, text: str) -> str:
-    return hashlib.sha256(f"{model}\n{text}".encode("utf-8")).hexdigest()[:16]
+def _hash(source: str, text: str) -> str:
+    return hashlib.sha256(f"{source}\n{text}".encode("utf-8")).hexdigest()[:16]
 
 
-def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: float) -> Any:
-    request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"),
-                                     headers={"Content-Type": "application/json", **headers}, method="POST")
+def _source(settings: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The api, base URL and model ``settings`` name, as requests use them."""
+    return (str(settings.get("api") or "ollama").lower(), str(settings.get("url") or "http://localhost:11434").rstrip("/"),
+            str(settings.get("model") or "nomic-embed-text"))
+
+
+def _left(deadline: float, url: str) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise EmbeddingUnavailable(f"{url}: no complete answer in the time allowed")
+    return left
+
+
+def _post(url: str, payload: dict[str, Any], headers: dict[str, str], deadline: float) -> Any:
+    """The JSON answer to one POST, received in full by ``deadline`` (``time.monotonic()``).
+    A socket timeout bounds only each read, so a server trickling its answer byte by byte
+    would never trip it: the body is read in chunks against the deadline instead."""
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - user-configured URL
-            return json.loads(response.read().decode("utf-8"))
-    except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
-        raise EmbeddingUnavailable(f"{url}: {exc}") from exc
+        request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"),
+                                         headers={"Content-Type": "application/json", **headers}, method="POST")
+        with urllib.request.urlopen(request, timeout=_left(deadline, url)) as response:  # noqa: S310 - user-configured URL
+            body = bytearray()
+            while chunk := response.read1(_CHUNK):
+                body += chunk
+                _left(deadline, url)
+        return json.loads(body.decode("utf-8"))
+    # HTTPException: a bad status line, a body cut short (IncompleteRead), an invalid URL;
+    # RecursionError: JSON nested deeper than the parser goes.
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, RecursionError) as exc:
+        raise EmbeddingUnavailable(f"{url}: {exc!r}") from exc
 
 
-def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TIMEOUT_S) -> list[list[float]]:
-    """Vectors for ``texts`` (batched); raises EmbeddingUnavailable on any failure."""
-    api = str(settings.get("api") or "ollama").lower()
-    base = str(settings.get("url") or "http://localhost:11434").rstrip("/")
-    model = str(settings.get("model") or "nomic-embed-text")
+def _vector(value: Any) -> list[float] | None:
+    """``value`` as a vector: a non-empty list of finite real numbers, else None."""
+    if not isinstance(value, list) or not value:
+        return None
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+        return None
+    try:
+        vec = [float(x) for x in value]
+    except OverflowError:  # an int too big for a float
+        return None
+    return vec if all(map(math.isfinite, vec)) else None
+
+
+def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TIMEOUT_S, *,
+          deadline: float | None = None, dim: int | None = None) -> list[list[float]]:
+    """Vectors for ``texts`` (batched), each a non-empty list of finite floats, all of one
+    length (``dim`` when given). Raises EmbeddingUnavailable on any failure: a bad
+    ``semantic.url``, a request not answered in full within ``timeout`` seconds, the batches
+    not all answered by ``deadline`` (``time.monotonic()``), an answer of any other shape."""
+    api, base, model = _source(settings)
     headers = {}
     key_env = settings.get("api_key_env")
     if key_env and os.environ.get(str(key_env)):
@@ -64,52 +105,109 @@ def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TI
     vectors: list[list[float]] = []
     for start in range(0, len(texts), BATCH):
         batch = list(texts[start : start + BATCH])
+        stop = time.monotonic() + timeout
+        stop = stop if deadline is None else min(stop, deadline)
         if api == "openai":
             url = base + ("/embeddings" if base.endswith("/v1") else "/v1/embeddings")
-            answer = _post(url, {"model": model, "input": batch}, headers, timeout)
+            answer = _post(url, {"model": model, "input": batch}, headers, stop)
+            rows = answer.get("data") if isinstance(answer, dict) else None
+            if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+                raise EmbeddingUnavailable(f"unexpected answer from {url}: \"data\" is not a list of objects")
             try:
-                rows = sorted(answer["data"], key=lambda row: row.get("index", 0))
-                got = [row["embedding"] for row in rows]
-            except (KeyError, TypeError) as exc:
-                raise EmbeddingUnavailable(f"unexpected answer from {url}") from exc
+                rows = sorted(rows, key=lambda row: row.get("index", 0))
+            except TypeError as exc:  # indexes that do not compare, such as 1 and "2"
+                raise EmbeddingUnavailable(f"unexpected answer from {url}: {exc}") from exc
+            got = [row.get("embedding") for row in rows]
         else:
             url = base + "/api/embed"
-            answer = _post(url, {"model": model, "input": batch}, headers, timeout)
+            answer = _post(url, {"model": model, "input": batch}, headers, stop)
             got = answer.get("embeddings") if isinstance(answer, dict) else None
         if not isinstance(got, list) or len(got) != len(batch):
             raise EmbeddingUnavailable(f"{url} returned {len(got) if isinstance(got, list) else 'no'} vectors for {len(batch)} texts")
-        vectors.extend([float(x) for x in vec] for vec in got)
+        for value in got:
+            vec = _vector(value)
+            if vec is None:
+                raise EmbeddingUnavailable(f"{url} returned a vector that is not a list of finite numbers")
+            dim = len(vec) if dim is None else dim
+            if len(vec) != dim:
+                raise EmbeddingUnavailable(f"{url} returned vectors of {len(vec)} numbers where {dim} were expected")
+            vectors.append(vec)
     return vectors
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    if len(a) != len(b):
+        # zip would compare the first numbers of two different models' vectors
+        raise ValueError(f"vectors of {len(a)} and {len(b)} numbers cannot be compared")
     dot = sum(x * y for x, y in zip(a, b))
     na = math.sqrt(sum(x * x for x in a))
     nb = math.sqrt(sum(y * y for y in b))
     return dot / (na * nb) if na and nb else 0.0
 
 
-def entry_vectors(store: Any, entries: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> dict[str, list[float]]:
-    """Cached vectors for ``entries``, embedding (and caching) only what is new or changed."""
-    model = str(settings.get("model") or "")
-    with _cache_lock:
-        cache = store.read_sidecar(CACHE_FILE)
-        cache = cache if isinstance(cache, dict) else {}
-        wanted = {e["id"]: _hash(model, entry_text(e)) for e in entries}
-        missing = [e for e in entries if not isinstance(cache.get(e["id"]), dict) or cache[e["id"]].get("hash") != wanted[e["id"]]]
-        if missing:
-            vectors = embed([entry_text(e) for e in missing], settings)
-            for entry, vec in zip(missing, vectors):
-                cache[entry["id"]] = {"hash": wanted[entry["id"]], "vec": vec}
+def _cached(record: Any, digest: str, dim: int | None) -> list[float] | None:
+    """The vector of a cache record made from the same text and source, or None. A record is
+    hand-editable JSON from an older version or another model: anything but a finite vector of
+    the query's length counts as missing, and is embedded again."""
+    if not isinstance(record, dict) or record.get("hash") != digest:
+        return None
+    vec = _vector(record.get("vec"))
+    return vec if vec is not None and (dim is None or len(vec) == dim) else None
+
+
+def entry_vectors(store: Any, entries: Sequence[Mapping[str, Any]], settings: Mapping[str, Any], *,
+                  dim: int | None = None, deadline: float | None = None,
+                  timeout: float = TIMEOUT_S) -> dict[str, list[float]]:
+    """Vectors for ``entries`` by id, of ``dim`` numbers when given: cached ones where the
+    entry's text and the api, URL and model are unchanged, the rest embedded (``embed``'s
+    ``timeout`` and ``deadline``) and cached. Raises EmbeddingUnavailable when not all can be
+    had; the batches embedded before the failure are cached all the same, so a cold cache that
+    takes longer than one query allows fills over the next ones."""
+    api, base, model = _source(settings)
+    source = f"{api}\n{base}\n{model}"
+    cache = store.read_sidecar(CACHE_FILE)
+    cache = cache if isinstance(cache, dict) else {}
+    wanted = {e["id"]: _hash(source, entry_text(e)) for e in entries}
+    found = {}
+    for entry_id, digest in wanted.items():
+        vec = _cached(cache.get(entry_id), digest, dim)
+        if vec is not None:
+            found[entry_id] = vec
+    missing = [e for e in entries if e["id"] not in found]
+    fresh: dict[str, dict[str, Any]] = {}
+    try:
+        for start in range(0, len(missing), BATCH):
+            batch = missing[start : start + BATCH]
+            vectors = embed([entry_text(e) for e in batch], settings, timeout, deadline=deadline, dim=dim)
+            dim = len(vectors[0])
+            fresh.update((e["id"], {"hash": wanted[e["id"]], "vec": vec}) for e, vec in zip(batch, vectors))
+    finally:
+        _save(store, fresh)
+    return {**found, **{entry_id: record["vec"] for entry_id, record in fresh.items()}}
+
+
+def _save(store: Any, fresh: Mapping[str, Any]) -> None:
+    """Merge ``fresh`` records into the cache file. Under the store lock, re-read first: two
+    processes filling the cache at once would otherwise each write back only their own
+    vectors. A cache that cannot be written (a read-only ``.context/``) costs only the next
+    query an embedding, so it is logged, not raised."""
+    from context_keeper.errors import StoreError
+
+    if not fresh:
+        return
+    try:
+        with store.locked():
+            cache = store.read_sidecar(CACHE_FILE)
+            cache = cache if isinstance(cache, dict) else {}
+            cache.update(fresh)
             store.write_sidecar(CACHE_FILE, cache)
-        return {i: cache[i]["vec"] for i in wanted if i in cache}
+    except (OSError, StoreError) as exc:
+        log.warning("embedding cache %s not written, so these vectors will be asked for again: %s",
+                    CACHE_FILE, exc)
 
 
 def blend_weight(settings: Mapping[str, Any]) -> float:
-    """Share of the semantic signal in the blended relevance: weight/(weight+100) (150 → 0.6)."""
-    try:
-        weight = float(settings.get("weight", 150))
-    except (TypeError, ValueError):
-        weight = 150.0
-    weight = max(weight, 0.0)
-    return weight / (weight + 100.0)
+    """Share of the semantic signal in the blended relevance: weight/(weight+100) (150 → 0.6).
+    A weight doctor would refuse (a string, true, NaN, a negative number) is the default."""
+    weight = config.checked({"semantic": dict(settings)}, "semantic.weight")[0]
+    return weight / (weight + 100)  # int + int: a weight too big for a float still divides

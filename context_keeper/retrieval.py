@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import math
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -170,8 +172,9 @@ def get_context(
     # "?" or "the and of" matches every entry equally (by priors alone): a page of noise.
     wordless = bool(text) and not filters and not terms(text)
     state = service.index(store)
-    semantic = config.get("semantic")
-    blend = bool(text) and not wordless and isinstance(semantic, Mapping) and semantic.get("enabled")
+    semantic, problems = _semantic_settings(config)
+    config_warnings += problems
+    blend = bool(text) and not wordless and semantic is not None
     if blend:
         options = replace(options, limit=SEMANTIC_CANDIDATES)
     with state.lock:
@@ -184,7 +187,7 @@ def get_context(
     max_entry, problem = checked(config, "max_entry_tokens")
     max_entry = int(max_entry)
     relevance_problem = checked(config, "min_relevance")[1] if min_relevance is None else None
-    config_warnings += [p for p in (problem, relevance_problem) if p]
+    config_warnings += [p for p in (problem, relevance_problem, checked(config, "mmr.enabled")[1]) if p]
 
     def admits(kind: str, entry_id: str) -> bool:
         with state.lock:
@@ -247,6 +250,18 @@ def _scope_rules(store: Store, options: Any, admits: Callable[[str, str], bool])
     return rules
 
 
+def _semantic_settings(config: dict[str, Any]) -> tuple[Mapping[str, Any] | None, list[str]]:
+    """The ``semantic`` section when the blend is on and has an endpoint to ask (only a literal
+    true turns it on: "false" is a string), and what is wrong in it, for the answer's warnings.
+    An endpoint that is down stays silent; a URL no request can be sent to is the user's to fix."""
+    enabled, problem = checked(config, "semantic.enabled")
+    if enabled is not True:
+        return None, [problem] if problem else []
+    url_problem = checked(config, "semantic.url", instead="the answer is ranked without the semantic blend")[1]
+    problems = [p for p in (checked(config, "semantic.weight")[1], url_problem) if p]
+    return (None if url_problem else config["semantic"]), problems
+
+
 def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str, Any]) -> Any:
     """Re-rank the lexical candidates with embedding similarity; unchanged on any failure.
 
@@ -259,9 +274,12 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
 
     if not result.hits:
         return result
+    deadline = time.monotonic() + embeddings.QUERY_TIMEOUT_S
     try:
-        vectors = embeddings.entry_vectors(store, [h.entry for h in result.hits], settings)
-        query_vec = embeddings.embed([text], settings)[0]
+        # The query first: cached entry vectors of another length come from another model.
+        query_vec = embeddings.embed([text], settings, deadline=deadline)[0]
+        vectors = embeddings.entry_vectors(store, [h.entry for h in result.hits], settings,
+                                           dim=len(query_vec), deadline=deadline)
     except embeddings.EmbeddingUnavailable as exc:
         logging.getLogger("context_keeper").info("semantic blend skipped: %s", exc)
         return replace(result, hits=result.hits[:MAX_HITS])
@@ -272,7 +290,9 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
         similarity = max(embeddings.cosine(query_vec, vec), 0.0) if vec else 0.0
         mixed = (1 - weight) * hit.relevance + weight * similarity
         priors = hit.score / hit.relevance if hit.relevance > 0 else 1.0
-        blended.append(replace(hit, score=mixed * priors))
+        score = mixed * priors
+        # Finite vectors can still overflow a cosine (1e200 squared is inf, inf/inf is NaN).
+        blended.append(replace(hit, score=score if math.isfinite(score) else hit.score))
     blended.sort(key=lambda h: h.score, reverse=True)
     return replace(result, hits=blended[:MAX_HITS])
 
@@ -507,6 +527,8 @@ def _pack(
     """``scope_rules`` (constraints covering the scope asked about) are placed right after the
     last confident match, so weak matches cannot take their room in the budget."""
     results: list[dict[str, Any]] = []
+    # The stored entry behind each result: a shortened copy has lost its related_to links.
+    sources: list[Mapping[str, Any]] = []
     seen: set[str] = set()
     used = 0
     omitted = 0
@@ -553,6 +575,7 @@ def _pack(
             item["shortened"] = True
         used += cost
         results.append(item)
+        sources.append(entry)
         seen.add(entry["id"])
         return True
 
@@ -619,8 +642,8 @@ def _pack(
             place_scope_rules()
 
     if include_related:
-        for primary in list(results):
-            for linked in primary["entry"].get("related_to", []) or []:
+        for primary in list(sources):
+            for linked in primary.get("related_to", []) or []:
                 if linked in seen:
                     continue
                 try:
@@ -631,7 +654,7 @@ def _pack(
                 # entries too: "tags": ["caching"] must not bring back untagged ones.
                 if entry.get("status") == "deprecated" or not admits(kind.name, entry["id"]):
                     continue
-                item = {"score": 0.0, "type": kind.name, "related": True, "via": primary["entry"]["id"]}
+                item = {"score": 0.0, "type": kind.name, "related": True, "via": primary["id"]}
                 annotate(item, kind.name, entry)
                 try_add(item, entry)
     answer = {

@@ -242,13 +242,8 @@ class ServiceSystem(System):
         service allows per batch, and a timed-out first query would measure the fallback."""
         from context_keeper import embeddings
 
-        original = embeddings.embed
-        embeddings.embed = lambda texts, settings, timeout=120.0: original(texts, settings, timeout)  # type: ignore[assignment]
-        try:
-            kept = [e for _, e in store.entries if e.get("id") and e.get("id") not in store.drop]
-            embeddings.entry_vectors(self.service.store(project_dir), kept, self.config["semantic"])
-        finally:
-            embeddings.embed = original  # type: ignore[assignment]
+        kept = [e for _, e in store.entries if e.get("id") and e.get("id") not in store.drop]
+        embeddings.entry_vectors(self.service.store(project_dir), kept, self.config["semantic"], timeout=120.0)
 
     def answer(self, store: Store, query: str) -> Answer:
         self._last_blended = None

@@ -332,6 +332,8 @@ def test_a_restore_names_the_entries_it_brings_back(tmp_path):
     ({"markdown_export": {"enabled": True, "path": "../outside.md"}}, "markdown_export.path cannot be used"),
     ({"semantic": "on"}, 'semantic is "on", but it must be an object with the keys enabled, weight'),
     ({"semantic": {"api": "azure"}}, 'semantic.api is "azure", but it must be "ollama" or "openai"'),
+    ({"semantic": {"url": "localhost:11434"}}, 'semantic.url is "localhost:11434", but it must be an http:// or https:// URL'),
+    ({"semantic": {"url": "http://localhost:abc"}}, 'semantic.url is "http://localhost:abc", but it must be an http:// or https:// URL'),
     ({"scope_guard": {"confirm_absolute": "yes"}}, 'scope_guard.confirm_absolute is "yes", but it must be true or false'),
     ({"id_suffix": "yes"}, 'id_suffix is "yes", but it must be true or false (default false)'),
     ({"mmr": {"lamda": 0.5}}, "'mmr.lamda' is not a setting context-keeper knows, so it has no effect (did you mean 'mmr.lambda'?)"),

@@ -293,3 +293,26 @@ def test_hits_refused_without_building_their_item_are_the_hits_packing_would_ref
     # The comparison means something only where the fast path had hits to refuse, and refused some.
     assert sum(answer.get("omitted", 0) for answer in full) > 100
     assert sum(refused) > 100, sum(refused)
+
+
+def test_an_entry_shortened_for_max_entry_tokens_still_brings_its_links(tmp_path):
+    # The shortened copy has no related_to: the one-hop pull read it there and pulled nothing.
+    ctx = tmp_path / "proj" / ".context"
+    ctx.mkdir(parents=True)
+    stamp = "2025-03-01T00:00:00+00:00"
+    base = {"created_at": stamp, "updated_at": stamp, "origin": "user", "tags": [], "status": "active"}
+    long_why = " ".join(["Every quote is cached per carrier and lane so a retry storm never multiplies the calls."] * 12)
+    decisions = [
+        {**base, "id": "dec-001", "summary": "Carrier quotes are cached for ten minutes", "problem": "Rate shopping was slow.",
+         "why_chosen": long_why, "related_to": ["dec-002"]},
+        {**base, "id": "dec-002", "summary": "Handhelds use signed device tokens", "problem": "A leaked site key exposed every scanner.",
+         "why_chosen": "Revocable per device."},
+    ]
+    (ctx / "decisions.json").write_text(json.dumps(decisions), encoding="utf-8")
+    (ctx / "config.json").write_text(json.dumps({"max_entry_tokens": 60}), encoding="utf-8")
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path / "proj")})
+    answer = svc.get_context(query="carrier quotes cached", include_related=True)
+    first = answer["results"][0]
+    assert first["entry"]["id"] == "dec-001" and first["shortened"] is True
+    linked = [r for r in answer["results"] if r["entry"]["id"] == "dec-002"]
+    assert linked and linked[0]["related"] is True and linked[0]["via"] == "dec-001"

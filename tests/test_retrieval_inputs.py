@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from context_keeper.cli import main as cli_main
+from context_keeper.config import config_problems
 from context_keeper.errors import InvalidInput, NotFound
 from context_keeper.retrieval import GUIDANCE_NO_WORDS
 from context_keeper.search import tokenize
@@ -178,3 +179,11 @@ def test_non_finite_numbers_in_config_fall_back_everywhere(service, project):
     (project / ".context" / "config.json").write_text('{"stale_threshold_days": Infinity, "similar_threshold": NaN}',
                                                        encoding="utf-8")
     assert service.prune_stale()["threshold_days"] == 30  # the default
+
+
+def test_an_integer_too_big_for_a_float_in_config_is_a_number_not_a_crash(service, project):
+    # math.isfinite raised OverflowError on it, from get_context and from doctor's checks.
+    plain = service.get_context(query="label printer jams")
+    (project / ".context" / "config.json").write_text('{"max_entry_tokens": 1' + "0" * 400 + "}", encoding="utf-8")
+    assert _ids(service.get_context(query="label printer jams")) == _ids(plain)
+    assert config_problems({"max_entry_tokens": 10**400}) == []

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import math
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from context_keeper import embeddings
 from context_keeper.service import Service
 
 # The fake model maps words to a few "concepts", so texts about the same thing in different
@@ -161,3 +166,265 @@ def test_mmr_setting_is_applied_by_get_context(service, project):
     assert _ids(diverse)[0] == _ids(ranked)[0] == "dec-024"
     assert _ids(diverse)[:5] != _ids(ranked)[:5]
     assert "dec-011" in _ids(ranked)[:2] and "dec-011" not in _ids(diverse)[:2]  # the older twin of dec-024
+
+
+# ---------------------------------------------------------------- an endpoint that misbehaves
+
+
+class Scripted(BaseHTTPRequestHandler):
+    """An /api/embed whose answer body (and delay) each test sets, for the N texts asked."""
+
+    answer = staticmethod(lambda texts: json.dumps({"embeddings": [fake_vector(t) for t in texts]}).encode())
+    delay = 0.0
+    requests: list[int] = []
+
+    def do_POST(self):  # noqa: N802 - http.server API
+        texts = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
+        Scripted.requests.append(len(texts))
+        time.sleep(Scripted.delay)  # the server's thread, not the test's
+        data = Scripted.answer(texts)
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        with contextlib.suppress(OSError):  # the client gave up
+            self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def scripted():
+    Scripted.answer = staticmethod(lambda texts: json.dumps({"embeddings": [fake_vector(t) for t in texts]}).encode())
+    Scripted.delay = 0.0
+    Scripted.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _raw_server(reply: list[bytes], pause: float = 0.0) -> str:
+    """A server that sends ``reply`` as it is, chunk by chunk, ``pause`` seconds apart."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def serve():
+        while True:
+            conn, _ = listener.accept()
+            with conn, contextlib.suppress(OSError):
+                conn.recv(65536)
+                for chunk in reply:
+                    conn.sendall(chunk)
+                    time.sleep(pause)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+def _lexical_ids(svc: Service) -> list[str]:
+    lexical = Service(env={"CONTEXT_KEEPER_PROJECT": str(svc.store().root)})
+    lexical.config = lambda store: {**store.config()[0], "semantic": {"enabled": False}}
+    return _ids(lexical.get_context(query=QUERY))
+
+
+def _finite_scores(answer) -> bool:
+    return all(math.isfinite(r["score"]) for r in answer["results"])
+
+
+def _vectors(make):
+    return lambda texts: json.dumps({"embeddings": [make(i) for i in range(len(texts))]}).encode()
+
+
+@pytest.mark.parametrize("answer", [
+    _vectors(lambda i: "abc"),
+    _vectors(lambda i: [None, 1.0, 1.0]),
+    _vectors(lambda i: [True, 1.0, 1.0]),
+    _vectors(lambda i: []),
+    _vectors(lambda i: [1.0, 2.0] if i else [1.0, 2.0, 3.0]),  # two dimensions in one batch
+    lambda texts: b'{"embeddings": [' + b",".join([b"[1" + b"0" * 400 + b", 1, 1]"] * len(texts)) + b"]}",
+    lambda texts: b'{"embeddings": [' + b",".join([b"[NaN, 1, 1]"] * len(texts)) + b"]}",
+    lambda texts: b'{"embeddings": [' + b",".join([b"[Infinity, 1, 1]"] * len(texts)) + b"]}",
+    lambda texts: b'{"embeddings": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+], ids=["string", "null", "bool", "empty", "mixed-dimensions", "huge-int", "nan", "infinity", "deep-nesting"])
+def test_a_malformed_vector_falls_back_to_lexical(tmp_path, scripted, answer):
+    Scripted.answer = staticmethod(answer)
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    got = svc.get_context(query=QUERY)
+    assert _ids(got) == _lexical_ids(svc) and _finite_scores(got)
+    assert Scripted.requests  # it was asked, and its answer refused
+    assert not (svc.store().dir / "embeddings.json").exists()
+
+
+@pytest.mark.parametrize("rows", [["abc"], [[0.1, 0.2, 0.3]], [None], [{"index": "0", "embedding": [1.0]}, {"index": 1}]])
+def test_an_openai_answer_whose_rows_are_not_objects_falls_back_to_lexical(tmp_path, scripted, rows):
+    Scripted.answer = staticmethod(lambda texts: json.dumps({"data": rows * len(texts)}).encode())
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "api": "openai", "weight": 400})
+    # The fake serves /v1/embeddings with the same handler.
+    assert _ids(svc.get_context(query=QUERY)) == _lexical_ids(svc)
+
+
+@pytest.mark.parametrize("reply", [
+    [b"GARBAGE\r\n\r\n"],  # http.client.BadStatusLine
+    [b"HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\n{}"],  # IncompleteRead
+], ids=["bad-status-line", "short-body"])
+def test_a_broken_http_answer_falls_back_to_lexical(tmp_path, reply):
+    svc = _project(tmp_path, {"enabled": True, "url": _raw_server(reply), "weight": 400})
+    assert _ids(svc.get_context(query=QUERY)) == _lexical_ids(svc)
+
+
+def test_a_server_trickling_its_answer_cannot_hold_a_query(tmp_path, monkeypatch):
+    # A byte every 0.1 s never trips a per-read timeout: the whole answer took 6 s here.
+    body = json.dumps({"embeddings": [[1.0, 1.0, 1.0]]}).encode() + b" " * 40
+    reply = [b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body), *(body[i:i + 1] for i in range(len(body)))]
+    monkeypatch.setattr(embeddings, "QUERY_TIMEOUT_S", 0.5, raising=False)
+    svc = _project(tmp_path, {"enabled": True, "url": _raw_server(reply, pause=0.1), "weight": 400})
+    expected = _lexical_ids(svc)
+    start = time.monotonic()
+    answer = svc.get_context(query=QUERY)
+    assert time.monotonic() - start < 2.0
+    assert _ids(answer) == expected
+
+
+def test_one_query_waits_for_all_its_batches_together_at_most_the_query_timeout(tmp_path, scripted, monkeypatch):
+    # Each request is quick enough on its own; four of them in a row are not.
+    Scripted.delay = 0.3
+    monkeypatch.setattr(embeddings, "BATCH", 1)
+    monkeypatch.setattr(embeddings, "QUERY_TIMEOUT_S", 0.5, raising=False)
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    expected = _lexical_ids(svc)
+    start = time.monotonic()
+    answer = svc.get_context(query=QUERY)
+    assert time.monotonic() - start < 1.0
+    assert _ids(answer) == expected
+
+
+@pytest.mark.parametrize("url", ["localhost", "192.168.1.5", 5, "http://[::1", "http://localhost:abc", "localhost:11434"])
+def test_a_url_no_request_can_go_to_is_a_warning_and_a_lexical_answer(tmp_path, url):
+    svc = _project(tmp_path, {"enabled": True, "url": url})
+    answer = svc.get_context(query=QUERY)
+    assert _ids(answer) == _lexical_ids(svc)
+    assert any('"semantic.url"' in w and "http://" in w and "without the semantic blend" in w
+               for w in answer.get("warnings", [])), answer.get("warnings")
+
+
+@pytest.mark.parametrize("weight", ['"1e999"', "true", '"150"', "NaN", "-1"])
+def test_an_unusable_weight_is_the_default_with_a_warning(tmp_path, scripted, weight):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted})
+    default = svc.get_context(query=QUERY)
+    (svc.store().dir / "config.json").write_text(
+        '{"semantic": {"enabled": true, "url": "%s", "weight": %s}}' % (scripted, weight), encoding="utf-8")
+    answer = svc.get_context(query=QUERY)
+    assert [(r["entry"]["id"], r["score"]) for r in answer["results"]] == [
+        (r["entry"]["id"], r["score"]) for r in default["results"]]
+    assert any('"semantic.weight"' in w and "used the default 150" in w for w in answer["warnings"])
+
+
+def test_a_non_finite_vector_in_the_cache_is_embedded_again(tmp_path, scripted):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    first = svc.get_context(query=QUERY)
+    path = svc.store().dir / "embeddings.json"
+    cache = json.loads(path.read_text(encoding="utf-8"))
+    for record in cache.values():
+        record["vec"] = [float("nan")] * len(record["vec"])
+    path.write_text(json.dumps(cache), encoding="utf-8")  # NaN, as json.dumps writes it
+    asked = len(Scripted.requests)
+    again = svc.get_context(query=QUERY)
+    assert [(r["entry"]["id"], r["score"]) for r in again["results"]] == [(r["entry"]["id"], r["score"]) for r in first["results"]]
+    assert sum(Scripted.requests[asked:]) == 1 + len(cache)  # the query and every entry again
+
+
+def test_vectors_whose_cosine_overflows_keep_the_lexical_score(tmp_path, scripted):
+    # Finite, but 1e200 squared is inf, and inf/inf is NaN.
+    Scripted.answer = staticmethod(_vectors(lambda i: [1e200, 1e200, 1e200]))
+    svc = _project(tmp_path, {"enabled": True, "url": scripted})
+    assert _finite_scores(svc.get_context(query=QUERY))
+
+
+def test_cached_vectors_of_another_dimension_are_embedded_again(tmp_path, scripted):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    svc.get_context(query=QUERY)
+    # Another model behind the same name: four numbers, not three. zip() compared only three.
+    Scripted.answer = staticmethod(lambda texts: json.dumps({"embeddings": [[*fake_vector(t), 5.0] for t in texts]}).encode())
+    asked = len(Scripted.requests)
+    svc.get_context(query=QUERY)
+    cache = json.loads((svc.store().dir / "embeddings.json").read_text(encoding="utf-8"))
+    assert {len(record["vec"]) for record in cache.values()} == {4}
+    assert sum(Scripted.requests[asked:]) == 1 + len(cache)
+
+
+def test_cosine_refuses_vectors_of_different_lengths():
+    assert embeddings.cosine([1.0, 0.0], [1.0, 0.0]) == 1.0
+    with pytest.raises(ValueError, match="2 and 3 numbers"):
+        embeddings.cosine([1.0, 0.0], [1.0, 0.0, 0.0])
+
+
+def test_another_endpoint_serving_a_model_of_the_same_name_is_embedded_again(tmp_path, scripted, fake_server):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted})
+    svc.get_context(query=QUERY)
+    (svc.store().dir / "config.json").write_text(json.dumps({"semantic": {"enabled": True, "url": fake_server}}),
+                                                 encoding="utf-8")
+    svc.get_context(query=QUERY)
+    assert sum(n for _, n in FakeEmbeddings.requests) > 1  # not only the query
+
+
+def test_an_embeddings_json_of_the_earlier_format_still_loads(tmp_path, scripted):
+    # {id: {"hash", "vec"}} with the hash of the model and text only: its vectors are replaced.
+    svc = _project(tmp_path, {"enabled": True, "url": scripted})
+    old = {f"dec-00{n}": {"hash": "0123456789abcdef", "vec": [0.1, 0.2, 0.3]} for n in (1, 2, 3)}
+    path = svc.store().dir / "embeddings.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    answer = svc.get_context(query=QUERY, include_related=False)
+    assert _ids(answer)[0] == "dec-002"  # blended, with the vectors embedded again
+    assert json.loads(path.read_text(encoding="utf-8"))["dec-002"]["vec"] != [0.1, 0.2, 0.3]
+
+
+def test_an_unwritable_cache_still_blends_this_query(tmp_path, scripted, monkeypatch, caplog):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    store_type = type(svc.store())
+
+    def read_only(self, name, data):
+        raise PermissionError(30, "Read-only file system", str(self.dir / name))
+
+    monkeypatch.setattr(store_type, "write_sidecar", read_only)
+    with caplog.at_level(logging.WARNING, logger="context_keeper.embeddings"):
+        answer = svc.get_context(query=QUERY, include_related=False)
+    assert _ids(answer)[0] == "dec-002"  # the blend, with the vectors just embedded
+    assert "not written" in caplog.text
+
+
+def test_vectors_another_process_cached_meanwhile_are_kept(tmp_path, scripted, monkeypatch):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted})
+    path = svc.store().dir / "embeddings.json"
+    original = embeddings.embed
+
+    def and_another_process_writes(texts, *args, **kwargs):
+        if len(texts) > 1:  # the entries: another process caches its own meanwhile
+            path.write_text(json.dumps({"dec-999": {"hash": "0123456789abcdef", "vec": [1.0, 2.0, 3.0]}}),
+                            encoding="utf-8")
+        return original(texts, *args, **kwargs)
+
+    monkeypatch.setattr(embeddings, "embed", and_another_process_writes)
+    svc.get_context(query=QUERY)
+    assert {"dec-999", "dec-001", "dec-002"} <= set(json.loads(path.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("value", ['"false"', '"no"', "1"])
+def test_only_true_turns_the_semantic_blend_on(tmp_path, scripted, value):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted})
+    (svc.store().dir / "config.json").write_text('{"semantic": {"enabled": %s, "url": "%s"}}' % (value, scripted),
+                                                 encoding="utf-8")
+    answer = svc.get_context(query=QUERY)
+    assert Scripted.requests == []
+    assert any('"semantic.enabled"' in w for w in answer["warnings"])
+
+
+def test_only_true_turns_mmr_on(service, project):
+    plain = service.get_context(query="carrier quotes cache", include_related=False)
+    (project / ".context" / "config.json").write_text(json.dumps({"mmr": {"enabled": "false", "lambda": 0.3}}),
+                                                      encoding="utf-8")
+    answer = service.get_context(query="carrier quotes cache", include_related=False)
+    assert _ids(answer) == _ids(plain)
+    assert any('"mmr.enabled"' in w for w in answer["warnings"])
