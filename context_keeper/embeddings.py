@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from context_keeper import config
+from context_keeper.errors import StoreError
 
 log = logging.getLogger("context_keeper.embeddings")
 
@@ -191,8 +192,6 @@ def _save(store: Any, fresh: Mapping[str, Any]) -> None:
     processes filling the cache at once would otherwise each write back only their own
     vectors. A cache that cannot be written (a read-only ``.context/``) costs only the next
     query an embedding, so it is logged, not raised."""
-    from context_keeper.errors import StoreError
-
     if not fresh:
         return
     try:
