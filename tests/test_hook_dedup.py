@@ -209,3 +209,18 @@ def test_the_prompt_hook_shows_a_rule_again_once_its_text_changed(project: Path)
                                                  for i in items if i["id"] == "con-005"])
     again = injected(run_hook("user_prompt_submit", prompt, env=env))
     assert "Nor a cancel-shipment call." in again and "dec-008" not in again
+
+
+def test_the_prompt_hook_searches_a_broken_file_in_its_last_good_copy_keyed_as_the_edit_guard(project: Path):
+    # The prompt hook indexed the broken file's (empty) entries, so one typo in constraints.json
+    # hid every rule from it while get_context and the edit guard read the last good copy.
+    from tests.conftest import break_constraints_after_a_write
+
+    env = hook_env(project)
+    break_constraints_after_a_write(project, "global")
+    shown = injected(run_hook("user_prompt_submit", payload("user_prompt_submit", project, session_id="s-b"), env=env))
+    assert "con-004" in shown and "con-005" in shown
+    carriers = _edit(project, "s-b")
+    carriers["tool_input"]["file_path"] = str(project / "src/packwise/carriers/client.py")
+    text = injected(run_hook("scope_guard", carriers, env=env))
+    assert "last good copy" in text and "con-004" not in text and "con-005" not in text
