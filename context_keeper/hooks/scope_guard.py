@@ -130,11 +130,14 @@ def handle(ctx: HookContext) -> str | None:
     earlier = [i for i in must_ask if i not in constraints]
     if earlier:
         lines.append(f"Absolute constraints covering this file, shown earlier in this session: {', '.join(earlier)}.")
+    if notes:
+        from context_keeper.lines import neutralize
+
     for name in notes:
-        lines.append(f"Store health: .context/{name} does not parse (a hand edit?); "
-                     + ("the entries above from it come from its last good copy (.context/.last-good/). "
-                        if broken[name] else "its entries cannot be shown until it is fixed. ")
-                     + "`context-keeper doctor` shows where it breaks.")
+        problem = (data.get("problems") or {}).get(name) or f".context/{name} does not parse"
+        lines.append(f"Store health: {neutralize(problem)} "
+                     + ("The entries above from it come from its last good copy (.context/.last-good/)."
+                        if broken[name] else "Its entries cannot be shown until it is fixed."))
     state.mark([keys.get(i, i) for i in constraints + decisions] + [f"!broken:{name}" for name in notes])
     if must_ask:
         # The person asked sees the rules themselves, not only their ids.
