@@ -36,8 +36,10 @@ def handle(ctx: HookContext) -> str | None:
     query = {"query": _query_text(ctx.text("prompt")), "token_budget": TOKEN_BUDGET, "include_related": False}
     try:
         result = service.get_context(**query)
-    except ValueError:
-        if not service.discard_snapshot():  # a damaged snapshot shows only when a list is read
+    except (ValueError, LookupError, TypeError):
+        # A damaged snapshot shows only when a list is read (restore checks what it can): any
+        # such failure of a restored index means building one. A built index's errors stand.
+        if not service.discard_snapshot():
             raise
         result = service.get_context(**query)
     service.save_search_state()
