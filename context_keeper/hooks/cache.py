@@ -6,7 +6,7 @@ init`` puts in ``.context/.gitignore``:
 - ``hook_roots_state.json``: the (env, cwd) combinations ``resolve_project`` has mapped to this
   root, so later hooks can skip it.
 - ``hook_state.json``: the session-start summary, the subagent briefing, one quality hint and
-  store warnings, stamped with (mtime_ns, size, inode) of the store files and ``config.json``.
+  store warnings, stamped with (mtime_ns, size, inode, ctime_ns) of the store files and ``config.json``.
 - ``hook_scope_state.json``: the edit guard's index (``hooks/scope_index.py``), one part per
   file it derives from (``constraints.json``, ``decisions.json``), each stamped with that file.
 
@@ -42,7 +42,7 @@ ROOTS_FILE = "hook_roots_state.json"
 SNAPSHOT_FILE = "search_index_state.json"  # == search.snapshot.FILE (pinned by a test)
 # What ``refresh`` keeps fresh after the server's own writes (each only once a hook made it).
 REFRESHED = (CACHE_FILE, "hook_scope_state.json", SNAPSHOT_FILE)
-FORMAT = 4
+FORMAT = 5  # 5: stamps carry the ctime
 STAMPED = ("decisions.json", "pipelines.json", "constraints.json", "config.json")
 MAX_RESOLVED_KEYS = 32
 SUMMARY_BUDGET = 2000  # tokens; the get_project_summary default
@@ -58,7 +58,9 @@ if TYPE_CHECKING:
 
 
 def stamps(context_dir: str, names: tuple[str, ...] = STAMPED) -> dict[str, list[int] | None]:
-    """``[mtime_ns, size, inode]`` (None when missing) of each of ``names`` in ``context_dir``."""
+    """``[mtime_ns, size, inode, ctime_ns]`` (None when missing) of each of ``names`` in
+    ``context_dir``. The ctime as the store's own stamp has it: an in-place edit of the same size
+    with the mtime put back (``cp -p``, ``touch -r``) changes nothing else."""
     out: dict[str, list[int] | None] = {}
     for name in names:
         path = os.path.join(context_dir, name)
@@ -72,7 +74,7 @@ def stamps(context_dir: str, names: tuple[str, ...] = STAMPED) -> dict[str, list
             except FileNotFoundError:
                 out[name] = None
                 continue
-        out[name] = [st.st_mtime_ns, st.st_size, st.st_ino]
+        out[name] = [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
     return out
 
 

@@ -1,22 +1,21 @@
 """The edit guard's derived index: which entries apply to which paths, and where they are.
 
 ``.context/hook_scope_state.json`` holds one part per source file, stamped with that file's
-(mtime_ns, size, inode): for ``constraints.json`` the active constraints with a non-global
-``scope``, for ``decisions.json`` the active decisions with a ``scope``, a path-like tag or any
-plain tag. A part has ``scoped`` rows ``[id, normalised scope, literal prefix, is_glob, kind]``,
-``tags`` (plain tag -> decision ids), ``absolute`` (absolute constraints), ``at`` (id -> the
-item's character offset in the file), ``keys`` (id -> the session seen-key of its content,
+``cache.stamps``: for ``constraints.json`` the active constraints with a non-global ``scope``,
+for ``decisions.json`` the active decisions with a ``scope``, a path-like tag or any plain tag.
+A part has ``scoped`` rows ``[id, normalised scope, literal prefix, is_glob, kind]``, ``tags``
+(plain tag -> decision ids), ``absolute`` (absolute constraints), ``at`` (id -> the item's
+character offset in the file), ``keys`` (id -> the session seen-key of its content,
 ``state.entry_key``) and, for a broken file, ``problem`` (what is wrong with it, in the store's
-words). A change to one file rebuilds its part only; pipelines
-and config are not read at all.
+words). A change to one file rebuilds its part only; pipelines and config are not read at all.
 
-Built from the raw JSON, not through ``Store``, and without rendering anything: an edit right
-after a hand edit (or a ``git pull``) pays for one scan of the changed file, not for the whole
-core. The few entries an edit shows are read back at their offsets and rendered then. Items
-that are not plainly well-formed (wrong types, odd ids, unknown status words...) go through
-``model.read_entry``, so every entry is read exactly as the store reads it; only those items
-pay for the import. A large changed ``decisions.json`` is rebuilt in a background process
-(``load``), so no edit waits for it.
+Built from the raw JSON, not through ``Store`` (but for a broken file's ``problem``), and
+without rendering anything: an edit right after a hand edit (or a ``git pull``) pays for one
+scan of the changed file, not for the whole core. The few entries an edit shows are read back
+at their offsets and rendered then. Items that are not plainly well-formed (wrong types, odd
+ids, unknown status words...) go through ``model.read_entry``, so every entry is read exactly
+as the store reads it; only those items pay for the import. A large changed ``decisions.json``
+is rebuilt in a background process (``load``), so no edit waits for it.
 """
 
 from __future__ import annotations
