@@ -106,7 +106,8 @@ def _layout(tmp_path: Path) -> dict[str, Path]:
     loose.mkdir(parents=True)
     (tmp_path / "loose" / ".context").mkdir()
     return {"outer": outer, "inner": inner, "inner_src": inner / "src", "mid": outer / "pkg", "plain": plain,
-            "repo_sub": repo_sub, "loose_sub": loose, "loose": loose.parent}
+            "repo_sub": repo_sub, "loose_sub": loose, "loose": loose.parent,
+            "outer_store": outer / ".context", "loose_store": loose.parent / ".context"}
 
 
 @pytest.mark.parametrize("ck,cpd,cwd", [
@@ -114,6 +115,8 @@ def _layout(tmp_path: Path) -> dict[str, Path]:
     (None, "plain", "inner_src"), (None, "plain", "plain"), ("outer", None, "inner_src"), ("plain", None, "inner"),
     (None, "inner", "outer"), ("relative/path", None, "inner"), ("inner_src", None, "plain"), ("mid", None, "plain"),
     ("repo_sub", None, "plain"), ("loose_sub", None, "plain"), ("loose", None, "plain"),
+    # the store directory itself names its project, inside a repository or not
+    ("outer_store", None, "plain"), ("loose_store", None, "plain"),
 ])
 def test_fast_resolution_agrees_with_resolve_project(tmp_path: Path, ck, cpd, cwd):
     dirs = _layout(tmp_path)

@@ -82,6 +82,17 @@ def resolution_key(env: Mapping[str, str], cwd: str | None) -> str:
     return "\x1f".join((env.get(ENV_PROJECT, ""), env.get(ENV_CLIENT_PROJECT, ""), cwd or os.getcwd()))
 
 
+def store_owner(path: str) -> str:
+    """The project an absolute, resolved ``path`` names: itself, or — when it is a ``.context/``
+    directory or lies inside one — the directory holding that ``.context/`` (not a new project
+    whose store would be ``.context/.context/``). The one rule for ``CONTEXT_KEEPER_PROJECT``
+    and ``project_dir``: ``project._explicit`` applies it too."""
+    parts = path.split(os.sep)
+    if CONTEXT_DIR not in parts:
+        return path
+    return os.sep.join(parts[: parts.index(CONTEXT_DIR)]) or os.sep
+
+
 def _enclosing_project(start: str) -> str | None:
     """``project._enclosing_project`` for an explicit directory, when it leads to a
     ``.context/``: the nearest one inside the repository holding ``start``."""
@@ -120,7 +131,7 @@ def guess_root(env: Mapping[str, str], cwd: str | None) -> tuple[str | None, boo
         path = os.path.expanduser(explicit)
         if not os.path.isabs(path):
             return None, False  # resolve_project reports this; let it
-        found = _enclosing_project(os.path.realpath(path))
+        found = _enclosing_project(store_owner(os.path.realpath(path)))
         return (found, False) if found is not None else (None, True)
     starts = [env[ENV_CLIENT_PROJECT]] if env.get(ENV_CLIENT_PROJECT) else []
     starts.append(cwd or os.getcwd())
