@@ -92,6 +92,16 @@ def test_user_prompt_submit_recalls_relevant_entries_and_abstains_otherwise(proj
                              env=hook_env(project))) is None
 
 
+@pytest.mark.parametrize("prompt,recalled", [
+    ("/srv/packwise/carriers/client.py: carrier API calls keep timing out; how should the retries work?", True),
+    ("/review carrier API calls keep timing out; how should the retries and backoff work?", False),
+])
+def test_a_prompt_that_begins_with_a_path_is_not_a_slash_command(project: Path, prompt: str, recalled: bool):
+    text = injected(run_hook("user_prompt_submit", payload("user_prompt_submit", project, prompt=prompt),
+                             env=hook_env(project)))
+    assert ("dec-008" in (text or "")) is recalled
+
+
 @pytest.mark.parametrize("event_file", EVENT_FILES)
 @pytest.mark.parametrize("stdin", [b"", b"garbage{", b"[1, 2]", b"\xff\xfe\x00", b'{"session_id": 5, "cwd": ['])
 def test_every_hook_fails_open_on_unusable_stdin(project: Path, event_file: str, stdin: bytes):

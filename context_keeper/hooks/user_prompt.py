@@ -22,7 +22,7 @@ TOKEN_BUDGET = 1500
 
 def handle(ctx: HookContext) -> str | None:
     prompt = " ".join(ctx.text("prompt").split())
-    if len(prompt) < MIN_PROMPT_CHARS or prompt.startswith("/"):
+    if len(prompt) < MIN_PROMPT_CHARS or _slash_command(prompt):
         return None
     if not ctx.locate():
         return None
@@ -70,6 +70,13 @@ def handle(ctx: HookContext) -> str | None:
     lines += [render.entry_line(KINDS[r["type"]], r["entry"]) for r in chosen]
     state.mark([keys[r["entry"]["id"]] for r in chosen])
     return frame("\n".join(lines))
+
+
+def _slash_command(prompt: str) -> bool:
+    """``/compact keep the tests``, not ``/srv/app/db.py: which database…``: a command's name
+    has no further ``/``."""
+    first = prompt.split(" ", 1)[0]
+    return first.startswith("/") and "/" not in first[1:]
 
 
 QUERY_PARAGRAPH_CHARS = 600
