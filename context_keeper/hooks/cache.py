@@ -293,6 +293,7 @@ def build(root: str) -> dict:
     """Recompute the session-start cache from the store and write it. Slow path only."""
     from pathlib import Path
 
+    from context_keeper.lines import neutralize
     from context_keeper.model import KINDS
     from context_keeper.store import Store, readable_entries
     from context_keeper.summary import build_summary
@@ -313,10 +314,11 @@ def build(root: str) -> dict:
     full = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=SUMMARY_BUDGET)
     briefing = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=BRIEFING_BUDGET)
     # config.json included: an unreadable one means defaults (project name, confirm_absolute).
-    warnings = [*map(str, config_warnings), *(
+    # Neutralised like every other text here: a path is caller data and may spell the frame's tag.
+    warnings = [neutralize(w) for w in (*map(str, config_warnings), *(
         str(s.error) + (" Until it is fixed, its entries here come from its last good copy (.context/.last-good/)."
                         if name in from_backup else "")
-        for name, s in states.items() if s.error is not None)]
+        for name, s in states.items() if s.error is not None))]
 
     data = {
         "format": FORMAT,
