@@ -120,13 +120,14 @@ def compare(snapshot: Mapping[str, Any], current: Mapping[str, Sequence[Mapping[
     missing: list[dict] = []
     modified: list[dict] = []
     checked = 0
-    for plural, before_items in (snapshot.get("entries") or {}).items():
+    entries = snapshot.get("entries")
+    for plural, before_items in (entries.items() if isinstance(entries, dict) else ()):
         kind = BY_PLURAL.get(plural)
         if kind is None or not isinstance(before_items, list):
             continue
         now_by_id = {e.get("id"): e for e in current.get(plural, ())}
         for before in before_items:
-            if not isinstance(before, dict) or not before.get("id"):
+            if not isinstance(before, dict) or not isinstance(before.get("id"), str) or not before["id"]:
                 continue
             checked += 1
             entry_id = before["id"]
@@ -174,18 +175,19 @@ def check_pending(root: str, *, now: datetime | None = None) -> dict[str, Any] |
     store = _store(root)
     marker = os.path.join(_context(root), PENDING_FILE)
     snapshot = store.read_sidecar(SNAPSHOT_FILE)
-    if not isinstance(snapshot, dict):
-        _remove(marker)
+    if not isinstance(snapshot, dict) or not isinstance(snapshot.get("entries"), dict):
+        _remove(marker)  # missing, or damaged past use: nothing to compare with
         return None
     current: dict[str, tuple] = {}
-    unchecked: list[str] = [name for name in snapshot.get("unreadable") or [] if isinstance(name, str)]
+    unreadable = snapshot.get("unreadable")
+    unchecked: list[str] = [name for name in unreadable if isinstance(name, str)] if isinstance(unreadable, list) else []
     for kind in KINDS.values():
         state = store.state(kind)
         if state.error is not None:
             unchecked.append(kind.filename)  # an unreadable file is not a lost entry: not compared
             continue
         current[kind.plural] = state.entries
-    compared = dict(snapshot, entries={plural: items for plural, items in (snapshot.get("entries") or {}).items()
+    compared = dict(snapshot, entries={plural: items for plural, items in snapshot["entries"].items()
                                        if plural in current})
     report = compare(compared, current, now=now, written_since=_written_since(store, snapshot.get("last_good")))
     if unchecked:
@@ -193,6 +195,24 @@ def check_pending(root: str, *, now: datetime | None = None) -> dict[str, Any] |
     store.write_sidecar(REPORT_FILE, report)
     _remove(marker)
     return report
+
+
+def check_pending_in_hook(root: str, log: Callable[[str], None]) -> str | None:
+    """``check_pending`` for a hook, whose injection must not be lost to it: any failure (a full
+    disk, a directory where the report goes, a snapshot damaged in a way nobody foresaw) is
+    logged through ``log`` and the pending mark removed, so the next Stop or session start does
+    not fail the same way again. Returns a line saying the check could not run, or None."""
+    try:
+        check_pending(root)
+    except Exception as exc:  # noqa: BLE001 - the documented boundary: the check is an extra, the summary is not
+        log(f"compaction check failed, not retried for this compaction: {type(exc).__name__}: {exc}")
+        try:
+            _remove(os.path.join(_context(root), PENDING_FILE))
+        except OSError:
+            pass  # the next hook tries again, and logs again
+        return (f"Compaction check: it could not run ({type(exc).__name__}), so what the compaction may have "
+                "lost is not known; .context/hook.log has the details.")
+    return None
 
 
 def _written_since(store: Any, stamps: Any) -> Callable[[str], Mapping[str, Any]] | None:

@@ -150,10 +150,14 @@ class HookContext:
         log_line(self.root, self.event.name, message)
 
 
+def frame_room(limit: int = MAX_CHARS) -> int:
+    """How long a body ``frame`` wraps within ``limit`` without cutting it."""
+    return limit - len(FRAME_OPEN) - len(FRAME_CLOSE) - 2
+
+
 def frame(body: str, limit: int = MAX_CHARS) -> str:
     """Wrap ``body`` (already neutralised text) as project reference material, within ``limit``."""
-    overhead = len(FRAME_OPEN) + len(FRAME_CLOSE) + 2
-    room = limit - overhead
+    room = frame_room(limit)
     if len(body) > room:
         note = "\n… (cut to stay within the hook size limit)"
         body = body[: room - len(note)].rstrip() + note

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from context_keeper.errors import NoProject, UnsafePath
+from context_keeper.hooks.cache import store_owner  # on the lean side: the hooks' guess applies it too
 
 CONTEXT_DIR = ".context"
 ENV_PROJECT = "CONTEXT_KEEPER_PROJECT"
@@ -33,11 +34,7 @@ def _explicit(path: str, source: str) -> Path:
         )
     if not candidate.is_dir():
         raise NoProject(f"{source} {path!r} is not an existing directory; pass the project's root directory")
-    candidate = candidate.resolve()
-    if CONTEXT_DIR in candidate.parts:
-        # The store directory itself (or a path inside it) names the project that holds it, not a
-        # new project whose store would be .context/.context/.
-        candidate = Path(*candidate.parts[: candidate.parts.index(CONTEXT_DIR)])
+    candidate = Path(store_owner(str(candidate.resolve())))
     return enclosing_project(candidate) or candidate
 
 

@@ -667,8 +667,16 @@ def readable_entries(store: Store, state: FileState) -> tuple[list | tuple, bool
     """The entries of a file state, or, when the file is broken by a hand edit, those of its last
     good copy (``.last-good/``): ``(entries, from_last_good)``. What the summaries show, so one
     typo does not read as "0 constraints"."""
+    readable, from_last_good = readable_state(store, state)
+    return (list(readable.entries), True) if from_last_good else (state.entries, False)
+
+
+def readable_state(store: Store, state: FileState) -> tuple[FileState, bool]:
+    """``readable_entries`` as a whole file state: ``state`` itself, or the parsed last good copy
+    (stamped with the copy's own stamp) and True. For callers that need the items as stored too
+    (the prompt hook keys what it shows by them, as the edit guard does)."""
     if state.error is None:
-        return state.entries, False
+        return state, False
     path = store.dir / BACKUP_DIR / state.kind.filename
     stamp = _stamp(path)
     # A broken file can stay broken for a whole session (an unresolved merge), and one answer asks
@@ -678,12 +686,12 @@ def readable_entries(store: Store, state: FileState) -> tuple[list | tuple, bool
         backup = cached[1]
     else:
         try:
-            backup = parse_bytes(state.kind, path, path.read_bytes())
+            backup = parse_bytes(state.kind, path, path.read_bytes()).replace(stamp=stamp)
         except OSError:
-            return state.entries, False
+            return state, False
         if stamp is not None:
             store._last_good[state.kind.name] = (stamp, backup)
-    return (list(backup.entries), True) if backup.error is None else (state.entries, False)
+    return (backup, True) if backup.error is None else (state, False)
 
 
 def write_gitignore(context_dir: Path) -> None:

@@ -186,3 +186,53 @@ def test_a_stale_editor_buffer_saved_over_a_tool_edit_is_still_reported(project:
     report = compaction.check_pending(str(project), now=hooks_now + timedelta(minutes=1))
     # dec-002 is as in the snapshot again; dec-001 has an updated_at the tools never wrote after it
     assert [m["id"] for m in report["modified_entries"]] == ["dec-001"]
+
+
+def test_a_damaged_snapshot_is_skipped_and_not_checked_again(project: Path):
+    # "entries" a list raised AttributeError on every Stop and post-compaction session start:
+    # the marker stayed, and each session start after a compaction lost its whole injection.
+    env = hook_env(project)
+    context = project / ".context"
+    run_hook("pre_compact", payload("pre_compact", project), env=env)
+    (context / "compaction_snapshot.json").write_text('{"timestamp": "x", "entries": [1, 2]}', encoding="utf-8")
+    assert run_hook("post_compact", payload("stop", project), env=env).stdout == b""
+    assert not (context / "compaction_pending_state.json").exists()
+    run_hook("pre_compact", payload("pre_compact", project), env=env)
+    (context / "compaction_snapshot.json").write_text('{"timestamp": "x", "entries": [1, 2]}', encoding="utf-8")
+    text = injected(run_hook("session_start", payload("session_start_compact", project), env=env))
+    assert "Project memory for" in text
+    assert not (context / "compaction_pending_state.json").exists()
+    assert not (context / "hook.log").exists()
+
+
+def test_a_report_that_cannot_be_written_costs_the_check_not_the_summary(project: Path):
+    env = hook_env(project)
+    context = project / ".context"
+    run_hook("pre_compact", payload("pre_compact", project), env=env)
+    (context / "compaction_report.json").mkdir()  # as a full disk would, the report write fails
+    text = injected(run_hook("session_start", payload("session_start_compact", project), env=env))
+    assert "Project memory for" in text and "Compaction check: it could not run (IsADirectoryError)" in text
+    log = (context / "hook.log").read_text(encoding="utf-8")
+    assert "compaction check failed" in log and "IsADirectoryError" in log
+    # logged once: the marker is gone, so the next Stop does not fail the same way again
+    assert not (context / "compaction_pending_state.json").exists()
+    assert run_hook("post_compact", payload("stop", project), env=env).stdout == b""
+    assert (context / "hook.log").read_text(encoding="utf-8") == log
+
+
+def test_a_stop_hook_whose_report_cannot_be_written_logs_once(project: Path):
+    env = hook_env(project)
+    context = project / ".context"
+    run_hook("pre_compact", payload("pre_compact", project), env=env)
+    (context / "compaction_report.json").mkdir()
+    for _ in range(2):
+        assert run_hook("post_compact", payload("stop", project), env=env).stdout == b""
+    assert (context / "hook.log").read_text(encoding="utf-8").count("compaction check failed") == 1
+    assert not (context / "compaction_pending_state.json").exists()
+
+
+def test_compare_skips_snapshot_parts_of_the_wrong_shape():
+    current = {"decisions": [{"id": "dec-001", "summary": "A"}]}
+    for entries in ([1, 2], "abc", {"decisions": "abc"}, {"decisions": [{"id": ["dec-001"]}, {"id": 5}, 7]}):
+        report = compaction.compare({"timestamp": "x", "entries": entries}, current)
+        assert report["status"] == "clean" and report["checked_count"] == 0

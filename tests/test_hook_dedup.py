@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from context_keeper.hooks.state import SessionState, prune, session_key
+from context_keeper.service import Service
 from tests.hook_helpers import LAUNCHERS, hook_env, injected, payload, run_hook
 
 
@@ -209,3 +210,50 @@ def test_the_prompt_hook_shows_a_rule_again_once_its_text_changed(project: Path)
                                                  for i in items if i["id"] == "con-005"])
     again = injected(run_hook("user_prompt_submit", prompt, env=env))
     assert "Nor a cancel-shipment call." in again and "dec-008" not in again
+
+
+def test_the_prompt_hook_searches_a_broken_file_in_its_last_good_copy_keyed_as_the_edit_guard(project: Path):
+    # The prompt hook indexed the broken file's (empty) entries, so one typo in constraints.json
+    # hid every rule from it while get_context and the edit guard read the last good copy.
+    from tests.conftest import break_constraints_after_a_write
+
+    env = hook_env(project)
+    break_constraints_after_a_write(project, "global")
+    shown = injected(run_hook("user_prompt_submit", payload("user_prompt_submit", project, session_id="s-b"), env=env))
+    assert "con-004" in shown and "con-005" in shown
+    carriers = _edit(project, "s-b")
+    carriers["tool_input"]["file_path"] = str(project / "src/packwise/carriers/client.py")
+    text = injected(run_hook("scope_guard", carriers, env=env))
+    assert "last good copy" in text and "con-004" not in text and "con-005" not in text
+
+
+def test_entries_the_size_limit_leaves_out_are_shown_by_the_next_edit_and_health_notes_are_kept(project: Path):
+    # Every entry was marked as shown and the frame then cut the tail: those never reached the
+    # session, and the store-health note (last) was the first thing cut.
+    from tests.conftest import break_constraints_after_a_write
+
+    deep = "src/packwise/labels/" + "drivers/" * 14  # scopes of the longest kind a line shows
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
+    for n in range(15):
+        svc.record("constraint", {"rule": f"Label rule {n}: " + "every printer job goes through the spool queue " * 6,
+                                  "reason": "An incident where " + "a job bypassed the spool and printed twice " * 6,
+                                  "scope": deep})
+    for n in range(5):
+        svc.record("decision", {"summary": f"Driver decision {n}: " + "one spool connection per printer driver " * 6,
+                                "problem": "Two drivers opened the same printer socket and interleaved ZPL jobs.",
+                                "why_chosen": "One connection per driver serialises jobs at the source. " * 4,
+                                "tags": ["drivers"]})
+    break_constraints_after_a_write(project, deep)
+    env = hook_env(project)
+    edit = _edit(project, "s-big")
+    edit["tool_input"]["file_path"] = str(project / deep / "zebra.py")
+    first = injected(run_hook("scope_guard", edit, env=env))
+    assert "cut to stay within the hook size limit" not in first
+    assert "Store health:" in first and "did not fit here; the next edit shows them" in first
+    second = injected(run_hook("scope_guard", edit, env=env))
+
+    def shown(text: str) -> set[str]:
+        return {line.split()[1].rstrip(":") for line in text.splitlines() if line.startswith("- ")}
+
+    assert shown(first) and shown(second) and not shown(first) & shown(second)
+    assert "Store health:" not in second  # the note was shown, and marked, the first time

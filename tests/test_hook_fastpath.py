@@ -71,6 +71,25 @@ def test_a_store_change_is_seen_by_the_next_edit(project: Path):
     assert "con-017" in text and "con-003" not in text
 
 
+def test_a_same_size_edit_with_the_mtime_put_back_is_seen_by_every_hook(project: Path):
+    # cp -p, touch -r, a coarse clock: the hook caches were keyed on (mtime, size, inode) only.
+    env = hook_env(project)
+    path = project / ".context" / "constraints.json"
+    assert "src/packwise/labels/" in injected(run_hook("session_start", payload("session_start_startup", project), env=env))
+    assert "con-003" in injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="a"), env=env))
+    before = path.stat()
+    text = path.read_text(encoding="utf-8")
+    edited = text.replace('"scope": "src/packwise/labels/"', '"scope": "src/packwise/ladels/"', 1)
+    assert edited != text and len(edited) == len(text)
+    with open(path, "r+", encoding="utf-8") as handle:  # in place: same inode
+        handle.write(edited)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_ino == before.st_ino and path.stat().st_size == before.st_size
+    assert "src/packwise/ladels/" in injected(run_hook("session_start", payload("session_start_startup", project), env=env))
+    assert "con-003" not in (injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="b"),
+                                               env=env)) or "")
+
+
 def _layout(tmp_path: Path) -> dict[str, Path]:
     outer = tmp_path / "outer"
     inner = outer / "pkg" / "inner"
@@ -87,7 +106,8 @@ def _layout(tmp_path: Path) -> dict[str, Path]:
     loose.mkdir(parents=True)
     (tmp_path / "loose" / ".context").mkdir()
     return {"outer": outer, "inner": inner, "inner_src": inner / "src", "mid": outer / "pkg", "plain": plain,
-            "repo_sub": repo_sub, "loose_sub": loose, "loose": loose.parent}
+            "repo_sub": repo_sub, "loose_sub": loose, "loose": loose.parent,
+            "outer_store": outer / ".context", "loose_store": loose.parent / ".context"}
 
 
 @pytest.mark.parametrize("ck,cpd,cwd", [
@@ -95,6 +115,8 @@ def _layout(tmp_path: Path) -> dict[str, Path]:
     (None, "plain", "inner_src"), (None, "plain", "plain"), ("outer", None, "inner_src"), ("plain", None, "inner"),
     (None, "inner", "outer"), ("relative/path", None, "inner"), ("inner_src", None, "plain"), ("mid", None, "plain"),
     ("repo_sub", None, "plain"), ("loose_sub", None, "plain"), ("loose", None, "plain"),
+    # the store directory itself names its project, inside a repository or not
+    ("outer_store", None, "plain"), ("loose_store", None, "plain"),
 ])
 def test_fast_resolution_agrees_with_resolve_project(tmp_path: Path, ck, cpd, cwd):
     dirs = _layout(tmp_path)

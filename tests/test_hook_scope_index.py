@@ -198,7 +198,8 @@ def _wait_for_decisions_part(project: Path) -> None:
     while time.monotonic() < deadline:
         st_ = path.stat()
         data = json.loads((project / ".context" / scope_index.INDEX_FILE).read_text(encoding="utf-8"))
-        if (data.get("parts", {}).get("decision") or {}).get("stamp") == [st_.st_mtime_ns, st_.st_size, st_.st_ino]:
+        now = [st_.st_mtime_ns, st_.st_size, st_.st_ino, st_.st_ctime_ns]
+        if (data.get("parts", {}).get("decision") or {}).get("stamp") == now:
             return
         time.sleep(0.05)
     raise AssertionError("the background rebuild never wrote the decisions part")

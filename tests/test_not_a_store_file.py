@@ -107,3 +107,34 @@ def test_the_hooks_see_a_broken_link_mended(project):
     assert "which leads to no file" not in (injected(run_hook("session_start", start, env=hook_env(project))) or "")
     path.write_bytes(saved)
     assert "dec-" in injected(run_hook("session_start", start, env=hook_env(project)))
+
+
+def _as_latin1(path: Path) -> str:
+    path.write_bytes(path.read_bytes().replace(b"Label", "Lâbel".encode("latin-1"), 1))
+    return "does not parse (not valid UTF-8 at line"
+
+
+def _as_an_object(path: Path) -> str:
+    path.write_text('{"id": "con-001"}', encoding="utf-8")
+    return "does not parse (expected a JSON array of entries, found a dict"
+
+
+@pytest.mark.parametrize("breakage", [_as_directory, _as_dangling_link, _as_link_to_itself, _as_latin1, _as_an_object])
+def test_the_edit_guard_says_what_is_wrong_in_the_words_session_start_uses(project, breakage):
+    # A link to nothing read as no file at all (no rule, no note), and every other case as
+    # "does not parse (a hand edit?)", whatever session start and doctor said about it.
+    from tests.hook_helpers import hook_env, injected, payload, run_hook
+
+    _service(project).record("constraint", {  # leaves a last good copy of constraints.json
+        "rule": "Label jobs carry the station id in the ZPL header.",
+        "reason": "Reprints from the wrong station were impossible to trace back without it.",
+        "scope": "src/packwise/labels/"})
+    said = breakage(project / ".context" / "constraints.json")
+    env = hook_env(project)
+    text = injected(run_hook("scope_guard", payload("pre_tool_use_edit", project, session_id="g"), env=env))
+    assert "con-003" in text and "con-017" in text  # from the last good copy
+    note = [line for line in text.splitlines() if line.startswith("Store health:")]
+    assert len(note) == 1 and said in note[0] and "a hand edit?" not in note[0] and "last good copy" in note[0]
+    start = injected(run_hook("session_start", payload("session_start_startup", project), env=env))
+    words = note[0].split(" The entries above")[0]
+    assert words in start

@@ -156,3 +156,72 @@ def _zombie_children() -> list[int]:
         if fields[0] == "Z" and int(fields[1]) == os.getpid():
             found.append(int(stat.parent.name))
     return found
+
+
+def _damaged(data: dict, what: str) -> dict:
+    data = json.loads(json.dumps(data))
+    if what == "posting_not_a_list":
+        data["postings"] = {term: 5 for term in data["postings"]}
+    elif what == "size_beyond_the_slots":
+        data["size"] += 3
+    elif what == "huge_size":
+        data["size"] = 10**12
+    elif what == "entry_slot_out_of_range":
+        data["entries"][0][0] = data["size"] + 7
+    elif what == "entry_slot_negative":
+        data["entries"][0][0] = -1
+    elif what == "two_entries_one_slot":
+        data["entries"][1][0] = data["entries"][0][0]
+    elif what == "lens_short":
+        data["entries"][0][3] = []
+    elif what == "free_slot_taken":
+        data["free"], data["size"] = [0], data["size"] + 1
+    elif what == "avg_used_short":
+        data["avg_used"] = []
+    elif what == "avg_used_nan":
+        data["avg_used"] = ["nan"] * len(data["avg_used"])
+    elif what == "len_sums_text":
+        data["len_sums"] = "abc"
+    return data
+
+
+DAMAGE = ["posting_not_a_list", "size_beyond_the_slots", "huge_size", "entry_slot_out_of_range", "entry_slot_negative",
+          "two_entries_one_slot", "lens_short", "free_slot_taken", "avg_used_short", "avg_used_nan", "len_sums_text"]
+
+
+@pytest.mark.parametrize("what", DAMAGE)
+def test_a_snapshot_of_the_wrong_shape_is_refused(project: Path, what: str):
+    # Valid JSON with matching stamps, but a posting or a slot that the engine would index out
+    # of range with (IndexError / TypeError on every prompt, and never rebuilt).
+    store = Store(project)
+    data = snapshot.dump(_built(store), _stamps(store))
+    assert snapshot.restore(_damaged(data, what), _docs(store), _stamps(store), DEFAULT_TUNING) is None
+
+
+@pytest.mark.parametrize("slots", ["0,99999", "-1", "0,0"])
+def test_a_posting_list_naming_no_slot_of_the_index_fails_as_damaged_when_read(project: Path, slots: str):
+    store = Store(project)
+    data = json.loads(json.dumps(snapshot.dump(_built(store), _stamps(store))))
+    data["postings"] = {term: [slots, ",".join(["1.0"] * len(slots.split(",")))] for term in data["postings"]}
+    restored = snapshot.restore(data, _docs(store), _stamps(store), DEFAULT_TUNING)
+    with pytest.raises(ValueError, match="damaged posting list"):
+        restored.search("label printer", SearchOptions(now=NOW))
+
+
+@pytest.mark.parametrize("damage", ["slot_out_of_range", "posting_not_a_list"])
+def test_the_prompt_hook_rebuilds_a_snapshot_whose_lists_are_damaged(project: Path, damage: str):
+    env = hook_env(project)
+    prompt = payload("user_prompt_submit", project)
+    path = project / ".context" / snapshot.FILE
+    first = injected(run_hook("user_prompt_submit", dict(prompt, session_id="s1"), env=env))
+    written = path.stat().st_mtime_ns
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for term, (slots, weights) in data["postings"].items():
+        data["postings"][term] = ["99999", "1.0"] if damage == "slot_out_of_range" else 5
+    path.write_text(json.dumps(data), encoding="utf-8")
+    os.utime(path, ns=(written, written))
+    for session in ("s2", "s3"):
+        assert injected(run_hook("user_prompt_submit", dict(prompt, session_id=session), env=env)) == first
+    assert not (project / ".context" / "hook.log").exists()
+    assert snapshot.restore(json.loads(path.read_text(encoding="utf-8")), _docs(Store(project)),
+                            _stamps(Store(project)), DEFAULT_TUNING) is not None  # rebuilt and saved again

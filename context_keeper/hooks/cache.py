@@ -6,7 +6,7 @@ init`` puts in ``.context/.gitignore``:
 - ``hook_roots_state.json``: the (env, cwd) combinations ``resolve_project`` has mapped to this
   root, so later hooks can skip it.
 - ``hook_state.json``: the session-start summary, the subagent briefing, one quality hint and
-  store warnings, stamped with (mtime_ns, size, inode) of the store files and ``config.json``.
+  store warnings, stamped with (mtime_ns, size, inode, ctime_ns) of the store files and ``config.json``.
 - ``hook_scope_state.json``: the edit guard's index (``hooks/scope_index.py``), one part per
   file it derives from (``constraints.json``, ``decisions.json``), each stamped with that file.
 
@@ -42,7 +42,7 @@ ROOTS_FILE = "hook_roots_state.json"
 SNAPSHOT_FILE = "search_index_state.json"  # == search.snapshot.FILE (pinned by a test)
 # What ``refresh`` keeps fresh after the server's own writes (each only once a hook made it).
 REFRESHED = (CACHE_FILE, "hook_scope_state.json", SNAPSHOT_FILE)
-FORMAT = 4
+FORMAT = 5  # 5: stamps carry the ctime
 STAMPED = ("decisions.json", "pipelines.json", "constraints.json", "config.json")
 MAX_RESOLVED_KEYS = 32
 SUMMARY_BUDGET = 2000  # tokens; the get_project_summary default
@@ -58,7 +58,9 @@ if TYPE_CHECKING:
 
 
 def stamps(context_dir: str, names: tuple[str, ...] = STAMPED) -> dict[str, list[int] | None]:
-    """``[mtime_ns, size, inode]`` (None when missing) of each of ``names`` in ``context_dir``."""
+    """``[mtime_ns, size, inode, ctime_ns]`` (None when missing) of each of ``names`` in
+    ``context_dir``. The ctime as the store's own stamp has it: an in-place edit of the same size
+    with the mtime put back (``cp -p``, ``touch -r``) changes nothing else."""
     out: dict[str, list[int] | None] = {}
     for name in names:
         path = os.path.join(context_dir, name)
@@ -72,12 +74,23 @@ def stamps(context_dir: str, names: tuple[str, ...] = STAMPED) -> dict[str, list
             except FileNotFoundError:
                 out[name] = None
                 continue
-        out[name] = [st.st_mtime_ns, st.st_size, st.st_ino]
+        out[name] = [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
     return out
 
 
 def resolution_key(env: Mapping[str, str], cwd: str | None) -> str:
     return "\x1f".join((env.get(ENV_PROJECT, ""), env.get(ENV_CLIENT_PROJECT, ""), cwd or os.getcwd()))
+
+
+def store_owner(path: str) -> str:
+    """The project an absolute, resolved ``path`` names: itself, or — when it is a ``.context/``
+    directory or lies inside one — the directory holding that ``.context/`` (not a new project
+    whose store would be ``.context/.context/``). The one rule for ``CONTEXT_KEEPER_PROJECT``
+    and ``project_dir``: ``project._explicit`` applies it too."""
+    parts = path.split(os.sep)
+    if CONTEXT_DIR not in parts:
+        return path
+    return os.sep.join(parts[: parts.index(CONTEXT_DIR)]) or os.sep
 
 
 def _enclosing_project(start: str) -> str | None:
@@ -118,7 +131,7 @@ def guess_root(env: Mapping[str, str], cwd: str | None) -> tuple[str | None, boo
         path = os.path.expanduser(explicit)
         if not os.path.isabs(path):
             return None, False  # resolve_project reports this; let it
-        found = _enclosing_project(os.path.realpath(path))
+        found = _enclosing_project(store_owner(os.path.realpath(path)))
         return (found, False) if found is not None else (None, True)
     starts = [env[ENV_CLIENT_PROJECT]] if env.get(ENV_CLIENT_PROJECT) else []
     starts.append(cwd or os.getcwd())
@@ -280,6 +293,7 @@ def build(root: str) -> dict:
     """Recompute the session-start cache from the store and write it. Slow path only."""
     from pathlib import Path
 
+    from context_keeper.lines import neutralize
     from context_keeper.model import KINDS
     from context_keeper.store import Store, readable_entries
     from context_keeper.summary import build_summary
@@ -300,10 +314,11 @@ def build(root: str) -> dict:
     full = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=SUMMARY_BUDGET)
     briefing = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=BRIEFING_BUDGET)
     # config.json included: an unreadable one means defaults (project name, confirm_absolute).
-    warnings = [*map(str, config_warnings), *(
+    # Neutralised like every other text here: a path is caller data and may spell the frame's tag.
+    warnings = [neutralize(w) for w in (*map(str, config_warnings), *(
         str(s.error) + (" Until it is fixed, its entries here come from its last good copy (.context/.last-good/)."
                         if name in from_backup else "")
-        for name, s in states.items() if s.error is not None)]
+        for name, s in states.items() if s.error is not None))]
 
     data = {
         "format": FORMAT,

@@ -29,5 +29,5 @@ def handle(ctx: HookContext) -> None:
     from context_keeper.hooks.cache import heavy
 
     heavy()
-    compaction.check_pending(ctx.root)
+    compaction.check_pending_in_hook(ctx.root, ctx.log)
     return None

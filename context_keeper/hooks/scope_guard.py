@@ -120,21 +120,35 @@ def handle(ctx: HookContext) -> str | None:
     notes = [name for name in broken if f"!broken:{name}" in fresh]
     if not constraints and not decisions and not notes and not must_ask:
         return None
-    lines = [f"Recorded project memory for {_clean(rel)} (from .context/; each entry is shown once per session):"]
-    if constraints:
-        lines.append("Constraints whose scope covers this file:")
-        lines += [text[i] for i in constraints]
-    if decisions:
-        lines.append("Decisions recorded for this area:")
-        lines += [text[i] for i in decisions]
+    wanted = len(constraints) + len(decisions)
+    header = f"Recorded project memory for {_clean(rel)} (from .context/; each entry is shown once per session):"
+    tail = []  # room is kept for these first: a broken store file matters more than one more rule
     earlier = [i for i in must_ask if i not in constraints]
     if earlier:
-        lines.append(f"Absolute constraints covering this file, shown earlier in this session: {', '.join(earlier)}.")
+        tail.append(f"Absolute constraints covering this file, shown earlier in this session: {', '.join(earlier)}.")
+    from context_keeper.lines import neutralize
+
     for name in notes:
-        lines.append(f"Store health: .context/{name} does not parse (a hand edit?); "
-                     + ("the entries above from it come from its last good copy (.context/.last-good/). "
-                        if broken[name] else "its entries cannot be shown until it is fixed. ")
-                     + "`context-keeper doctor` shows where it breaks.")
+        problem = (data.get("problems") or {}).get(name) or f".context/{name} does not parse"
+        tail.append(f"Store health: {neutralize(problem)} "
+                    + ("The entries above from it come from its last good copy (.context/.last-good/)."
+                       if broken[name] else "Its entries cannot be shown until it is fixed."))
+    # Only what fits is shown and marked: the frame would cut the rest, and a cut entry marked as
+    # shown would never reach this session.
+    from context_keeper.hookio import frame_room
+
+    room = frame_room() - len(header) - sum(len(line) + 1 for line in tail) - len(_left_out(wanted)) - 1
+    constraints, room = _fitting(constraints, text, CONSTRAINTS_HEADING, room)
+    decisions, room = _fitting(decisions, text, DECISIONS_HEADING, room)
+    left_out = wanted - len(constraints) - len(decisions)
+    lines = [header]
+    if constraints:
+        lines += [CONSTRAINTS_HEADING, *(text[i] for i in constraints)]
+    if decisions:
+        lines += [DECISIONS_HEADING, *(text[i] for i in decisions)]
+    lines += tail
+    if left_out:
+        lines.append(_left_out(left_out))
     state.mark([keys.get(i, i) for i in constraints + decisions] + [f"!broken:{name}" for name in notes])
     if must_ask:
         # The person asked sees the rules themselves, not only their ids.
@@ -145,6 +159,27 @@ def handle(ctx: HookContext) -> str | None:
                                          "Confirm the edit respects them.")[:MAX_REASON_CHARS],
         }
     return frame("\n".join(lines))
+
+
+CONSTRAINTS_HEADING = "Constraints whose scope covers this file:"
+DECISIONS_HEADING = "Decisions recorded for this area:"
+
+
+def _fitting(ids: list[str], text: dict[str, str], heading: str, room: int) -> tuple[list[str], int]:
+    """Those of ``ids`` whose lines (under ``heading``) fit in ``room`` characters, in order,
+    skipping any too long to fit; and the room left."""
+    kept: list[str] = []
+    for entry_id in ids:
+        need = len(text[entry_id]) + 1 + (0 if kept else len(heading) + 1)
+        if need <= room:
+            kept.append(entry_id)
+            room -= need
+    return kept, room
+
+
+def _left_out(count: int) -> str:
+    return (f"{count} more entr{'y' if count == 1 else 'ies'} for this file did not fit here; the next edit "
+            "shows them (get_context has them all).")
 
 
 def _confirm_absolute(context_dir: str) -> bool:

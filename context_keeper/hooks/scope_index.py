@@ -1,21 +1,21 @@
 """The edit guard's derived index: which entries apply to which paths, and where they are.
 
 ``.context/hook_scope_state.json`` holds one part per source file, stamped with that file's
-(mtime_ns, size, inode): for ``constraints.json`` the active constraints with a non-global
-``scope``, for ``decisions.json`` the active decisions with a ``scope``, a path-like tag or any
-plain tag. A part has ``scoped`` rows ``[id, normalised scope, literal prefix, is_glob, kind]``,
-``tags`` (plain tag -> decision ids), ``absolute`` (absolute constraints), ``at`` (id -> the
-item's character offset in the file) and ``keys`` (id -> the session seen-key of its content,
-``state.entry_key``). A change to one file rebuilds its part only; pipelines
-and config are not read at all.
+``cache.stamps``: for ``constraints.json`` the active constraints with a non-global ``scope``,
+for ``decisions.json`` the active decisions with a ``scope``, a path-like tag or any plain tag.
+A part has ``scoped`` rows ``[id, normalised scope, literal prefix, is_glob, kind]``, ``tags``
+(plain tag -> decision ids), ``absolute`` (absolute constraints), ``at`` (id -> the item's
+character offset in the file), ``keys`` (id -> the session seen-key of its content,
+``state.entry_key``) and, for a broken file, ``problem`` (what is wrong with it, in the store's
+words). A change to one file rebuilds its part only; pipelines and config are not read at all.
 
-Built from the raw JSON, not through ``Store``, and without rendering anything: an edit right
-after a hand edit (or a ``git pull``) pays for one scan of the changed file, not for the whole
-core. The few entries an edit shows are read back at their offsets and rendered then. Items
-that are not plainly well-formed (wrong types, odd ids, unknown status words...) go through
-``model.read_entry``, so every entry is read exactly as the store reads it; only those items
-pay for the import. A large changed ``decisions.json`` is rebuilt in a background process
-(``load``), so no edit waits for it.
+Built from the raw JSON, not through ``Store`` (but for a broken file's ``problem``), and
+without rendering anything: an edit right after a hand edit (or a ``git pull``) pays for one
+scan of the changed file, not for the whole core. The few entries an edit shows are read back
+at their offsets and rendered then. Items that are not plainly well-formed (wrong types, odd
+ids, unknown status words...) go through ``model.read_entry``, so every entry is read exactly
+as the store reads it; only those items pay for the import. A large changed ``decisions.json``
+is rebuilt in a background process (``load``), so no edit waits for it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 INDEX_FILE = "hook_scope_state.json"
-FORMAT = 5  # 5: parts carry "keys"
+FORMAT = 6  # 5: parts carry "keys"; 6: a broken file's part says what is wrong ("problem")
 LAST_GOOD_DIR = ".last-good"  # == store.BACKUP_DIR (pinned by a test)
 DEFER_BYTES = 512 * 1024  # decisions.json beyond this (~400 entries) is rebuilt in the background
 PENDING_S = 30.0  # a background rebuild not done by then is assumed lost and started again
@@ -116,7 +116,7 @@ def _fallback_stamp(context_dir: str, name: str) -> list[int] | None:
 def _view(parts: dict) -> dict:
     """The parts merged into what the edit guard reads."""
     view: dict = {"scoped": [], "tags": {}, "absolute": [], "at": {}, "keys": {}, "stamps": {}, "sources": {},
-                  "broken": {}}
+                  "broken": {}, "problems": {}}
     for kind, part in parts.items():
         view["scoped"] += part.get("scoped") or []
         view["tags"].update(part.get("tags") or {})
@@ -127,6 +127,7 @@ def _view(parts: dict) -> dict:
         view["sources"][kind] = part.get("source") or SOURCES[kind][1]
         if part.get("broken"):  # file name -> whether its entries come from the last good copy
             view["broken"][SOURCES[kind][1]] = part.get("source") != SOURCES[kind][1]
+            view["problems"][SOURCES[kind][1]] = part.get("problem")
     return view
 
 
@@ -228,6 +229,7 @@ def build_part(root: str, kind: str, stamp: list[int] | None) -> dict:
             "source": source, "broken": broken}
     if broken:
         part["fallback_stamp"] = fallback_stamp
+        part["problem"] = _problem(root, kind)
     return part
 
 
@@ -239,11 +241,28 @@ def _readable(root: str, filename: str) -> tuple[str, list[tuple[int, Any]], boo
     items = _array_items(_source(os.path.join(context_dir, filename))[0])
     if items is not None:
         return filename, items, False
-    if not os.path.exists(os.path.join(context_dir, filename)):
+    # lexists: a link to nothing is a broken store file (as the store reads it), not a missing one
+    if not os.path.lexists(os.path.join(context_dir, filename)):
         return filename, [], False
     fallback = os.path.join(LAST_GOOD_DIR, filename)
     items = _array_items(_source(os.path.join(context_dir, fallback))[0])
     return (fallback, items, True) if items is not None else (filename, [], True)
+
+
+def _problem(root: str, kind: str) -> str:
+    """What is wrong with a broken source file, in the store's own words (those session start
+    and ``doctor`` show: a directory in its place, a link to nothing, the position that does not
+    parse). Only a broken file pays for the core's import, once per change of it."""
+    from pathlib import Path
+
+    from context_keeper import model
+    from context_keeper.store import Store
+
+    try:
+        error: Exception | None = Store(Path(root)).state(model.KINDS[kind]).error
+    except OSError as exc:  # unreadable (permissions): the OS says why
+        error = exc
+    return str(error) if error is not None else f".context/{SOURCES[kind][1]} does not parse"
 
 
 def _now() -> float:
@@ -279,8 +298,8 @@ def _read(path: str) -> Any:
 
 
 def _source(path: str) -> tuple[str, bool]:
-    """The file's text and whether it may hold lone surrogates; ``""`` when missing or not
-    UTF-8 (the store refuses such a file too; session start reports it)."""
+    """The file's text and whether it may hold lone surrogates; ``""`` when there is none to
+    read or it is not UTF-8 (the store refuses such a file too; ``_problem`` says why)."""
     try:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8")  # "utf-8-sig" is slower even without a BOM

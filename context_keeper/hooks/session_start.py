@@ -46,13 +46,14 @@ def handle(ctx: HookContext) -> str | None:
         from context_keeper import compaction
 
         checked_now = compaction.pending(ctx.root)
+        failed = None
         if checked_now:
             from context_keeper.hooks.cache import heavy
 
             heavy()
-            compaction.check_pending(ctx.root)
+            failed = compaction.check_pending_in_hook(ctx.root, ctx.log)
         # No snapshot for this compaction: only a report from just now (the Stop hook's) is its.
-        note = compaction.session_note(ctx.root, max_age_s=None if checked_now else compaction.RECENT_REPORT_S)
+        note = failed or compaction.session_note(ctx.root, max_age_s=None if checked_now else compaction.RECENT_REPORT_S)
         if note:
             # After a compaction the loss check is the point: it goes first, so the size limit
             # cuts the summary's tail rather than the check.

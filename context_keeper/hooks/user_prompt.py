@@ -22,7 +22,7 @@ TOKEN_BUDGET = 1500
 
 def handle(ctx: HookContext) -> str | None:
     prompt = " ".join(ctx.text("prompt").split())
-    if len(prompt) < MIN_PROMPT_CHARS or prompt.startswith("/"):
+    if len(prompt) < MIN_PROMPT_CHARS or _slash_command(prompt):
         return None
     if not ctx.locate():
         return None
@@ -36,8 +36,10 @@ def handle(ctx: HookContext) -> str | None:
     query = {"query": _query_text(ctx.text("prompt")), "token_budget": TOKEN_BUDGET, "include_related": False}
     try:
         result = service.get_context(**query)
-    except ValueError:
-        if not service.discard_snapshot():  # a damaged snapshot shows only when a list is read
+    except (ValueError, LookupError, TypeError):
+        # A damaged snapshot shows only when a list is read (restore checks what it can): any
+        # such failure of a restored index means building one. A built index's errors stand.
+        if not service.discard_snapshot():
             raise
         result = service.get_context(**query)
     service.save_search_state()
@@ -46,14 +48,16 @@ def handle(ctx: HookContext) -> str | None:
     hits = [r for r in result.get("results", [])
             if not r.get("weak_match") and not r.get("history") and not r.get("related")]
     from context_keeper.hooks.state import entry_key
+    from context_keeper.store import readable_state
 
     store = service.store()
     keys = {}
     for r in hits[:MAX_ENTRIES]:
         entry_id = r["entry"]["id"]
-        file_state = store.state(KINDS[r["type"]])
+        # The item as stored, in the file the index read (the last good copy of a broken file),
+        # as the edit guard's index reads it: one key per content in both hooks.
+        file_state, _ = readable_state(store, store.state(KINDS[r["type"]]))
         position = file_state.positions.get(entry_id)
-        # The item as stored, as the edit guard's index reads it: one key per content in both hooks.
         keys[entry_id] = entry_key(entry_id, file_state.raw[position] if position is not None else r["entry"])
     state = ctx.state()
     fresh = set(state.unseen(keys.values()))
@@ -66,6 +70,13 @@ def handle(ctx: HookContext) -> str | None:
     lines += [render.entry_line(KINDS[r["type"]], r["entry"]) for r in chosen]
     state.mark([keys[r["entry"]["id"]] for r in chosen])
     return frame("\n".join(lines))
+
+
+def _slash_command(prompt: str) -> bool:
+    """``/compact keep the tests``, not ``/srv/app/db.py: which database…``: a command's name
+    has no further ``/``."""
+    first = prompt.split(" ", 1)[0]
+    return first.startswith("/") and "/" not in first[1:]
 
 
 QUERY_PARAGRAPH_CHARS = 600
@@ -101,6 +112,7 @@ def _service(root: str, *, restore: bool = True):  # -> Service whose index come
     from context_keeper.search.state import AnalysisCache
     from context_keeper.search.tuning import DEFAULT_TUNING
     from context_keeper.service import Service
+    from context_keeper.store import readable_state
 
     class _IndexState:  # what retrieval.get_context uses of Service.index()'s result
         def __init__(self, index: SearchIndex) -> None:
@@ -119,8 +131,12 @@ def _service(root: str, *, restore: bool = True):  # -> Service whose index come
                 # One state per kind for both: a write between two reads would save old entries
                 # under the new stamps, and every later prompt would trust that stale index.
                 states = [store.state(kind) for kind in KINDS.values()]
-                docs = {s.kind.name: [Doc(s.kind.name, e) for e in s.entries] for s in states}
-                stamps = [s.stamp for s in states]
+                # A file broken by a hand edit is searched in its last good copy, as Service.index
+                # searches it; the copy's stamp joins the file's, so the snapshot follows it too.
+                readable = [readable_state(store, s) for s in states]
+                docs = {s.kind.name: [Doc(s.kind.name, e) for e in r.entries] for s, (r, _) in zip(states, readable)}
+                stamps = [(*s.stamp, *r.stamp) if backed and s.stamp and r.stamp else s.stamp
+                          for s, (r, backed) in zip(states, readable)]
                 saved = snapshot.load(os.path.join(store.dir, snapshot.FILE)) if self._use_snapshot else None
                 index = snapshot.restore(saved, docs, stamps, DEFAULT_TUNING)
                 if index is None:

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from context_keeper.search.contract import Doc
 from context_keeper.search.engine import SearchIndex
-from context_keeper.search.fields import entry_id
+from context_keeper.search.fields import GROUPS, entry_id
 from context_keeper.search.index import _analyse
 from context_keeper.search.tuning import Tuning
 
@@ -50,21 +51,27 @@ class SnapshotIndex(SearchIndex):
 
 
 class _LazyPostings(dict):
-    """``term -> {slot: weight}``, each list decoded from its saved text on first use."""
+    """``term -> {slot: weight}``, each list decoded from its saved text on first use. A list
+    that does not decode to slots of the index and finite weights raises ``ValueError``: the
+    caller builds the index instead (only decoding can tell, and that is what stays lazy)."""
 
-    def __init__(self, saved: Mapping[str, Sequence[str]]) -> None:
+    def __init__(self, saved: Mapping[str, Sequence[str]], size: int) -> None:
         super().__init__()
         self._saved = saved
+        self._size = size
 
     def __missing__(self, term: str) -> dict[int, float]:
         texts = self._saved.get(term)
         if texts is None:
             raise KeyError(term)
-        slots, weights = texts
+        slots, weights = texts  # shapes checked by restore
         slots, weights = slots.split(","), weights.split(",")
         if len(slots) != len(weights):
             raise ValueError(f"damaged posting list for {term!r} in {FILE}")
         plist = dict(zip(map(int, slots), map(float, weights)))
+        if (len(plist) != len(slots) or not all(0 <= slot < self._size for slot in plist)
+                or not all(math.isfinite(w) for w in plist.values())):
+            raise ValueError(f"damaged posting list for {term!r} in {FILE}")
         self[term] = plist
         return plist
 
@@ -134,27 +141,49 @@ def restore(data: Any, docs_by_kind: Mapping[str, Sequence[Doc]], stamps: Stamps
                 by_key[(kind, eid)] = doc
         if anon != data["anon"] or len(by_key) != len(data["entries"]):
             return None
-        entries: list[Any] = [None] * int(data["size"])
+        size, free = data["size"], data["free"]
+        # Every slot is an entry's or free: a size beyond that would only allocate (a hostile
+        # file could ask for gigabytes).
+        if type(size) is not int or not isinstance(free, list) or size != len(by_key) + len(free):
+            return None
+        entries: list[Any] = [None] * size
         for slot, kind, eid, lens in data["entries"]:
+            if type(slot) is not int or not 0 <= slot < size or entries[slot] is not None or not _counts(lens):
+                return None
             doc = by_key[(kind, eid)]
-            info = _analyse(doc, (kind, eid), terms=({}, tuple(int(n) for n in lens)))
+            info = _analyse(doc, (kind, eid), terms=({}, tuple(lens)))
             entries[slot] = info
             index._slots[(kind, eid)] = slot
             successor = index._successor_key(info)
             if successor is not None:
                 index._predecessors.setdefault(successor, set()).add(slot)
         postings = data["postings"]
-        if not isinstance(postings, dict):
+        # Each list's shape now (cheap); its slots and weights when a query decodes it.
+        if not isinstance(postings, dict) or not all(
+                type(texts) is list and len(texts) == 2 and type(texts[0]) is str and type(texts[1]) is str
+                for texts in postings.values()):
+            return None
+        avg_used, len_sums = data["avg_used"], data["len_sums"]
+        if (not isinstance(avg_used, list) or len(avg_used) != len(GROUPS) or not _counts(len_sums)
+                or any(type(s) is not int or not 0 <= s < size or entries[s] is not None for s in free)):
             return None
         index._entries = entries
-        index._postings = _LazyPostings(postings)
-        index._avg_used = [float(x) for x in data["avg_used"]]
-        index._len_sums = [int(x) for x in data["len_sums"]]
+        index._postings = _LazyPostings(postings, size)
+        index._avg_used = [float(x) for x in avg_used]
+        if not all(math.isfinite(x) for x in index._avg_used):
+            return None
+        index._len_sums = list(len_sums)
         index._anon = anon
-        index._free = [int(x) for x in data["free"]]
+        index._free = list(free)
     except (KeyError, TypeError, ValueError, IndexError):
         return None
     return index
+
+
+def _counts(values: Any) -> bool:
+    """One non-negative count per field group, as an index keeps them."""
+    return (isinstance(values, list) and len(values) == len(GROUPS)
+            and all(type(n) is int and n >= 0 for n in values))
 
 
 def save(path: str, data: dict[str, Any]) -> None:
