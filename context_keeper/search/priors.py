@@ -3,7 +3,7 @@
 They are deliberately gentle (a few percent) so they only reorder entries of similar
 relevance. Two are strong on purpose: a superseded entry is clearly demoted unless the query
 is about the past, and a how-to question doubles the pipelines' score (an ordered procedure is
-what it asks for; a decision on the same topic still wins when it matches twice as well).
+what it asks for; a decision still comes first when it scores more than twice as high).
 """
 
 from __future__ import annotations
@@ -59,10 +59,11 @@ _PAST_TENSE = re.compile(r"\b(did|was|were|had|used)\b")
 _SENTENCE = re.compile(r"[.?!;]+(?:\s+|$)")
 
 
-# The cue patterns are lower case ASCII and match the question with its ASCII letters lowered:
-# twice as fast as IGNORECASE, which matters as every search asks them. (str.lower would
-# also turn "İ" into "i" and a combining dot, making a word boundary out of nothing.)
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+# The cue patterns are lower case ASCII and match the question with its ASCII letters lowered
+# and a typographic apostrophe made "'": twice as fast as IGNORECASE, which matters as every
+# search asks them. (str.lower would also turn "İ" into "i" and a combining dot, making a word
+# boundary out of nothing.)
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase + "\u2019", string.ascii_lowercase + "'")
 
 
 def _lowered(query: str) -> str:
@@ -76,9 +77,14 @@ def asks_about_past(query: str) -> bool:
     return any(_BEFORE.search(part) and _PAST_TENSE.search(part) for part in _SENTENCE.split(text))
 
 
-# Cues that a question asks how to do something: the answer is a procedure (a pipeline).
+# Cues that a question asks how to do something: the answer is a procedure (a pipeline). Not
+# "how do we handle timeouts?", "how do we store orders?", "how should we choose …": those
+# ask how the system is designed, which a decision answers.
+_HOW_ELSE = (r"(?:know|tell|choose|decide|pick|handle|deal|store|cache|keep|track|compute|calculate|work out|"
+             r"determine|prevent|avoid|ensure|guarantee|represent|model|measure|count|detect|define|price|charge|"
+             r"name|structure|version|authenticate|identify|organi[sz]e|treat|think)")
 _HOW_TO = re.compile(
-    r"\b(how (?:do|should|would|can|could|must) (?:i|we|you|one|they)\b(?! (?:know|tell)\b)|how to\b|"
+    r"\b(how (?:do|should|can|could|must) (?:i|we|you|one) (?!" + _HOW_ELSE + r"\b)|how to\b(?! " + _HOW_ELSE + r"\b)|"
     r"what (?:do|should|must|would) (?:i|we|you) (?:\w+ )?(?:need to |have to |got to )?do\b|"
     r"what (?:needs|has|have) to (?:be )?(?:done|happen|change)|what needs (?:doing|setting up|to be set up)|"
     r"what(?:'s| is| are) the (?:process|procedure|steps|order of things|checklist|runbook|playbook)|"
