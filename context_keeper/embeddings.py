@@ -49,8 +49,9 @@ def _hash(source: str, text: str) -> str:
 
 def _source(settings: Mapping[str, Any]) -> tuple[str, str, str]:
     """The api, base URL and model ``settings`` name, as requests use them."""
-    return (str(settings.get("api") or "ollama").lower(), str(settings.get("url") or "http://localhost:11434").rstrip("/"),
-            str(settings.get("model") or "nomic-embed-text"))
+    default = config.DEFAULTS["semantic"]
+    return (str(settings.get("api") or default["api"]).lower(), str(settings.get("url") or default["url"]).rstrip("/"),
+            str(settings.get("model") or default["model"]))
 
 
 def _left(deadline: float, url: str) -> float:
@@ -68,8 +69,16 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], deadline: 
         request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"),
                                          headers={"Content-Type": "application/json", **headers}, method="POST")
         with urllib.request.urlopen(request, timeout=_left(deadline, url)) as response:  # noqa: S310 - user-configured URL
+            # The socket's timeout is per read: each read gets only the time left, or one begun
+            # just before the deadline could wait a whole timeout past it.
+            sock = getattr(getattr(response.fp, "raw", None), "_sock", None)
             body = bytearray()
-            while chunk := response.read1(_CHUNK):
+            while True:
+                if sock is not None:
+                    sock.settimeout(_left(deadline, url))
+                chunk = response.read1(_CHUNK)
+                if not chunk:
+                    break
                 body += chunk
                 _left(deadline, url)
         return json.loads(body.decode("utf-8"))
@@ -183,19 +192,22 @@ def entry_vectors(store: Any, entries: Sequence[Mapping[str, Any]], settings: Ma
             dim = len(vectors[0])
             fresh.update((e["id"], {"hash": wanted[e["id"]], "vec": vec}) for e, vec in zip(batch, vectors))
     finally:
-        _save(store, fresh)
+        _save(store, fresh, deadline)
     return {**found, **{entry_id: record["vec"] for entry_id, record in fresh.items()}}
 
 
-def _save(store: Any, fresh: Mapping[str, Any]) -> None:
+def _save(store: Any, fresh: Mapping[str, Any], deadline: float | None = None) -> None:
     """Merge ``fresh`` records into the cache file. Under the store lock, re-read first: two
     processes filling the cache at once would otherwise each write back only their own
-    vectors. A cache that cannot be written (a read-only ``.context/``) costs only the next
-    query an embedding, so it is logged, not raised."""
+    vectors. The lock is waited for only until ``deadline`` (a query's time limit; a writer can
+    hold it for seconds): a cache that cannot be written, because the lock is busy or
+    ``.context/`` is read-only, costs only the next query an embedding, so it is logged, not
+    raised."""
     if not fresh:
         return
     try:
-        with store.locked():
+        wait = TIMEOUT_S if deadline is None else max(0.0, deadline - time.monotonic())
+        with store.locked(timeout=wait):
             cache = store.read_sidecar(CACHE_FILE)
             cache = cache if isinstance(cache, dict) else {}
             cache.update(fresh)

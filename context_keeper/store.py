@@ -768,8 +768,9 @@ class Store:
     # ------------------------------------------------------------ writes
 
     @contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold the cross-process store lock (and this instance's thread lock)."""
+    def locked(self, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+        """Hold the cross-process store lock (and this instance's thread lock), waiting at most
+        ``timeout`` seconds for another process to let it go."""
         from filelock import FileLock, Timeout
 
         with self._mutex:
@@ -780,11 +781,11 @@ class Store:
                     write_gitignore(self.dir)
                 if self._lock is None:
                     self._lock = FileLock(str(self.dir / ".lock"), timeout=LOCK_TIMEOUT_S)
-                self._lock.acquire()
+                self._lock.acquire(timeout=timeout)
             except Timeout as exc:  # before OSError: Timeout is a TimeoutError
                 raise StoreError(
                     f"the store lock {self.dir / '.lock'} is held by another process for over "
-                    f"{LOCK_TIMEOUT_S:.0f}s; try again, or check for a stuck context-keeper process"
+                    f"{timeout:.0f}s; try again, or check for a stuck context-keeper process"
                 ) from exc
             except OSError as exc:  # a read-only or full disk refuses the lock file
                 raise _nothing_saved(Path(exc.filename) if exc.filename else self.dir / ".lock", exc) from exc

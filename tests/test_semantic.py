@@ -288,6 +288,16 @@ def test_a_server_trickling_its_answer_cannot_hold_a_query(tmp_path, monkeypatch
     assert _ids(answer) == expected
 
 
+def test_a_read_begun_just_before_the_deadline_waits_only_for_the_time_left():
+    # A byte arrives just inside the request's 2 s, then the next one 1.8 s later: a socket
+    # timeout set once at connect would let that read run to 3.6 s.
+    url = _raw_server([b"HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\n{", b" ", b" "], pause=1.8)
+    start = time.monotonic()
+    with pytest.raises(embeddings.EmbeddingUnavailable):
+        embeddings.embed(["x"], {"url": url}, timeout=2.0)
+    assert time.monotonic() - start < 3.0
+
+
 def test_one_query_waits_for_all_its_batches_together_at_most_the_query_timeout(tmp_path, scripted, monkeypatch):
     # Each request is quick enough on its own; four of them in a row are not.
     Scripted.delay = 0.3
@@ -393,6 +403,21 @@ def test_an_unwritable_cache_still_blends_this_query(tmp_path, scripted, monkeyp
         answer = svc.get_context(query=QUERY, include_related=False)
     assert _ids(answer)[0] == "dec-002"  # the blend, with the vectors just embedded
     assert "not written" in caplog.text
+
+
+def test_a_store_lock_held_elsewhere_cannot_hold_a_query(tmp_path, scripted, monkeypatch, caplog):
+    # A writer in another process may hold the lock for seconds (30 s before giving up): the
+    # cache is only a cache, so the query does not wait for it past its own time limit.
+    from filelock import FileLock
+
+    monkeypatch.setattr(embeddings, "QUERY_TIMEOUT_S", 0.5, raising=False)
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    with FileLock(str(svc.store().dir / ".lock")), caplog.at_level(logging.WARNING, logger="context_keeper.embeddings"):
+        start = time.monotonic()
+        answer = svc.get_context(query=QUERY, include_related=False)
+        assert time.monotonic() - start < 2.0
+    assert _ids(answer)[0] == "dec-002"  # blended, with the vectors just embedded
+    assert "not written" in caplog.text and not (svc.store().dir / "embeddings.json").exists()
 
 
 def test_vectors_another_process_cached_meanwhile_are_kept(tmp_path, scripted, monkeypatch):
