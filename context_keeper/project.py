@@ -18,9 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from context_keeper.errors import NoProject, UnsafePath
-from context_keeper.hooks.cache import store_owner  # on the lean side: the hooks' guess applies it too
+from context_keeper.store_owner import CONTEXT_DIR, store_owner
 
-CONTEXT_DIR = ".context"
 ENV_PROJECT = "CONTEXT_KEEPER_PROJECT"
 ENV_CLIENT_PROJECT = "CLAUDE_PROJECT_DIR"
 

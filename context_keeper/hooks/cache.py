@@ -33,8 +33,8 @@ import os
 import sys
 
 from context_keeper.hooks import leanjson
+from context_keeper.store_owner import CONTEXT_DIR, store_owner
 
-CONTEXT_DIR = ".context"  # == context_keeper.project.CONTEXT_DIR (pinned by a test)
 ENV_PROJECT = "CONTEXT_KEEPER_PROJECT"
 ENV_CLIENT_PROJECT = "CLAUDE_PROJECT_DIR"
 CACHE_FILE = "hook_state.json"
@@ -80,17 +80,6 @@ def stamps(context_dir: str, names: tuple[str, ...] = STAMPED) -> dict[str, list
 
 def resolution_key(env: Mapping[str, str], cwd: str | None) -> str:
     return "\x1f".join((env.get(ENV_PROJECT, ""), env.get(ENV_CLIENT_PROJECT, ""), cwd or os.getcwd()))
-
-
-def store_owner(path: str) -> str:
-    """The project an absolute, resolved ``path`` names: itself, or — when it is a ``.context/``
-    directory or lies inside one — the directory holding that ``.context/`` (not a new project
-    whose store would be ``.context/.context/``). The one rule for ``CONTEXT_KEEPER_PROJECT``
-    and ``project_dir``: ``project._explicit`` applies it too."""
-    parts = path.split(os.sep)
-    if CONTEXT_DIR not in parts:
-        return path
-    return os.sep.join(parts[: parts.index(CONTEXT_DIR)]) or os.sep
 
 
 def _enclosing_project(start: str) -> str | None:
