@@ -94,6 +94,7 @@ def test_user_prompt_submit_recalls_relevant_entries_and_abstains_otherwise(proj
 
 @pytest.mark.parametrize("prompt,recalled", [
     ("/srv/packwise/carriers/client.py: carrier API calls keep timing out; how should the retries work?", True),
+    ("/srv: carrier API calls keep timing out; how should the retries work?", True),
     ("/review carrier API calls keep timing out; how should the retries and backoff work?", False),
 ])
 def test_a_prompt_that_begins_with_a_path_is_not_a_slash_command(project: Path, prompt: str, recalled: bool):

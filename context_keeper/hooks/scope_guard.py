@@ -132,7 +132,8 @@ def handle(ctx: HookContext) -> str | None:
         problem = (data.get("problems") or {}).get(name) or f".context/{name} does not parse"
         tail.append(f"Store health: {neutralize(problem)} "
                     + ("The entries above from it come from its last good copy (.context/.last-good/)."
-                       if broken[name] else "Its entries cannot be shown until it is fixed."))
+                       if broken[name] else "Its entries cannot be shown until it is fixed.")
+                    + " `context-keeper doctor` has the details.")
     # Only what fits is shown and marked: the frame would cut the rest, and a cut entry marked as
     # shown would never reach this session.
     from context_keeper.hookio import frame_room

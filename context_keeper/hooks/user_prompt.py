@@ -73,10 +73,10 @@ def handle(ctx: HookContext) -> str | None:
 
 
 def _slash_command(prompt: str) -> bool:
-    """``/compact keep the tests``, not ``/srv/app/db.py: which database…``: a command's name
-    has no further ``/``."""
+    """``/compact keep the tests``, not ``/srv/app/db.py: which database…`` nor ``/tmp: disk
+    full``: a command's name has no further ``/`` and is not followed by a colon."""
     first = prompt.split(" ", 1)[0]
-    return first.startswith("/") and "/" not in first[1:]
+    return first.startswith("/") and "/" not in first[1:] and not first.endswith(":")
 
 
 QUERY_PARAGRAPH_CHARS = 600
