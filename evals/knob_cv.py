@@ -15,6 +15,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -24,14 +25,28 @@ import run_retrieval as rr  # noqa: E402
 from context_keeper.search.tuning import DEFAULT_TUNING  # noqa: E402
 
 
+def _parsed(text: str, kind: type) -> Any:
+    if kind is bool:
+        if text.lower() not in ("true", "false"):
+            raise ValueError(f"{text!r} is not true or false")
+        return text.lower() == "true"
+    return kind(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("knob", help="a field of context_keeper.search.tuning.Tuning, e.g. procedure_prior")
-    ap.add_argument("values", nargs="+", type=float)
+    ap.add_argument("values", nargs="+", help="values of the knob's own type: 1.5, 3, true")
     args = ap.parse_args(argv)
     if args.knob not in {f.name for f in dataclasses.fields(DEFAULT_TUNING)}:
         ap.error(f"no knob named {args.knob!r} in Tuning")
-    default = float(getattr(DEFAULT_TUNING, args.knob))
+    default = getattr(DEFAULT_TUNING, args.knob)
+    if isinstance(default, tuple):
+        ap.error(f"{args.knob} is a tuple; this script takes one number or flag per value")
+    try:
+        args.values = [_parsed(v, type(default)) for v in args.values]
+    except ValueError as exc:
+        ap.error(f"{args.knob} takes {type(default).__name__} values: {exc}")
     stores = rr.load_stores()
     cases = [c for c in rr.load_cases() if c.split == "dev" and c.type == "positive"]
     found: dict[tuple[float, str], tuple[float, float]] = {}
@@ -49,13 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     chosen = []
     for store in sorted({c.store for c in cases}):
         train = [c for c in cases if c.store != store]
-        best = max(args.values, key=lambda v: (mrr(v, train), -abs(v - default)))
-        chosen.append(f"{store}={best:g}")
+        best = max(args.values, key=lambda v: (mrr(v, train), -abs(float(v) - float(default))))
+        chosen.append(f"{store}={best}")
         held.extend(found[(best, c.id)] for c in cases if c.store == store)
     print("chosen per held-out store:", " ".join(chosen))
     print(f"held-out MRR {sum(r for r, _ in held) / len(held):.4f}  hit@5 {sum(h for _, h in held) / len(held):.4f}")
     for value in args.values:
-        print(f"{args.knob}={value:g}: in-sample dev MRR {mrr(value, cases):.4f}")
+        print(f"{args.knob}={value}: in-sample dev MRR {mrr(value, cases):.4f}")
     return 0
 
 
