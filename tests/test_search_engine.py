@@ -543,11 +543,13 @@ from pathlib import Path
 from context_keeper.service import Service
 repo = Path(sys.argv[1])
 out = []
+services = {}  # one per store: its index is built under this process's hash seed, then searched
 for line in (repo / "evals" / "golden.jsonl").read_text(encoding="utf-8").splitlines():
     case = json.loads(line)
     root = repo / ("examples/demo-project" if case["store"] == "demo-project" else f"evals/stores/{case['store']}")
-    answer = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, hook_cache_delay=None).get_context(
-        query=case["query"], include_related=False)
+    if root not in services:
+        services[root] = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, hook_cache_delay=None)
+    answer = services[root].get_context(query=case["query"], include_related=False)
     out.append([[r["entry"]["id"], r["relevance"]] for r in answer["results"][:5]])
 print(json.dumps(out))
 """
