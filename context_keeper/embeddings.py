@@ -8,12 +8,15 @@ falls back silently to the lexical ranking: retrieval must never depend on a net
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import json
 import logging
 import math
 import os
+import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -61,31 +64,72 @@ def _left(deadline: float, url: str) -> float:
     return left
 
 
+class _Watched:
+    """An HTTP(S) handler that keeps the socket of each connection it opens, so a watchdog can
+    cut it (the response holds it on, once the connection object has let it go)."""
+
+    def __init__(self, sockets: list[socket.socket], *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sockets = sockets
+
+    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+        def connection(*args: Any, **kw: Any) -> http.client.HTTPConnection:
+            conn = http_class(*args, **kw)
+            connect = conn.connect
+
+            def connect_and_keep() -> None:
+                connect()
+                self.sockets.append(conn.sock)
+
+            conn.connect = connect_and_keep
+            return conn
+
+        return super().do_open(connection, req, **kwargs)  # type: ignore[misc]
+
+
+class _WatchedHTTP(_Watched, urllib.request.HTTPHandler):
+    pass
+
+
+class _WatchedHTTPS(_Watched, urllib.request.HTTPSHandler):
+    pass
+
+
+def _cut(sockets: Sequence[socket.socket]) -> None:
+    # shutdown, not close: it wakes a read blocked in another thread (close does not).
+    for sock in sockets:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
 def _post(url: str, payload: dict[str, Any], headers: dict[str, str], deadline: float) -> Any:
     """The JSON answer to one POST, received in full by ``deadline`` (``time.monotonic()``).
-    A socket timeout bounds only each read, so a server trickling its answer byte by byte
-    would never trip it: the body is read in chunks against the deadline instead."""
+    A socket timeout bounds only each read, so a server trickling its status line, headers or
+    body byte by byte would never trip it: a watchdog cuts the connection at the deadline."""
+    sockets: list[socket.socket] = []
+    watchdog = threading.Timer(_left(deadline, url), _cut, (sockets,))
+    watchdog.daemon = True
     try:
         request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"),
                                          headers={"Content-Type": "application/json", **headers}, method="POST")
-        with urllib.request.urlopen(request, timeout=_left(deadline, url)) as response:  # noqa: S310 - user-configured URL
-            # The socket's timeout is per read: each read gets only the time left, or one begun
-            # just before the deadline could wait a whole timeout past it.
-            sock = getattr(getattr(response.fp, "raw", None), "_sock", None)
+        opener = urllib.request.build_opener(_WatchedHTTP(sockets), _WatchedHTTPS(sockets))
+        watchdog.start()
+        with opener.open(request, timeout=_left(deadline, url)) as response:
             body = bytearray()
-            while True:
-                if sock is not None:
-                    sock.settimeout(_left(deadline, url))
-                chunk = response.read1(_CHUNK)
-                if not chunk:
-                    break
+            while chunk := response.read1(_CHUNK):
                 body += chunk
-                _left(deadline, url)
+            _left(deadline, url)  # a cut connection reads as the end of the answer
+            if response.length:
+                raise EmbeddingUnavailable(f"{url}: the answer ended {response.length} bytes short")
         return json.loads(body.decode("utf-8"))
     # HTTPException: a bad status line, a body cut short (IncompleteRead), an invalid URL;
     # RecursionError: JSON nested deeper than the parser goes.
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, RecursionError) as exc:
+        if time.monotonic() >= deadline:
+            raise EmbeddingUnavailable(f"{url}: no complete answer in the time allowed") from exc
         raise EmbeddingUnavailable(f"{url}: {exc!r}") from exc
+    finally:
+        watchdog.cancel()
 
 
 def _vector(value: Any) -> list[float] | None:

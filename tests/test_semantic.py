@@ -298,6 +298,17 @@ def test_a_read_begun_just_before_the_deadline_waits_only_for_the_time_left():
     assert time.monotonic() - start < 3.0
 
 
+def test_a_server_trickling_its_headers_cannot_hold_a_request():
+    # The status line and headers are read before any body: a byte every 0.2 s would keep a
+    # per-read timeout from ever firing (this reply takes 8 s to send).
+    header = b"X-Slow: " + b"a" * 32 + b"\r\n\r\n"
+    url = _raw_server([b"HTTP/1.0 200 OK\r\n", *(header[i:i + 1] for i in range(len(header)))], pause=0.2)
+    start = time.monotonic()
+    with pytest.raises(embeddings.EmbeddingUnavailable, match="time allowed"):
+        embeddings.embed(["x"], {"url": url}, timeout=1.0)
+    assert time.monotonic() - start < 2.5
+
+
 def test_one_query_waits_for_all_its_batches_together_at_most_the_query_timeout(tmp_path, scripted, monkeypatch):
     # Each request is quick enough on its own; four of them in a row are not.
     Scripted.delay = 0.3
