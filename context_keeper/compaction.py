@@ -30,12 +30,14 @@ unreported: that write put the reverted version in the copy too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
 SNAPSHOT_FILE = "compaction_snapshot.json"
 REPORT_FILE = "compaction_report.json"
 PENDING_FILE = "compaction_pending_state.json"
+FAILED_FILE = "compaction_failed_state.json"  # a check that could not run, for the next session start
 IGNORED_FIELDS = frozenset({"verified_at", "verified_sha"})  # re-verification is not a loss
 MAX_NOTE_ITEMS = 12
 
@@ -194,6 +196,7 @@ def check_pending(root: str, *, now: datetime | None = None) -> dict[str, Any] |
         report["unchecked_files"] = sorted(set(unchecked))
     store.write_sidecar(REPORT_FILE, report)
     _remove(marker)
+    _remove(os.path.join(_context(root), FAILED_FILE))
     return report
 
 
@@ -210,8 +213,11 @@ def check_pending_in_hook(root: str, log: Callable[[str], None]) -> str | None:
             _remove(os.path.join(_context(root), PENDING_FILE))
         except OSError:
             pass  # the next hook tries again, and logs again
-        return (f"Compaction check: it could not run ({type(exc).__name__}), so what the compaction may have "
-                "lost is not known; .context/hook.log has the details.")
+        # Left for the session start after a Stop hook that failed (unless writing is what
+        # fails, as on a full disk). Not in the report file, whose shape clients read.
+        with contextlib.suppress(Exception):
+            _store(root).write_sidecar(FAILED_FILE, {"error": type(exc).__name__})
+        return _failed_note(type(exc).__name__)
     return None
 
 
@@ -254,23 +260,38 @@ RECENT_REPORT_S = 15 * 60
 
 
 def session_note(root: str, *, max_age_s: float | None = None, now: float | None = None) -> str | None:
-    """The compaction check as factual text for the post-compaction SessionStart. With
-    ``max_age_s``, a report written longer ago than that is not shown: without a snapshot taken
-    for this compaction, the report left by an earlier one would read as this one's."""
+    """The compaction check as factual text for the post-compaction SessionStart: the newer of
+    its report and a note that it could not run. With ``max_age_s``, one written longer ago than
+    that is not shown: without a snapshot taken for this compaction, the report left by an
+    earlier one would read as this one's."""
     from context_keeper.hooks import leanjson
 
-    path = os.path.join(_context(root), REPORT_FILE)
-    try:
-        with open(path, "rb") as handle:
-            report = leanjson.loads(handle.read())
-        written = os.stat(path).st_mtime
-    except (OSError, ValueError):
+    found = []
+    for name in (REPORT_FILE, FAILED_FILE):
+        path = os.path.join(_context(root), name)
+        try:
+            with open(path, "rb") as handle:
+                data = leanjson.loads(handle.read())
+            written = os.stat(path).st_mtime
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            found.append((written, name, data))
+    if not found:
         return None
-    if not isinstance(report, dict):
-        return None
+    written, name, data = max(found, key=lambda item: item[0])
     if max_age_s is not None and (time.time() if now is None else now) - written > max_age_s:
         return None
-    return describe(report)
+    if name == FAILED_FILE:
+        return _failed_note(data.get("error") if isinstance(data.get("error"), str) else "an error")
+    return describe(data)
+
+
+def _failed_note(error: str) -> str:
+    from context_keeper.render import clip
+
+    return (f"Compaction check: it could not run ({clip(error, 60)}), so what the compaction may have lost is "
+            "not known; .context/hook.log has the details.")
 
 
 def describe(report: Mapping[str, Any]) -> str | None:

@@ -231,6 +231,19 @@ def test_a_stop_hook_whose_report_cannot_be_written_logs_once(project: Path):
     assert not (context / "compaction_pending_state.json").exists()
 
 
+def test_a_check_that_failed_in_the_stop_hook_is_told_at_the_next_session_start(project: Path, monkeypatch):
+    run_hook("pre_compact", payload("pre_compact", project), env=hook_env(project))
+
+    def unforeseen(root, **kwargs):
+        raise RuntimeError("a snapshot nobody foresaw")
+
+    monkeypatch.setattr(compaction, "check_pending", unforeseen)
+    logged = []
+    assert "could not run (RuntimeError)" in compaction.check_pending_in_hook(str(project), logged.append)
+    assert logged and not compaction.pending(str(project))
+    assert "Compaction check: it could not run (RuntimeError)" in compaction.session_note(str(project))
+
+
 def test_compare_skips_snapshot_parts_of_the_wrong_shape():
     current = {"decisions": [{"id": "dec-001", "summary": "A"}]}
     for entries in ([1, 2], "abc", {"decisions": "abc"}, {"decisions": [{"id": ["dec-001"]}, {"id": 5}, 7]}):
