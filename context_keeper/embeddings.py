@@ -68,9 +68,9 @@ class _Watched:
     """An HTTP(S) handler that keeps the socket of each connection it opens, so a watchdog can
     cut it (the response holds it on, once the connection object has let it go)."""
 
-    def __init__(self, sockets: list[socket.socket], *args: Any, **kwargs: Any) -> None:
+    def __init__(self, sockets: list[socket.socket], deadline: float, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.sockets = sockets
+        self.sockets, self.deadline = sockets, deadline
 
     def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
         def connection(*args: Any, **kw: Any) -> http.client.HTTPConnection:
@@ -80,6 +80,8 @@ class _Watched:
             def connect_and_keep() -> None:
                 connect()
                 self.sockets.append(conn.sock)
+                if time.monotonic() >= self.deadline:  # the watchdog fired while connecting
+                    _cut([conn.sock])
 
             conn.connect = connect_and_keep
             return conn
@@ -112,7 +114,7 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], deadline: 
     try:
         request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"),
                                          headers={"Content-Type": "application/json", **headers}, method="POST")
-        opener = urllib.request.build_opener(_WatchedHTTP(sockets), _WatchedHTTPS(sockets))
+        opener = urllib.request.build_opener(_WatchedHTTP(sockets, deadline), _WatchedHTTPS(sockets, deadline))
         watchdog.start()
         with opener.open(request, timeout=_left(deadline, url)) as response:
             body = bytearray()
