@@ -60,7 +60,7 @@ from context_keeper.gitshared import CommittedVersions, run_git
 from context_keeper.model import KINDS, Kind
 from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
-from context_keeper.scope import is_global, scope_covers
+from context_keeper.scope import is_glob, is_global, normalize_path, scope_covers
 from context_keeper.store import BACKUP_DIR, GITIGNORE, Store, next_number, parse_bytes
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -601,12 +601,26 @@ def _check_scopes(store: Store) -> list[Finding]:
     scoped = [e for e in state.entries if e.get("status", "active") == "active" and not is_global(e.get("scope"))]
     if not scoped:
         return []
-    pending = {e["id"]: e["scope"] for e in scoped}
-    for path in _project_paths(store.root):
-        for entry_id in [i for i, scope in pending.items() if scope_covers(scope, path, str(store.root))]:
+    root = str(store.root)
+    pending = {}
+    for e in scoped:
+        pattern = normalize_path(e["scope"], root)
+        # A plain path is there or not: no scan needed, and the scan skips node_modules/ and
+        # the like, which a rule may well be about.
+        if is_glob(pattern) or not pattern or not os.path.lexists(os.path.join(root, pattern)):
+            pending[e["id"]] = e["scope"]
+    scanned = 0
+    for path in _project_paths(store.root) if pending else ():
+        scanned += 1
+        for entry_id in [i for i, scope in pending.items() if scope_covers(scope, path, root)]:
             del pending[entry_id]
         if not pending:
             break
+    if scanned >= MAX_SCAN_PATHS:
+        # The scan stopped before the end of the project: "matches nothing" would be a guess.
+        return [Finding(INFO, "unmatched_scope",
+                        f"{', '.join(sorted(pending, key=model.id_sort_key))}: scope not checked against the "
+                        f"files, as the project has more than {MAX_SCAN_PATHS:,} paths", file=state.path.name)] if pending else []
     return [
         Finding(WARNING, "unmatched_scope",
                 f"{entry_id} has scope {scope!r}, which matches no file or directory in the project; "

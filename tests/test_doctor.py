@@ -1123,3 +1123,32 @@ def test_bookkeeping_the_projects_own_gitignore_covers_is_not_reported(tmp_path)
     (project / ".gitignore").write_text(".context/*\n!.context/*.json\n.context/*_state.json\n"
                                         ".context/embeddings.json\n.context/compaction_*.json\n", encoding="utf-8")
     assert "gitignore" not in _codes(doctor.diagnose(project))
+
+
+def _scoped_project(tmp_path: Path, *scopes: str) -> Path:
+    project = tmp_path / "scoped"
+    (project / ".context").mkdir(parents=True)
+    rules = [{"id": f"con-{n:03d}", "rule": f"Rule {n}", "reason": "r", "scope": scope, "hardness": "advisory",
+              "status": "active"} for n, scope in enumerate(scopes, 1)]
+    (project / ".context" / "constraints.json").write_text(json.dumps(rules), encoding="utf-8")
+    return project
+
+
+def test_a_scope_naming_a_directory_the_scan_skips_still_matches(tmp_path):
+    project = _scoped_project(tmp_path, "node_modules/", "vendor/lib.py", "gone/")
+    (project / "node_modules").mkdir()
+    (project / "vendor").mkdir()
+    (project / "vendor" / "lib.py").write_text("", encoding="utf-8")
+    unmatched = [f.message for f in doctor.diagnose(project).findings if f.code == "unmatched_scope"]
+    assert len(unmatched) == 1 and unmatched[0].startswith("con-003")
+
+
+def test_a_scan_cut_short_does_not_call_a_scope_unmatched(tmp_path, monkeypatch):
+    project = _scoped_project(tmp_path, "zzz/*.py")
+    for n in range(5):
+        (project / f"aaa{n}.txt").write_text("", encoding="utf-8")
+    (project / "zzz").mkdir()
+    (project / "zzz" / "settings.py").write_text("", encoding="utf-8")
+    monkeypatch.setattr(doctor, "MAX_SCAN_PATHS", 3)
+    found = [f for f in doctor.diagnose(project).findings if f.code == "unmatched_scope"]
+    assert [f.severity for f in found] == ["info"] and "not checked" in found[0].message
