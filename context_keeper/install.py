@@ -575,7 +575,9 @@ def _load_json(path: Path, text: str | None) -> dict[str, Any]:
 
 def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *, remove: bool = False) -> Change:
     """``remove``: an uninstall; a file left holding nothing but empty containers held only our
-    entries, so it is deleted (``apply`` keeps a backup) rather than left as ``{}``."""
+    entries, so it is deleted (``apply`` keeps a backup) rather than left as ``{}`` — unless it is
+    a symlink (a dotfiles checkout): deleting the link would leave our entries in the real file,
+    so that is written through the link as ``{}``."""
     before = _read(path)
     data = _load_json(path, before)
     try:
@@ -585,7 +587,7 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *
     if before is not None and after_data == data:
         return Change(path, before, before)
     after = json.dumps(after_data, indent=2, ensure_ascii=False) + "\n"
-    if (before is None or remove) and _empty(after_data):
+    if (before is None or remove) and _empty(after_data) and not path.is_symlink():
         after = None
     return Change(path, before, after)
 
@@ -603,6 +605,8 @@ def apply(change: Change, *, now: float | None = None) -> Path | None:
     """Write one change with a timestamped backup of the previous file; returns the backup."""
     if not change.changed:
         return None
+    if change.after is None and change.path.is_symlink():  # deleting the link would leave the real file as it was
+        raise StoreError(f"{change.path} is a symlink; nothing was removed. Edit {change.path.resolve()} by hand.")
     backup = None
     if change.before is not None:
         base = change.backup_as or change.path
@@ -782,7 +786,8 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
                 after = before if kept else merge_codex(before or "", None if remove else spec)
             except StoreError as exc:
                 raise StoreError(f"{target.path} {exc}") from exc
-            if remove and before is not None and after is not None and after != before and not after.strip():
+            if (remove and before is not None and after is not None and after != before and not after.strip()
+                    and not target.path.is_symlink()):
                 after = None  # only our table was in it: delete (with a backup) rather than leave it empty
             changes.append(Change(target.path, before, after if (after or before is not None) else None,
                                   note=_kept_note(target.path, f"mcp_servers.{SERVER_NAME}", kept)))

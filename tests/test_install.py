@@ -592,6 +592,28 @@ def test_a_symlinked_settings_file_is_written_through_the_link(project: Path, tm
     assert settings["model"] == "opus" and "SessionStart" in settings["hooks"]
 
 
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_uninstall_cleans_a_symlinked_config_that_held_only_ours_and_keeps_the_link(
+        project: Path, tmp_path: Path, client):
+    home = tmp_path / "home"
+    if client == "claude":
+        link, extra = home / ".claude" / "settings.json", ["--user"]
+    else:
+        link, extra = home / ".codex" / "config.toml", ["--client", "codex"]
+    dotfiles = tmp_path / "dotfiles" / link.name
+    dotfiles.parent.mkdir(parents=True)
+    dotfiles.write_text("", encoding="utf-8")
+    link.parent.mkdir(parents=True)
+    link.symlink_to(dotfiles)
+    assert _cli("install", *extra, "--write", "--project", str(project), cwd=project, home=home).returncode == 0
+    assert dotfiles.read_text(encoding="utf-8").strip()
+    result = _cli("uninstall", *extra, "--project", str(project), cwd=project, home=home)
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and link.resolve() == dotfiles
+    left = dotfiles.read_text(encoding="utf-8")
+    assert (json.loads(left) == {}) if client == "claude" else not left.strip()
+
+
 def test_vscode_user_level_is_refused_not_written_to_the_workspace(project: Path, tmp_path: Path):
     result = _cli("install", "--client", "vscode", "--user", "--write", cwd=project, home=tmp_path)
     assert result.returncode != 0 and "VS Code keeps its user-level MCP servers in your profile" in result.stderr
