@@ -122,13 +122,58 @@ def test_uninstall_keeps_a_server_entry_the_user_had_before_install(project: Pat
 
 def test_install_adds_its_variable_to_the_users_env_instead_of_replacing_it(project: Path, tmp_path: Path):
     path = project / ".vscode" / "mcp.json"
-    _write(path, {"servers": {"context-keeper": {"type": "stdio", "command": "ck", "env": {"FOO": "1"}}}})
+    _write(path, {"servers": {"context-keeper": {"type": "stdio", "command": "context-keeper", "env": {"FOO": "1"}}}})
     home = tmp_path / "home"
     _cli("install", "--client", "vscode", "--write", "--project", str(project), cwd=project, home=home)
     entry = json.loads(path.read_text(encoding="utf-8"))["servers"]["context-keeper"]
     assert entry["env"] == {"FOO": "1", "CONTEXT_KEEPER_PROJECT": "${workspaceFolder}"}
     _cli("uninstall", "--client", "vscode", "--project", str(project), cwd=project, home=home)
     assert json.loads(path.read_text(encoding="utf-8"))["servers"]["context-keeper"]["env"]["FOO"] == "1"
+
+
+FOREIGN_SERVERS = [
+    {"type": "http", "url": "https://mcp.example.com/ck", "headers": {"Authorization": "Bearer t"}},
+    {"command": "uvx", "args": ["context-keeper-mcp"], "env": {"TOKEN": "t"}},
+    {"type": "sse", "command": "context-keeper", "args": ["serve"]},
+]
+
+
+@pytest.mark.parametrize("entry", FOREIGN_SERVERS, ids=["http", "other-command", "sse"])
+def test_install_refuses_to_replace_a_server_under_our_name_that_is_not_ours(project: Path, tmp_path: Path, entry):
+    path = project / ".mcp.json"
+    _write(path, {"mcpServers": {"context-keeper": entry}})
+    before = path.read_bytes()
+    home = tmp_path / "home"
+    proc = _cli("install", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert str(path) in proc.stderr and json.dumps(entry) in proc.stderr and "--force" in proc.stderr
+    assert path.read_bytes() == before
+    proc = _cli("uninstall", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0 and path.read_bytes() == before
+    proc = _cli("install", "--force", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert install.is_our_server(json.loads(path.read_text(encoding="utf-8"))["mcpServers"]["context-keeper"])
+
+
+@needs_tomllib
+def test_codex_install_refuses_to_replace_a_server_under_our_name_that_is_not_ours(project: Path, tmp_path: Path):
+    text = '[mcp_servers.context-keeper]\ncommand = "uvx"\nargs = ["context-keeper-mcp"]\n'
+    home, path = _codex_config(tmp_path, text)
+    proc = _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode != 0 and str(path) in proc.stderr and "--force" in proc.stderr
+    proc = _cli("uninstall", "--client", "codex", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0 and path.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("entry", [
+    {"command": "/old/venv/bin/context-keeper", "args": ["serve"]},
+    {"type": "stdio", "command": "C:\\ck\\Scripts\\context-keeper.exe", "args": ["serve"]},
+    {"command": "/usr/bin/python3", "args": ["-m", "context_keeper", "serve"]},
+    {"command": "python", "args": ["/src/context-keeper/server.py"]},
+])
+def test_an_older_server_entry_of_ours_is_recognised(entry):
+    assert install.is_our_server(entry)
+    assert install.merge_server({"mcpServers": {"context-keeper": entry}}, "mcpServers", {"command": "ck"})
 
 
 @needs_tomllib
