@@ -604,11 +604,28 @@ def _load_json(path: Path, text: str | None) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
+        if _is_jsonc(text):
+            raise StoreError(f"{path} has comments or trailing commas, which install cannot keep when it rewrites "
+                             "the file; nothing was written. Use --print and paste the entry into it by hand.") from exc
         raise StoreError(f"{path} does not parse ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
                          "nothing was written. Fix it by hand, or use --print and paste the entry.") from exc
     if not isinstance(data, dict):
         raise StoreError(f"{path} is not a JSON object; nothing was written")
     return data
+
+
+# A string, a comment, or a comma that only closing brackets follow (JSONC, as VS Code writes it).
+_JSONC_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*(?://[^\n]*\s*|/\*.*?\*/\s*)*[]}])',
+                          re.DOTALL)
+
+
+def _is_jsonc(text: str) -> bool:
+    """Does ``text`` parse once its comments and trailing commas are taken out?"""
+    try:
+        json.loads(_JSONC_TOKEN.sub(lambda m: m.group() if m.group().startswith('"') else "", text))
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *, remove: bool = False) -> Change:

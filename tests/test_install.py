@@ -220,6 +220,28 @@ def test_an_unparsable_config_is_refused_not_overwritten(project: Path, tmp_path
     assert path.read_text(encoding="utf-8") == '{"hooks": {,}'
 
 
+JSONC = ('{\n  // servers for this workspace\n  "servers": {\n    "other": {"command": "x", "args": ["a//b", "/*c*/"],},'
+         ' /* trailing */\n  },\n}\n')
+
+
+def test_a_config_with_comments_is_refused_as_jsonc_not_as_broken(project: Path, tmp_path: Path):
+    path = project / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(JSONC, encoding="utf-8")
+    proc = _cli("install", "--client", "vscode", "--write", "--project", str(project), cwd=project,
+                home=tmp_path / "home")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "comments or trailing commas" in proc.stderr and "--print" in proc.stderr
+    assert "does not parse" not in proc.stderr and "Fix it" not in proc.stderr
+    assert path.read_text(encoding="utf-8") == JSONC
+
+
+@pytest.mark.parametrize("text", ['{"a": [1,, 2]}', '{"a": "// not a comment" x}', '{"a": 1 /* open'])
+def test_a_broken_file_is_not_taken_for_jsonc(tmp_path: Path, text):
+    with pytest.raises(StoreError, match="does not parse"):
+        install._load_json(tmp_path / "x.json", text)
+
+
 def test_a_settings_file_with_a_byte_order_mark_is_merged(project: Path, tmp_path: Path):
     path = project / ".claude" / "settings.json"
     path.parent.mkdir()
