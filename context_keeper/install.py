@@ -589,8 +589,9 @@ class Change:
 
 def _read(path: Path) -> str | None:
     try:
-        # utf-8-sig: a byte-order mark (Windows editors add one) is read past, and not written back
-        return path.read_text(encoding="utf-8-sig")
+        # utf-8-sig: a byte-order mark (Windows editors add one) is read past, and not written back;
+        # bytes, not read_text: its newline translation would hide a file's CRLF line endings
+        return path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
@@ -599,10 +600,23 @@ def _read(path: Path) -> str | None:
 
 
 def _load_json(path: Path, text: str | None) -> dict[str, Any]:
+    """The object in ``text``. Raises ``StoreError`` for anything install cannot rewrite without
+    losing what the file says: a parse error, comments, an object with a key twice (JSON parsers
+    keep one of them; rewriting would silently drop the other)."""
     if text is None or not text.strip():
         return {}
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise StoreError(f"{path} has the key {json.dumps(key)} twice in one object; rewriting it would keep "
+                                 "only one of them, so nothing was written. Remove the one you do not want by hand.")
+            seen[key] = value
+        return seen
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=unique)
     except json.JSONDecodeError as exc:
         if _is_jsonc(text):
             raise StoreError(f"{path} has comments or trailing commas, which install cannot keep when it rewrites "
@@ -641,10 +655,19 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *
         raise InvalidInput(f"{path}: {exc}", field=exc.field) from exc
     if before is not None and after_data == data:
         return Change(path, before, before)
-    after = json.dumps(after_data, indent=2, ensure_ascii=False) + "\n"
+    after = _dump_json(after_data, before or "")
     if (before is None or remove) and _empty(after_data) and not path.is_symlink():
         after = None
     return Change(path, before, after)
+
+
+def _dump_json(data: dict[str, Any], like: str) -> str:
+    """``data`` as JSON in the layout of the file's text ``like``: its line ending and the indent of
+    its first indented line (two spaces when it has none), so a rewrite's diff shows only our edit."""
+    newline = "\r\n" if "\r\n" in like else "\n"
+    found = re.search(r"^([ \t]+)\S", like, re.MULTILINE)
+    indent: str | int = found.group(1) if found else 2
+    return (json.dumps(data, indent=indent, ensure_ascii=False) + "\n").replace("\n", newline)
 
 
 def _empty(value: Any) -> bool:

@@ -252,6 +252,27 @@ def test_a_settings_file_with_a_byte_order_mark_is_merged(project: Path, tmp_pat
     assert settings["env"] == {"FOO": "1"} and _commands(settings)
 
 
+@pytest.mark.parametrize("indent,newline", [("    ", "\r\n"), ("\t", "\n"), ("  ", "\r\n")])
+def test_a_rewritten_config_keeps_its_line_endings_and_indent(project: Path, tmp_path: Path, indent, newline):
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_bytes((json.dumps(OTHER_SETTINGS, indent=indent) + "\n").replace("\n", newline).encode("utf-8"))
+    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    text = path.read_bytes().decode("utf-8")
+    assert text == json.dumps(json.loads(text), indent=indent).replace("\n", newline) + newline
+
+
+def test_a_config_with_a_key_twice_is_refused_not_rewritten(project: Path, tmp_path: Path):
+    path = project / ".mcp.json"
+    text = '{"mcpServers": {"a": {"command": "x"}}, "mcpServers": {"b": {"command": "y"}}}\n'
+    path.write_text(text, encoding="utf-8")
+    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert str(path) in proc.stderr and '"mcpServers" twice' in proc.stderr
+    assert path.read_text(encoding="utf-8") == text
+
+
 def test_a_settings_file_that_is_not_utf8_is_refused_with_what_to_do(project: Path, tmp_path: Path):
     path = project / ".claude" / "settings.json"
     path.parent.mkdir()
