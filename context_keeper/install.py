@@ -489,6 +489,19 @@ def _parses(text: str) -> bool:
     return bare.count("[") <= bare.count("]") and bare.count("{") <= bare.count("}")
 
 
+def _leading_comments(body: list[str]) -> list[str]:
+    """The comment lines (and blank lines between them) at the end of a table's lines: they sit
+    right above the next header and describe that table, so removing the table keeps them."""
+    tail: list[str] = []
+    for line in reversed(body[1:]):
+        if line.strip() and not line.lstrip().startswith("#"):
+            break
+        tail.insert(0, line)
+    while tail and not tail[0].strip():
+        tail.pop(0)
+    return tail
+
+
 def _without_ours(doc: dict[str, Any]) -> dict[str, Any]:
     doc = dict(doc)
     servers = doc.get("mcp_servers")
@@ -516,9 +529,10 @@ def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
     except ValueError as exc:
         raise StoreError(f"does not parse as TOML ({exc}); nothing was written. Fix it by hand, "
                          "or use --print and paste the entry.") from exc
+    newline = "\r\n" if "\r\n" in text else "\n"  # keep a Windows file's line endings
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
+        lines[-1] += newline
     sections: list[tuple[tuple[str, ...] | None, list[str]]] = [(None, [])]  # (header key, lines)
     for line in lines:
         key = _table_header(line)
@@ -531,13 +545,13 @@ def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
     for key, body in sections:
         if key is not None and key[:2] == ours:
             if spec is None:
+                out.extend(_leading_comments(body))
                 continue
             if key == ours:
-                body = [body[0], *(line + "\n" for line in _codex_spec_lines(spec)),
+                body = [body[0], *(line + newline for line in _codex_spec_lines(spec)),
                         *_drop_keys(body[1:], {"command", "args"})]
         out.extend(body)
     result = "".join(out)
-    newline = "\r\n" if "\r\n" in text else "\n"  # keep a Windows file's line endings
     if spec is not None and not found:
         result = result.rstrip("\r\n")
         block = codex_block(spec).replace("\n", newline)

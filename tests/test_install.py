@@ -651,6 +651,22 @@ def test_codex_uninstall_keeps_a_windows_file_clean():
     assert install.merge_codex(installed, None) == other
 
 
+def test_codex_uninstall_keeps_the_comments_above_the_next_table():
+    ours = '[mcp_servers.context-keeper]\ncommand = "/x/context-keeper"\nargs = ["serve"]\n\n'
+    other = 'model = "o4"\n\n# fast profile, for quick edits\n\n# (keep in sync with the team)\n[profiles.fast]\nmodel = "m"\n'
+    text = other.replace("# fast", ours + "# fast", 1)
+    assert install.merge_codex(text, None) == other
+    assert install.merge_codex(other.replace("# fast", ours.rstrip("\n") + "\n# fast", 1), None) == other
+
+
+def test_codex_install_into_a_windows_file_uses_its_line_endings():
+    text = ('[mcp_servers.context-keeper]\r\ncommand = "/old/context-keeper"\r\nargs = []\r\n'
+            'startup_timeout_sec = 30\r\n\r\n[profiles.fast]\r\nmodel = "m"')
+    installed = install.merge_codex(text, {"command": "/x/context-keeper", "args": ["serve"]})
+    assert '"/x/context-keeper"' in installed and "startup_timeout_sec = 30" in installed
+    assert "\n" not in installed.replace("\r\n", "")
+
+
 def test_install_in_a_subdirectory_of_an_uninitialised_repository_targets_its_root(tmp_path: Path):
     repo, home = tmp_path / "repo", tmp_path / "home"
     (repo / ".git").mkdir(parents=True)
