@@ -320,6 +320,38 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
     return settings
 
 
+def is_our_server(entry: Any) -> bool:
+    """Does a server entry start context-keeper's stdio server, from any install's path and in any
+    style install writes (``<bin>/context-keeper serve``, ``python -m context_keeper serve``, a
+    checkout's ``server.py``)? A remote entry (``url``, ``serverUrl``, ``httpUrl``, a ``type``
+    other than stdio) or another program under our name is the user's own server."""
+    if not isinstance(entry, dict) or any(k in entry for k in ("url", "serverUrl", "httpUrl")):
+        return False
+    if entry.get("type", "stdio") != "stdio" or not isinstance(entry.get("command"), str):
+        return False
+    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    if entry["command"].replace("\\", "/").rsplit("/", 1)[-1] in ("context-keeper", "context-keeper.exe"):
+        return True
+    if args[:2] == ["-m", "context_keeper"]:
+        return True
+    launcher = args[0].replace("\\", "/") if args and isinstance(args[0], str) else ""
+    return launcher.rsplit("/", 1)[-1] == "server.py" and (
+        any(marker in launcher for marker in _OUR_MARKERS) or _runs_our_server(Path(launcher)))
+
+
+def _runs_our_server(path: Path) -> bool:
+    try:
+        return path.is_file() and "context_keeper" in path.read_text(encoding="utf-8", errors="replace")[:4000]
+    except OSError:
+        return False
+
+
+def _foreign_server_refusal(where: str, entry: Any, spec: dict[str, Any]) -> str:
+    return (f"{where} holds a server that is not context-keeper's stdio server: {json.dumps(entry)}; install "
+            f"would replace it with {json.dumps(spec)}. Nothing was written: rename or remove that entry, or "
+            "pass --force to replace it")
+
+
 def user_keys(entry: Any, spec: dict[str, Any]) -> list[str]:
     """The keys of our server entry that install does not write: the user's (their ``env``, ``cwd``,
     a timeout). ``command`` and ``args`` are ours in any form (install rewrites them); any other key
@@ -329,12 +361,15 @@ def user_keys(entry: Any, spec: dict[str, Any]) -> list[str]:
     return [k for k, v in entry.items() if k not in ("command", "args") and not (k in spec and v == spec[k])]
 
 
-def merge_server(config: dict[str, Any], key: str, spec: dict[str, Any], *, remove: bool = False) -> dict[str, Any]:
+def merge_server(config: dict[str, Any], key: str, spec: dict[str, Any], *, remove: bool = False,
+                 force: bool = False) -> dict[str, Any]:
     """Our server ``spec`` added under ``config[key]``, or with ``remove`` taken out again.
 
-    Install merges into an entry already there, keeping the user's keys (and the variables of
-    their ``env``). Uninstall removes the entry only when it holds nothing but what install writes
-    (``spec``); one that also holds keys of the user's was theirs before install, so it stays.
+    Install merges into an entry of ours already there, keeping the user's keys (and the variables
+    of their ``env``). Uninstall removes the entry only when it holds nothing but what install
+    writes (``spec``); one that also holds keys of the user's was theirs before install, so it
+    stays. An entry under our name that is not ours (``is_our_server``) stays on uninstall, and on
+    install raises ``InvalidInput`` unless ``force`` replaces it.
     """
     config = json.loads(json.dumps(config))
     servers = config.get(key)
@@ -343,10 +378,13 @@ def merge_server(config: dict[str, Any], key: str, spec: dict[str, Any], *, remo
     if not isinstance(servers, dict):
         raise InvalidInput(f'"{key}" in the config file is not an object; fix it by hand first', field=key)
     existing = servers.get(SERVER_NAME)
+    foreign = existing is not None and not is_our_server(existing)
+    if foreign and not remove and not force:
+        raise InvalidInput(_foreign_server_refusal(f"{key}.{SERVER_NAME}", existing, spec), field=key)
     if remove:
-        if not user_keys(existing, spec):
+        if not foreign and not user_keys(existing, spec):
             servers.pop(SERVER_NAME, None)
-    elif isinstance(existing, dict):
+    elif isinstance(existing, dict) and not foreign:
         merged = {**existing, **spec}
         if isinstance(existing.get("env"), dict) and isinstance(spec.get("env"), dict):
             merged["env"] = {**existing["env"], **spec["env"]}
@@ -451,6 +489,19 @@ def _parses(text: str) -> bool:
     return bare.count("[") <= bare.count("]") and bare.count("{") <= bare.count("}")
 
 
+def _leading_comments(body: list[str]) -> list[str]:
+    """The comment lines (and blank lines between them) at the end of a table's lines: they sit
+    right above the next header and describe that table, so removing the table keeps them."""
+    tail: list[str] = []
+    for line in reversed(body[1:]):
+        if line.strip() and not line.lstrip().startswith("#"):
+            break
+        tail.insert(0, line)
+    while tail and not tail[0].strip():
+        tail.pop(0)
+    return tail
+
+
 def _without_ours(doc: dict[str, Any]) -> dict[str, Any]:
     doc = dict(doc)
     servers = doc.get("mcp_servers")
@@ -478,9 +529,10 @@ def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
     except ValueError as exc:
         raise StoreError(f"does not parse as TOML ({exc}); nothing was written. Fix it by hand, "
                          "or use --print and paste the entry.") from exc
+    newline = "\r\n" if "\r\n" in text else "\n"  # keep a Windows file's line endings
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
+        lines[-1] += newline
     sections: list[tuple[tuple[str, ...] | None, list[str]]] = [(None, [])]  # (header key, lines)
     for line in lines:
         key = _table_header(line)
@@ -493,13 +545,13 @@ def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
     for key, body in sections:
         if key is not None and key[:2] == ours:
             if spec is None:
+                out.extend(_leading_comments(body))
                 continue
             if key == ours:
-                body = [body[0], *(line + "\n" for line in _codex_spec_lines(spec)),
+                body = [body[0], *(line + newline for line in _codex_spec_lines(spec)),
                         *_drop_keys(body[1:], {"command", "args"})]
         out.extend(body)
     result = "".join(out)
-    newline = "\r\n" if "\r\n" in text else "\n"  # keep a Windows file's line endings
     if spec is not None and not found:
         result = result.rstrip("\r\n")
         block = codex_block(spec).replace("\n", newline)
@@ -551,8 +603,9 @@ class Change:
 
 def _read(path: Path) -> str | None:
     try:
-        # utf-8-sig: a byte-order mark (Windows editors add one) is read past, and not written back
-        return path.read_text(encoding="utf-8-sig")
+        # utf-8-sig: a byte-order mark (Windows editors add one) is read past, and not written back;
+        # bytes, not read_text: its newline translation would hide a file's CRLF line endings
+        return path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
@@ -561,11 +614,27 @@ def _read(path: Path) -> str | None:
 
 
 def _load_json(path: Path, text: str | None) -> dict[str, Any]:
+    """The object in ``text``. Raises ``StoreError`` for anything install cannot rewrite without
+    losing what the file says: a parse error, comments, an object with a key twice (JSON parsers
+    keep one of them; rewriting would silently drop the other)."""
     if text is None or not text.strip():
         return {}
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                raise StoreError(f"{path} has the key {json.dumps(key)} twice in one object; rewriting it would keep "
+                                 "only one of them, so nothing was written. Remove the one you do not want by hand.")
+            seen[key] = value
+        return seen
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=unique)
     except json.JSONDecodeError as exc:
+        if _is_jsonc(text):
+            raise StoreError(f"{path} has comments or trailing commas, which install cannot keep when it rewrites "
+                             "the file; nothing was written. Use --print and paste the entry into it by hand.") from exc
         raise StoreError(f"{path} does not parse ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
                          "nothing was written. Fix it by hand, or use --print and paste the entry.") from exc
     if not isinstance(data, dict):
@@ -573,9 +642,25 @@ def _load_json(path: Path, text: str | None) -> dict[str, Any]:
     return data
 
 
+# A string, a comment, or a comma that only closing brackets follow (JSONC, as VS Code writes it).
+_JSONC_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*(?://[^\n]*\s*|/\*.*?\*/\s*)*[]}])',
+                          re.DOTALL)
+
+
+def _is_jsonc(text: str) -> bool:
+    """Does ``text`` parse once its comments and trailing commas are taken out?"""
+    try:
+        json.loads(_JSONC_TOKEN.sub(lambda m: m.group() if m.group().startswith('"') else "", text))
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
 def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *, remove: bool = False) -> Change:
     """``remove``: an uninstall; a file left holding nothing but empty containers held only our
-    entries, so it is deleted (``apply`` keeps a backup) rather than left as ``{}``."""
+    entries, so it is deleted (``apply`` keeps a backup) rather than left as ``{}`` — unless it is
+    a symlink (a dotfiles checkout): deleting the link would leave our entries in the real file,
+    so that is written through the link as ``{}``."""
     before = _read(path)
     data = _load_json(path, before)
     try:
@@ -584,10 +669,19 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *
         raise InvalidInput(f"{path}: {exc}", field=exc.field) from exc
     if before is not None and after_data == data:
         return Change(path, before, before)
-    after = json.dumps(after_data, indent=2, ensure_ascii=False) + "\n"
-    if (before is None or remove) and _empty(after_data):
+    after = _dump_json(after_data, before or "")
+    if (before is None or remove) and _empty(after_data) and not path.is_symlink():
         after = None
     return Change(path, before, after)
+
+
+def _dump_json(data: dict[str, Any], like: str) -> str:
+    """``data`` as JSON in the layout of the file's text ``like``: its line ending and the indent of
+    its first indented line (two spaces when it has none), so a rewrite's diff shows only our edit."""
+    newline = "\r\n" if "\r\n" in like else "\n"
+    found = re.search(r"^([ \t]+)\S", like, re.MULTILINE)
+    indent: str | int = found.group(1) if found else 2
+    return (json.dumps(data, indent=indent, ensure_ascii=False) + "\n").replace("\n", newline)
 
 
 def _empty(value: Any) -> bool:
@@ -603,6 +697,8 @@ def apply(change: Change, *, now: float | None = None) -> Path | None:
     """Write one change with a timestamped backup of the previous file; returns the backup."""
     if not change.changed:
         return None
+    if change.after is None and change.path.is_symlink():  # deleting the link would leave the real file as it was
+        raise StoreError(f"{change.path} is a symlink; nothing was removed. Edit {change.path.resolve()} by hand.")
     backup = None
     if change.before is not None:
         base = change.backup_as or change.path
@@ -752,7 +848,9 @@ def _desired_hooks(style: str, project: Path, user: bool) -> list[tuple[str, str
 
 
 def plan(client: str, project: Path, home: Path, *, user: bool = False, style: str = "auto",
-         remove: bool = False, local: bool = False) -> list[Change]:
+         remove: bool = False, local: bool = False, force: bool = False) -> list[Change]:
+    """The change to each of ``client``'s files; ``force`` replaces a server entry under our name
+    that is not ours (see ``merge_server``)."""
     changes = []
     for target in client_targets(client, project, home, user, local):
         chosen = target_style(style, target)
@@ -767,39 +865,53 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
             changes.append(change)
         elif target.kind == "json-servers":
             spec = client_server_spec(client, chosen, project, user)
-            change = _json_change(target.path, lambda d, s=spec, k=target.key: merge_server(d, k, s, remove=remove),
-                                  remove=remove)
+            change = _json_change(target.path, lambda d, s=spec, k=target.key: merge_server(
+                d, k, s, remove=remove, force=force), remove=remove)
             if remove:
                 entry = _load_json(target.path, change.after).get(target.key) if change.after else None
-                kept = user_keys(entry.get(SERVER_NAME) if isinstance(entry, dict) else None, spec)
-                change.note = _kept_note(target.path, f"{target.key}.{SERVER_NAME}", kept)
+                entry = entry.get(SERVER_NAME) if isinstance(entry, dict) else None
+                change.note = (_foreign_note(target.path, f"{target.key}.{SERVER_NAME}", entry)
+                               or _kept_note(target.path, f"{target.key}.{SERVER_NAME}", user_keys(entry, spec)))
             changes.append(change)
         else:
             spec = client_server_spec(client, chosen, project, user)
             before = _read(target.path)
-            kept = _codex_user_keys(before, spec) if remove else []
+            entry = _codex_entry(before)
+            foreign = entry is not None and not is_our_server(entry)
+            kept = user_keys(entry, spec) if remove else []
             try:
-                after = before if kept else merge_codex(before or "", None if remove else spec)
+                after = before if kept or (remove and foreign) else merge_codex(before or "", None if remove else spec)
             except StoreError as exc:
                 raise StoreError(f"{target.path} {exc}") from exc
-            if remove and before is not None and after is not None and after != before and not after.strip():
+            if foreign and not remove and not force:
+                raise InvalidInput(f"{target.path}: "
+                                   + _foreign_server_refusal(f"mcp_servers.{SERVER_NAME}", entry, spec))
+            if (remove and before is not None and after is not None and after != before and not after.strip()
+                    and not target.path.is_symlink()):
                 after = None  # only our table was in it: delete (with a backup) rather than leave it empty
-            changes.append(Change(target.path, before, after if (after or before is not None) else None,
-                                  note=_kept_note(target.path, f"mcp_servers.{SERVER_NAME}", kept)))
+            note = ((_foreign_note(target.path, f"mcp_servers.{SERVER_NAME}", entry) if remove else "")
+                    or _kept_note(target.path, f"mcp_servers.{SERVER_NAME}", kept))
+            changes.append(Change(target.path, before, after if (after or before is not None) else None, note=note))
         changes[-1].backup_as = backup_base(target.path, project, home, target.in_project)
         changes[-1].shared = target.shared
     return changes
 
 
-def _codex_user_keys(text: str | None, spec: dict[str, Any]) -> list[str]:
-    """The user's keys in our Codex table; none found when the text does not parse (the edit then
-    refuses with the parse error) or Python 3.10 has no TOML parser (the table is removed whole)."""
+def _codex_entry(text: str | None) -> Any:
+    """Our Codex table as parsed; None when there is none, the text does not parse (the edit then
+    refuses with the parse error) or Python 3.10 has no TOML parser (the table is edited blind)."""
     try:
         doc = _toml_parse(text or "")
     except ValueError:
-        return []
+        return None
     servers = doc.get("mcp_servers") if doc else None
-    return user_keys(servers.get(SERVER_NAME) if isinstance(servers, dict) else None, spec)
+    return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+
+
+def _foreign_note(path: Path, where: str, entry: Any) -> str:
+    if entry is None or is_our_server(entry):
+        return ""
+    return f"{path}: left {where}: it does not start context-keeper's stdio server, so install did not write it"
 
 
 def _kept_note(path: Path, where: str, kept: list[str]) -> str:
@@ -926,7 +1038,7 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
                     sys.stdout.write("(pass --write to merge this into the file above)\n")
             continue
         for change in plan(client, project, home, user=args.user, style=args.command_style, remove=remove,
-                           local=local):
+                           local=local, force=getattr(args, "force", False)):
             if change.note:
                 print(change.note)
             notes += change.warnings
@@ -1049,6 +1161,9 @@ def _add_common(parser: argparse.ArgumentParser, remove: bool) -> None:
         parser.add_argument("--write", action="store_true",
                             help="for clients other than claude: merge into the config file instead of printing")
         parser.add_argument("--print", action="store_true", help="print the config to paste; write nothing")
+        parser.add_argument("--force", action="store_true",
+                            help="replace a context-keeper server entry that runs something else (a remote "
+                                 "server, another command) instead of refusing")
 
 
 def register_cli(subparsers: Any) -> None:

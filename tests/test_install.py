@@ -122,13 +122,58 @@ def test_uninstall_keeps_a_server_entry_the_user_had_before_install(project: Pat
 
 def test_install_adds_its_variable_to_the_users_env_instead_of_replacing_it(project: Path, tmp_path: Path):
     path = project / ".vscode" / "mcp.json"
-    _write(path, {"servers": {"context-keeper": {"type": "stdio", "command": "ck", "env": {"FOO": "1"}}}})
+    _write(path, {"servers": {"context-keeper": {"type": "stdio", "command": "context-keeper", "env": {"FOO": "1"}}}})
     home = tmp_path / "home"
     _cli("install", "--client", "vscode", "--write", "--project", str(project), cwd=project, home=home)
     entry = json.loads(path.read_text(encoding="utf-8"))["servers"]["context-keeper"]
     assert entry["env"] == {"FOO": "1", "CONTEXT_KEEPER_PROJECT": "${workspaceFolder}"}
     _cli("uninstall", "--client", "vscode", "--project", str(project), cwd=project, home=home)
     assert json.loads(path.read_text(encoding="utf-8"))["servers"]["context-keeper"]["env"]["FOO"] == "1"
+
+
+FOREIGN_SERVERS = [
+    {"type": "http", "url": "https://mcp.example.com/ck", "headers": {"Authorization": "Bearer t"}},
+    {"command": "uvx", "args": ["context-keeper-mcp"], "env": {"TOKEN": "t"}},
+    {"type": "sse", "command": "context-keeper", "args": ["serve"]},
+]
+
+
+@pytest.mark.parametrize("entry", FOREIGN_SERVERS, ids=["http", "other-command", "sse"])
+def test_install_refuses_to_replace_a_server_under_our_name_that_is_not_ours(project: Path, tmp_path: Path, entry):
+    path = project / ".mcp.json"
+    _write(path, {"mcpServers": {"context-keeper": entry}})
+    before = path.read_bytes()
+    home = tmp_path / "home"
+    proc = _cli("install", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert str(path) in proc.stderr and json.dumps(entry) in proc.stderr and "--force" in proc.stderr
+    assert path.read_bytes() == before
+    proc = _cli("uninstall", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0 and path.read_bytes() == before
+    proc = _cli("install", "--force", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert install.is_our_server(json.loads(path.read_text(encoding="utf-8"))["mcpServers"]["context-keeper"])
+
+
+@needs_tomllib
+def test_codex_install_refuses_to_replace_a_server_under_our_name_that_is_not_ours(project: Path, tmp_path: Path):
+    text = '[mcp_servers.context-keeper]\ncommand = "uvx"\nargs = ["context-keeper-mcp"]\n'
+    home, path = _codex_config(tmp_path, text)
+    proc = _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode != 0 and str(path) in proc.stderr and "--force" in proc.stderr
+    proc = _cli("uninstall", "--client", "codex", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0 and path.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("entry", [
+    {"command": "/old/venv/bin/context-keeper", "args": ["serve"]},
+    {"type": "stdio", "command": "C:\\ck\\Scripts\\context-keeper.exe", "args": ["serve"]},
+    {"command": "/usr/bin/python3", "args": ["-m", "context_keeper", "serve"]},
+    {"command": "python", "args": ["/src/context-keeper/server.py"]},
+])
+def test_an_older_server_entry_of_ours_is_recognised(entry):
+    assert install.is_our_server(entry)
+    assert install.merge_server({"mcpServers": {"context-keeper": entry}}, "mcpServers", {"command": "ck"})
 
 
 @needs_tomllib
@@ -175,6 +220,28 @@ def test_an_unparsable_config_is_refused_not_overwritten(project: Path, tmp_path
     assert path.read_text(encoding="utf-8") == '{"hooks": {,}'
 
 
+JSONC = ('{\n  // servers for this workspace\n  "servers": {\n    "other": {"command": "x", "args": ["a//b", "/*c*/"],},'
+         ' /* trailing */\n  },\n}\n')
+
+
+def test_a_config_with_comments_is_refused_as_jsonc_not_as_broken(project: Path, tmp_path: Path):
+    path = project / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(JSONC, encoding="utf-8")
+    proc = _cli("install", "--client", "vscode", "--write", "--project", str(project), cwd=project,
+                home=tmp_path / "home")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "comments or trailing commas" in proc.stderr and "--print" in proc.stderr
+    assert "does not parse" not in proc.stderr and "Fix it" not in proc.stderr
+    assert path.read_text(encoding="utf-8") == JSONC
+
+
+@pytest.mark.parametrize("text", ['{"a": [1,, 2]}', '{"a": "// not a comment" x}', '{"a": 1 /* open'])
+def test_a_broken_file_is_not_taken_for_jsonc(tmp_path: Path, text):
+    with pytest.raises(StoreError, match="does not parse"):
+        install._load_json(tmp_path / "x.json", text)
+
+
 def test_a_settings_file_with_a_byte_order_mark_is_merged(project: Path, tmp_path: Path):
     path = project / ".claude" / "settings.json"
     path.parent.mkdir()
@@ -183,6 +250,27 @@ def test_a_settings_file_with_a_byte_order_mark_is_merged(project: Path, tmp_pat
     assert proc.returncode == 0, proc.stderr
     settings = json.loads(path.read_text(encoding="utf-8"))
     assert settings["env"] == {"FOO": "1"} and _commands(settings)
+
+
+@pytest.mark.parametrize("indent,newline", [("    ", "\r\n"), ("\t", "\n"), ("  ", "\r\n")])
+def test_a_rewritten_config_keeps_its_line_endings_and_indent(project: Path, tmp_path: Path, indent, newline):
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_bytes((json.dumps(OTHER_SETTINGS, indent=indent) + "\n").replace("\n", newline).encode("utf-8"))
+    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    text = path.read_bytes().decode("utf-8")
+    assert text == json.dumps(json.loads(text), indent=indent).replace("\n", newline) + newline
+
+
+def test_a_config_with_a_key_twice_is_refused_not_rewritten(project: Path, tmp_path: Path):
+    path = project / ".mcp.json"
+    text = '{"mcpServers": {"a": {"command": "x"}}, "mcpServers": {"b": {"command": "y"}}}\n'
+    path.write_text(text, encoding="utf-8")
+    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert str(path) in proc.stderr and '"mcpServers" twice' in proc.stderr
+    assert path.read_text(encoding="utf-8") == text
 
 
 def test_a_settings_file_that_is_not_utf8_is_refused_with_what_to_do(project: Path, tmp_path: Path):
@@ -563,6 +651,22 @@ def test_codex_uninstall_keeps_a_windows_file_clean():
     assert install.merge_codex(installed, None) == other
 
 
+def test_codex_uninstall_keeps_the_comments_above_the_next_table():
+    ours = '[mcp_servers.context-keeper]\ncommand = "/x/context-keeper"\nargs = ["serve"]\n\n'
+    other = 'model = "o4"\n\n# fast profile, for quick edits\n\n# (keep in sync with the team)\n[profiles.fast]\nmodel = "m"\n'
+    text = other.replace("# fast", ours + "# fast", 1)
+    assert install.merge_codex(text, None) == other
+    assert install.merge_codex(other.replace("# fast", ours.rstrip("\n") + "\n# fast", 1), None) == other
+
+
+def test_codex_install_into_a_windows_file_uses_its_line_endings():
+    text = ('[mcp_servers.context-keeper]\r\ncommand = "/old/context-keeper"\r\nargs = []\r\n'
+            'startup_timeout_sec = 30\r\n\r\n[profiles.fast]\r\nmodel = "m"')
+    installed = install.merge_codex(text, {"command": "/x/context-keeper", "args": ["serve"]})
+    assert '"/x/context-keeper"' in installed and "startup_timeout_sec = 30" in installed
+    assert "\n" not in installed.replace("\r\n", "")
+
+
 def test_install_in_a_subdirectory_of_an_uninitialised_repository_targets_its_root(tmp_path: Path):
     repo, home = tmp_path / "repo", tmp_path / "home"
     (repo / ".git").mkdir(parents=True)
@@ -590,6 +694,28 @@ def test_a_symlinked_settings_file_is_written_through_the_link(project: Path, tm
     assert link.is_symlink()
     settings = json.loads(dotfiles.read_text(encoding="utf-8"))
     assert settings["model"] == "opus" and "SessionStart" in settings["hooks"]
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_uninstall_cleans_a_symlinked_config_that_held_only_ours_and_keeps_the_link(
+        project: Path, tmp_path: Path, client):
+    home = tmp_path / "home"
+    if client == "claude":
+        link, extra = home / ".claude" / "settings.json", ["--user"]
+    else:
+        link, extra = home / ".codex" / "config.toml", ["--client", "codex"]
+    dotfiles = tmp_path / "dotfiles" / link.name
+    dotfiles.parent.mkdir(parents=True)
+    dotfiles.write_text("", encoding="utf-8")
+    link.parent.mkdir(parents=True)
+    link.symlink_to(dotfiles)
+    assert _cli("install", *extra, "--write", "--project", str(project), cwd=project, home=home).returncode == 0
+    assert dotfiles.read_text(encoding="utf-8").strip()
+    result = _cli("uninstall", *extra, "--project", str(project), cwd=project, home=home)
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and link.resolve() == dotfiles
+    left = dotfiles.read_text(encoding="utf-8")
+    assert (json.loads(left) == {}) if client == "claude" else not left.strip()
 
 
 def test_vscode_user_level_is_refused_not_written_to_the_workspace(project: Path, tmp_path: Path):
