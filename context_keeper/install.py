@@ -1027,6 +1027,12 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
         print("vscode: skipped (its user-level servers live in your VS Code profile; install without --user "
               "writes the workspace's .vscode/mcp.json)")
     write = remove or args.client == "claude" or args.write
+    planning = not getattr(args, "print", False) and (write or args.dry_run)
+    # Every client is planned before any file is written: a refusal (a file it cannot edit, a
+    # server under our name that is not ours) then leaves every file as it was, as it says.
+    planned = {client: plan(client, project, home, user=args.user, style=args.command_style, remove=remove,
+                            local=local, force=getattr(args, "force", False))
+               for client in (clients if planning else ())}
     notes: list[str] = []
     for client in clients:
         if not remove:
@@ -1037,8 +1043,7 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
                 if not getattr(args, "print", False):
                     sys.stdout.write("(pass --write to merge this into the file above)\n")
             continue
-        for change in plan(client, project, home, user=args.user, style=args.command_style, remove=remove,
-                           local=local, force=getattr(args, "force", False)):
+        for change in planned[client]:
             if change.note:
                 print(change.note)
             notes += change.warnings

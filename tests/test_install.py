@@ -155,6 +155,16 @@ def test_install_refuses_to_replace_a_server_under_our_name_that_is_not_ours(pro
     assert install.is_our_server(json.loads(path.read_text(encoding="utf-8"))["mcpServers"]["context-keeper"])
 
 
+def test_a_refusal_for_one_client_writes_nothing_for_the_others(project: Path, tmp_path: Path):
+    # claude comes before cursor: planned first, it must not be written when cursor refuses.
+    _write(project / ".cursor" / "mcp.json", {"mcpServers": {"context-keeper": FOREIGN_SERVERS[0]}})
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    proc = _cli("install", "--client", "all", "--write", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode != 0 and "nothing was written" in proc.stderr.lower()
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+    assert not (tmp_path / "home").exists() or not any((tmp_path / "home").rglob("*.json"))
+
+
 @needs_tomllib
 def test_codex_install_refuses_to_replace_a_server_under_our_name_that_is_not_ours(project: Path, tmp_path: Path):
     text = '[mcp_servers.context-keeper]\ncommand = "uvx"\nargs = ["context-keeper-mcp"]\n'
