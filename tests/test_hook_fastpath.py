@@ -140,7 +140,9 @@ def test_fast_resolution_agrees_with_resolve_project(tmp_path: Path, ck, cpd, cw
 
 
 def test_cache_constants_match_the_core():
-    assert cache.CONTEXT_DIR == project_mod.CONTEXT_DIR
+    # One constant now (store_owner), so pin its value too: the directory name is part of the
+    # store format every existing project relies on.
+    assert cache.CONTEXT_DIR == project_mod.CONTEXT_DIR == ".context"
     assert cache.ENV_PROJECT == project_mod.ENV_PROJECT and cache.ENV_CLIENT_PROJECT == project_mod.ENV_CLIENT_PROJECT
 
 
