@@ -57,6 +57,7 @@ class Case:
     type: str          # positive | negative | history
     query: str
     expected: list[str]
+    note: str = ""     # what the writer says the case tests ("value question: ...")
 
 
 @dataclass
@@ -124,9 +125,16 @@ def load_cases(path: Path = GOLDEN) -> list[Case]:
                 type=ctype,
                 query=str(_first(raw, "query", "question", "q")),
                 expected=list(expected),
+                note=str(raw.get("note") or ""),
             )
         )
     return cases
+
+
+def asks_for_value(case: Case) -> bool:
+    """An answerable question asking for one recorded value ("how long…", "which…"), as its
+    writer's note says (every store's brief asks for a few and for the note to say so)."""
+    return case.type == "positive" and "value" in case.note.lower()
 
 
 # ----------------------------------------------------------------------------- systems
@@ -474,7 +482,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print("ERROR: the embedding endpoint failed for some queries; these figures do not measure the blend", file=sys.stderr)
                 return 2
     shown = f"threshold {args.threshold}" if not args.semantic_url else f"service threshold {threshold:g}"
-    print(f"stores: {', '.join(sorted(stores))}; cases: {len(cases)}; {shown}")
+    values = sum(map(asks_for_value, cases))
+    print(f"stores: {', '.join(sorted(stores))}; cases: {len(cases)}; {shown}"
+          + (f"; {values} answerable ones ask for a recorded value" if values else ""))
     print(markdown(rows))
     if args.cases:
         for r in rows:
