@@ -103,11 +103,22 @@ def take_snapshot(root: str, *, trigger: str | None = None, now: datetime | None
 
 
 def _copy_stamp(path: str) -> list[int] | None:
+    # The ctime as the hook caches stamp it: a copy rewritten in place with its mtime put back
+    # still counts as rewritten.
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return [st.st_mtime_ns, st.st_size, st.st_ino]
+    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
+
+
+def _copy_unchanged(path: str, recorded: Any) -> bool:
+    """Whether the copy at ``path`` still has the ``recorded`` stamp. Snapshots from before the
+    ctime joined the stamp recorded three numbers; those are compared on those three."""
+    now = _copy_stamp(path)
+    if now is None or not isinstance(recorded, list) or len(recorded) not in (3, 4):
+        return now == recorded
+    return now[:len(recorded)] == recorded
 
 
 def compare(snapshot: Mapping[str, Any], current: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -236,7 +247,7 @@ def _written_since(store: Any, stamps: Any) -> Callable[[str], Mapping[str, Any]
             read[plural] = {}
             kind = BY_PLURAL.get(plural)
             path = str(store.backup_path(kind)) if kind is not None and plural in stamps else None
-            if path is not None and _copy_stamp(path) != stamps[plural]:
+            if path is not None and not _copy_unchanged(path, stamps[plural]):
                 try:
                     with open(path, "rb") as handle:
                         data = handle.read()

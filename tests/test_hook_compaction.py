@@ -249,3 +249,46 @@ def test_compare_skips_snapshot_parts_of_the_wrong_shape():
     for entries in ([1, 2], "abc", {"decisions": "abc"}, {"decisions": [{"id": ["dec-001"]}, {"id": 5}, 7]}):
         report = compaction.compare({"timestamp": "x", "entries": entries}, current)
         assert report["status"] == "clean" and report["checked_count"] == 0
+
+
+def test_a_last_good_copy_rewritten_in_place_with_its_mtime_kept_is_still_read(project: Path):
+    """The snapshot's stamp of a last-good copy carries the ctime, as the hook caches' stamps do:
+    a copy rewritten in place, at the same size and with its mtime put back (a sync tool, a
+    restore), is still read as what the tools wrote since, so its edit is not called a loss."""
+    import os
+
+    hooks_now = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+    server = _service_at(project, hooks_now + timedelta(seconds=10))
+    server.update_entry("dec-001", {"summary": "Postgres, v2"})
+    compaction.take_snapshot(str(project), now=hooks_now)
+    copy = project / ".context" / ".last-good" / "decisions.json"
+    before = copy.stat()
+    data = copy.read_bytes()
+    # the same entry rewritten by the tools after the snapshot: same length, later stamp
+    stamp = json.loads(data)[0]["updated_at"]
+    # by a server whose clock stepped back, so only the copy can tell it was the tools
+    behind = (hooks_now - timedelta(seconds=50)).isoformat()
+    assert len(behind) == len(stamp)
+    edited = data.replace(b"Postgres, v2", b"Postgres, v3").replace(stamp.encode(), behind.encode())
+    assert len(edited) == len(data)
+    with open(copy, "r+b") as handle:  # in place: same inode
+        handle.write(edited)
+    os.utime(copy, ns=(before.st_atime_ns, before.st_mtime_ns))
+    (project / ".context" / "decisions.json").write_bytes(edited)
+    report = compaction.check_pending(str(project), now=hooks_now + timedelta(minutes=1))
+    assert report["status"] == "clean", report["modified_entries"]
+
+
+def test_a_snapshot_with_stamps_from_before_the_ctime_still_skips_an_unchanged_copy(project: Path):
+    """Snapshots written before the ctime joined the stamp have three numbers; an unchanged copy
+    must still count as not rewritten, or its entries would excuse a hand edit."""
+    hooks_now = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+    _service_at(project, hooks_now).update_entry("dec-001", {"summary": "Postgres, v2"})  # the copy exists
+    compaction.take_snapshot(str(project), now=hooks_now)
+    snap_path = project / ".context" / "compaction_snapshot.json"
+    snap = json.loads(snap_path.read_text(encoding="utf-8"))
+    assert isinstance(snap["last_good"]["decisions"], list)
+    snap["last_good"] = {k: (v[:3] if isinstance(v, list) else v) for k, v in snap["last_good"].items()}
+    snap_path.write_text(json.dumps(snap), encoding="utf-8")
+    store = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}).store()
+    assert compaction._written_since(store, snap["last_good"])("decisions") == {}
