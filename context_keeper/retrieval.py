@@ -28,6 +28,11 @@ GUIDANCE_NO_MATCH = (
     "not present them as established project decisions. If you settle the question, record it "
     "with record_decision / record_constraint."
 )
+GUIDANCE_UNSTATED = (
+    "The question asks for a {kind}, and the entries that match it best state none: the store "
+    "most likely records the topic but not this value. Do not take a value from the results "
+    "below; if you find it out, record it with record_decision / record_constraint."
+)
 GUIDANCE_NOTHING = (
     "Nothing recorded matches this question. If you settle the question, record it with "
     "record_decision / record_constraint."
@@ -218,7 +223,8 @@ def get_context(
         elif unreadable:
             answer["guidance"] = GUIDANCE_UNREADABLE.format(files=", ".join(s.path.name for s in unreadable))
         elif any(not r.get("scope_rule") for r in answer["results"]):
-            answer["guidance"] = GUIDANCE_NO_MATCH
+            unstated = getattr(result, "unstated", None)
+            answer["guidance"] = GUIDANCE_UNSTATED.format(kind=unstated) if unstated else GUIDANCE_NO_MATCH
         elif filters:
             answer["guidance"] = GUIDANCE_FILTERED.format(filters=", ".join(filters))
         else:
@@ -284,12 +290,16 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
         logging.getLogger("context_keeper").info("semantic blend skipped: %s", exc)
         return replace(result, hits=result.hits[:MAX_HITS])
     weight = embeddings.blend_weight(settings)
+    # The order mixes the relevance as matched: an answer-type check scales it for the
+    # abstention only, and must not tilt the mix towards the embeddings.
+    scale = getattr(result, "relevance_scale", 1.0) or 1.0
     blended = []
     for hit in result.hits:
         vec = vectors.get(hit.entry["id"])
         similarity = max(embeddings.cosine(query_vec, vec), 0.0) if vec else 0.0
-        mixed = (1 - weight) * hit.relevance + weight * similarity
-        priors = hit.score / hit.relevance if hit.relevance > 0 else 1.0
+        lexical = hit.relevance / scale
+        mixed = (1 - weight) * lexical + weight * similarity
+        priors = hit.score / lexical if lexical > 0 else 1.0
         score = mixed * priors
         # Finite vectors can still overflow a cosine (1e200 squared is inf, inf/inf is NaN).
         blended.append(replace(hit, score=score if math.isfinite(score) else hit.score))

@@ -42,3 +42,7 @@ class Hit:
 class SearchResult:
     hits: list[Hit]
     top_relevance: float
+    # The kind of value the question asks for ("duration", ...) when the most relevant entry
+    # states none near the question's words (answer_type.py); relevance is lowered then.
+    unstated: str | None = None
+    relevance_scale: float = 1.0  # what every hit's relevance was multiplied by for that

@@ -6,20 +6,21 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from context_keeper.scope import is_global, scope_overlaps
+from context_keeper.search import answer_type
 from context_keeper.search import fields as F
 from context_keeper.search import priors as P
-from context_keeper.search.abstain import DEFAULT_MIN_RELEVANCE, coherence, confidence, normalise
+from context_keeper.search.abstain import CONF_GAMMA, DEFAULT_MIN_RELEVANCE, coherence, confidence, normalise
 from context_keeper.search.contract import Doc, Hit, SearchOptions, SearchResult
 from context_keeper.search.index import InvertedIndex, _analyse, _Entry
 from context_keeper.search.generic import is_generic
 from context_keeper.search.synonyms import related_terms
-from context_keeper.search.tokenize import iter_tagged
+from context_keeper.search.tokenize import iter_tagged, terms
 
 if TYPE_CHECKING:
     from context_keeper.search.dense import DenseScores
@@ -456,8 +457,31 @@ class SearchIndex(InvertedIndex):
                     history=history and info.status == "superseded",
                 )
             )
+        unstated = self._unstated_kind(query, hits)
+        scale = 1.0
+        if unstated is not None:
+            scale = self.tuning.answer_type_factor
+            if not self.tuning.confidence:
+                # The factor is on the confidence scale; on the raw one this is the same scaling.
+                scale **= 1.0 / CONF_GAMMA
+            hits = [replace(h, relevance=h.relevance * scale) for h in hits]
         top = max((h.relevance for h in hits), default=0.0)
-        return SearchResult(hits=hits, top_relevance=top)
+        return SearchResult(hits=hits, top_relevance=top, unstated=unstated, relevance_scale=scale)
+
+    def _unstated_kind(self, query: str, hits: list[Hit]) -> str | None:
+        """The kind of value ``query`` asks for (a duration, an amount, a number, a version)
+        when the most relevant hit states none near the question's words (answer_type.py): such
+        a question is most likely unrecorded, so the answer's relevance is lowered."""
+        if self.tuning.answer_type_factor >= 1.0 or not hits:
+            return None
+        kind = answer_type.asked_kind(query)
+        if kind is None:
+            return None
+        best = max(hits, key=lambda h: h.relevance)
+        if best.relevance <= 0.0:
+            return None
+        topical = [t for t in terms(query) if not is_generic(t)]
+        return None if answer_type.states_value(kind, topical, best.entry) else kind
 
     # ----------------------------------------------------------------- duplicates
 

@@ -38,6 +38,10 @@ class Tuning:
     # A how-to question ("what do we need to do", "walk me through"): pipelines' ordering score
     # is multiplied by this (1 = off). Dev MRR rises up to 2 and is flat beyond (evals/README.md).
     procedure_prior: float = 2.0
+    # A question asking for a duration, an amount, a number or a version whose most relevant
+    # entry states none near its words (answer_type.py): the answer's relevance is scaled by
+    # this (1.0 = off). Relevance only; the order is unchanged.
+    answer_type_factor: float = 0.5
     # Related-term expansion: a related word stands in for a query word at this discount.
     synonyms: bool = True
     synonym_weight: float = 0.5

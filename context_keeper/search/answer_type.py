@@ -1,0 +1,81 @@
+"""What kind of value a question asks for, and whether an entry states one.
+
+"How long do we keep delivery photos?" asks for a duration. When the entry that matches such a
+question best has no duration in any sentence sharing a word with the question, the store most
+likely records the thing asked about but not the value asked for: the typical unanswered
+question next to a recorded topic, which matches every content word but one and so looks
+answered to a word-matching score. The engine then lowers the relevance of the whole answer
+(``Tuning.answer_type_factor``); the order is unchanged.
+
+Only four kinds of value are recognised, each by its question words and by how a value of that
+kind is written (a number with a unit of time, an amount of money or a share, any number, a
+version number). A question for a name ("which geocoder do we use?") has no written form to
+check, so it is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from context_keeper.search.fields import group_texts
+from context_keeper.search.tokenize import terms
+
+_NUMBER = r"(?:\d|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|dozen|half)\b)"
+_TIME_UNIT = (r"(?:ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?"
+              r"|quarters?|nights?)\b")
+
+# (kind, what the question says, how the value is written). Questions are matched lowered; the
+# first kind whose cue matches is the one asked for.
+_KINDS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
+    (
+        "duration",
+        re.compile(r"\bhow (?:long|soon|quickly|often|frequently)\b"
+                   r"|\b(?:retention|retain|ttl|expiry|turnaround|interval)\b"
+                   r"|\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b"),
+        re.compile(_NUMBER + r"[\s-]*" + _TIME_UNIT
+                   + r"|\b(?:hourly|daily|nightly|weekly|monthly|yearly|annually)\b"
+                   + r"|\bevery (?:minute|hour|day|night|week|month|year)\b", re.IGNORECASE),
+    ),
+    (
+        "amount of money",
+        re.compile(r"\b(?:what|how much)\b.*\b(?:charges?|costs?|price|fees?|pay)\b"),
+        re.compile(r"[$€£¥]\s?\d|\d\s?(?:%|percent\b|eur\b|usd\b|gbp\b|cents?\b|dollars?\b|euros?\b)"
+                   r"|\b(?:eur|usd|gbp)\s?\d|\bfree\b", re.IGNORECASE),
+    ),
+    (
+        "number",
+        re.compile(r"\bhow many\b|\b(?:max|maximum|minimum|min|limit|cap|threshold|quota|percentage|size)\b"),
+        re.compile(r"(?<![A-Za-z])\d"),  # not the digit of a name: S3, H100, OAuth2
+    ),
+    (
+        "version",
+        re.compile(r"\b(?:which|what) (?:\w+ )?version\b|\bmajor version\b"),
+        re.compile(r"\d+(?:\.\d+)+|\bv\d|\b\d{2,}\b"),
+    ),
+)
+
+_SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+|\n")
+
+
+def asked_kind(query: str) -> str | None:
+    """The kind of value ``query`` asks for ("duration", "amount of money", "number",
+    "version"), or None."""
+    lowered = query.lower()
+    for kind, cue, _ in _KINDS:
+        if cue.search(lowered):
+            return kind
+    return None
+
+
+def states_value(kind: str, query_terms: Iterable[str], entry: Mapping[str, Any]) -> bool:
+    """Whether some sentence of ``entry``'s searchable text holds a value of ``kind`` and one of
+    ``query_terms`` (analysed terms, as ``tokenize.terms`` gives them)."""
+    written = next(pattern for name, _, pattern in _KINDS if name == kind)
+    wanted = set(query_terms)
+    for text in group_texts(entry):
+        for sentence in _SENTENCE_END.split(text):
+            if written.search(sentence) and not wanted.isdisjoint(terms(sentence)):
+                return True
+    return False

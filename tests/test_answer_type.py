@@ -1,0 +1,152 @@
+"""A question for a value its best entry does not state is answered with less confidence."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime, timezone
+
+import pytest
+
+from context_keeper.search import DEFAULT_MIN_RELEVANCE, Doc, SearchIndex, SearchOptions
+from context_keeper.search.answer_type import asked_kind, states_value
+from context_keeper.search.tokenize import terms
+from context_keeper.search.tuning import DEFAULT_TUNING
+
+NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How long do we keep delivery photos before they are deleted?", "duration"),
+        ("how often is the replica backed up", "duration"),
+        ("what's the retention on the access logs?", "duration"),
+        ("After how many minutes does the pager escalate?", "duration"),
+        ("What does the card terminal provider charge us per payment?", "amount of money"),
+        ("how much do we pay per SMS?", "amount of money"),
+        ("what's the max upload size?", "number"),
+        ("How many retries before a webhook endpoint is disabled?", "number"),
+        ("Which Postgres major version are we on?", "version"),
+        ("which geocoder do we use?", None),  # a name: no written form to check
+        ("why did we move off Redis?", None),
+        ("the importer keeps timing out on big files", None),
+        ("", None),
+    ],
+)
+def test_the_kind_of_value_a_question_asks_for(question, kind):
+    assert asked_kind(question) == kind
+
+
+def test_a_value_counts_only_in_a_sentence_that_shares_a_word_with_the_question():
+    entry = {
+        "summary": "Delivery photos are stored in S3 under the parcel id.",
+        "why_chosen": "Drivers retry uploads for 3 days when offline.",
+    }
+    words = terms("how long do we keep delivery photos")
+    assert not states_value("duration", words, entry)  # the only duration is about uploads
+    entry["tradeoffs"] = "Photos are kept for 90 days, then deleted by a lifecycle rule."
+    assert states_value("duration", words, entry)
+
+
+def test_timestamps_and_ids_are_not_values():
+    entry = {"summary": "Delivery photos are stored in S3.", "created_at": "2026-01-05T10:00:00+00:00",
+             "id": "dec-012", "verified_at": "2026-03-01T00:00:00+00:00"}
+    assert not states_value("number", terms("what's the max size of delivery photos"), entry)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind", "stated"),
+    [
+        ("Quotes are cached for 60 minutes.", "duration", True),
+        ("Quotes are cached for an hour.", "duration", True),
+        ("Quotes are refreshed nightly.", "duration", True),
+        ("Quotes are cached.", "duration", False),
+        ("Quotes cost EUR 0.02 each.", "amount of money", True),
+        ("Quotes cost 1.5% of the order.", "amount of money", True),
+        ("Quotes cost money.", "amount of money", False),
+        ("Quotes are capped at 500 per minute.", "number", True),
+        ("Quotes come from Postgres 15.4.", "version", True),
+    ],
+)
+def test_how_values_are_written(sentence, kind, stated):
+    assert states_value(kind, terms("quotes"), {"summary": sentence}) is stated
+
+
+def _index(tuning=DEFAULT_TUNING):
+    ix = SearchIndex(tuning)
+    ix.upsert(Doc("decision", {"id": "dec-001", "summary": "Delivery photos are stored in S3 under the parcel id",
+                               "problem": "Drivers take a photo of every delivered parcel as proof of delivery."}))
+    ix.upsert(Doc("decision", {"id": "dec-002", "summary": "Parcel labels are printed as ZPL on the depot printers",
+                               "problem": "Labels were printed as PDFs and took too long."}))
+    return ix
+
+
+def test_a_question_for_a_value_the_best_entry_does_not_state_is_flagged():
+    question = "How long do we keep delivery photos before they are deleted?"
+    on = _index().search(question, SearchOptions(now=NOW))
+    off = _index(replace(DEFAULT_TUNING, answer_type_factor=1.0)).search(question, SearchOptions(now=NOW))
+    assert off.top_relevance >= DEFAULT_MIN_RELEVANCE  # every word but the asked one matches
+    assert on.top_relevance == pytest.approx(off.top_relevance * DEFAULT_TUNING.answer_type_factor)
+    assert on.top_relevance < DEFAULT_MIN_RELEVANCE
+    assert [h.entry["id"] for h in on.hits] == [h.entry["id"] for h in off.hits]  # the order stays
+    assert [h.relevance for h in on.hits] == pytest.approx([h.relevance * 0.5 for h in off.hits])
+
+
+def test_the_same_question_is_not_penalised_when_the_entry_states_the_value():
+    ix = _index()
+    ix.upsert(Doc("decision", {"id": "dec-001", "summary": "Delivery photos are stored in S3 under the parcel id",
+                               "problem": "Drivers take a photo of every delivered parcel as proof of delivery.",
+                               "why_chosen": "Delivery photos are kept for 90 days, then deleted by a lifecycle rule."}))
+    question = "How long do we keep delivery photos before they are deleted?"
+    on = ix.search(question, SearchOptions(now=NOW))
+    assert on.hits[0].entry["id"] == "dec-001"
+    assert on.top_relevance >= DEFAULT_MIN_RELEVANCE
+
+
+def test_a_question_that_asks_for_no_value_is_left_alone():
+    question = "where do delivery photos get stored?"
+    on = _index().search(question, SearchOptions(now=NOW))
+    off = _index(replace(DEFAULT_TUNING, answer_type_factor=1.0)).search(question, SearchOptions(now=NOW))
+    assert on.top_relevance == off.top_relevance
+
+
+def test_the_semantic_blend_orders_a_checked_answer_as_it_would_an_unchecked_one(monkeypatch):
+    """The blend recovers each hit's priors from score / relevance; the check's scaling must not
+    leak into that, or a question asking for a value would lean on the embeddings twice as much."""
+    from context_keeper import embeddings, retrieval
+    from context_keeper.search.contract import Hit, SearchResult
+
+    vectors = {"dec-001": [1.0, 0.0], "dec-002": [0.6, 0.8], "dec-003": [0.0, 1.0]}
+    monkeypatch.setattr(embeddings, "embed", lambda texts, settings, **kw: [[0.0, 1.0]])
+    monkeypatch.setattr(embeddings, "entry_vectors", lambda store, entries, settings, **kw: vectors)
+    hits = [Hit("decision", {"id": i}, score, rel) for i, score, rel in
+            (("dec-001", 0.9, 0.9), ("dec-002", 0.7, 0.8), ("dec-003", 0.5, 0.6))]
+    settings = {"enabled": True, "weight": 60}
+    plain = retrieval._semantic_blend(None, "q", SearchResult(hits, 0.9), settings)
+    checked = SearchResult([replace(h, relevance=h.relevance * 0.5) for h in hits], 0.45,
+                           unstated="duration", relevance_scale=0.5)
+    blended = retrieval._semantic_blend(None, "q", checked, settings)
+    assert [h.entry["id"] for h in blended.hits] == [h.entry["id"] for h in plain.hits]
+    assert [h.score for h in blended.hits] == pytest.approx([h.score for h in plain.hits])
+    assert [h.relevance for h in blended.hits] == pytest.approx([h.relevance * 0.5 for h in plain.hits])
+
+
+def test_get_context_says_which_value_is_not_recorded(tmp_path):
+    from context_keeper.service import Service
+
+    context = tmp_path / ".context"
+    context.mkdir()
+    (context / "decisions.json").write_text(json.dumps([
+        {"id": "dec-001", "summary": "Delivery photos are stored in S3 under the parcel id",
+         "problem": "Drivers take a photo of every delivered parcel as proof of delivery.", "status": "active"},
+        {"id": "dec-002", "summary": "Parcel labels are printed as ZPL on the depot printers",
+         "problem": "Labels were printed as PDFs and took too long.", "status": "active"},
+    ]), encoding="utf-8")
+    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path)}, hook_cache_delay=None)
+    answer = service.get_context(query="How long do we keep delivery photos before they are deleted?")
+    assert answer["no_confident_match"] is True
+    assert answer["guidance"].startswith("The question asks for a duration, and the entries that match it best state none")
+    assert answer["results"][0]["entry"]["id"] == "dec-001" and answer["results"][0]["weak_match"]  # still shown
+    stated = service.get_context(query="where do delivery photos get stored?")
+    assert not stated.get("no_confident_match")
