@@ -244,11 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ablated", action="store_true", help="with --service / --semantic-url: also re-ask every dev positive "
                         "against its store without the expected entries (a realistic 'recorded nearby, not recorded' negative)")
     args = parser.parse_args(argv)
-    overrides = {}
-    for item in args.set:
-        key, _, value = item.partition("=")
-        current = getattr(DEFAULT_TUNING, key)
-        overrides[key] = (value.lower() == "true") if isinstance(current, bool) else type(current)(value)
+    overrides = rr.tuning_overrides(args.set)
     tuning = dataclasses.replace(DEFAULT_TUNING, **overrides)
     stores = rr.load_stores()
     cases = [c for c in rr.load_cases() if c.store in stores and c.split == "dev"]

@@ -399,6 +399,21 @@ def markdown(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
+def tuning_overrides(items: Iterable[str]) -> dict[str, Any]:
+    """``--set KNOB=VALUE`` items as Tuning fields of their own types (a tuple as JSON)."""
+    overrides: dict[str, Any] = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        current = getattr(DEFAULT_TUNING, key)
+        if isinstance(current, bool):
+            overrides[key] = value.lower() == "true"
+        elif isinstance(current, tuple):
+            overrides[key] = type(current)(json.loads(value))
+        else:
+            overrides[key] = type(current)(value)
+    return overrides
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="retrieval eval over evals/golden.jsonl")
     parser.add_argument("--golden", type=Path, default=GOLDEN, help="cases, one JSON object a line (default evals/golden.jsonl)")
@@ -440,11 +455,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.split == "all":  # a case file without a test split (cases default to dev) shows its one table
         splits = [s for s in splits if by_split[s]]
 
-    overrides = {}
-    for item in args.set:
-        key, _, value = item.partition("=")
-        current = getattr(DEFAULT_TUNING, key)
-        overrides[key] = (value.lower() == "true") if isinstance(current, bool) else type(current)(json.loads(value)) if isinstance(current, tuple) else type(current)(value)
+    overrides = tuning_overrides(args.set)
     systems: list[System] = []
     if args.semantic_url:
         config: dict[str, Any] = {"semantic": semantic_config(args.semantic_url, args.semantic_weight, args.semantic_model)}
