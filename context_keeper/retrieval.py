@@ -187,7 +187,7 @@ def get_context(
     max_entry, problem = checked(config, "max_entry_tokens")
     max_entry = int(max_entry)
     relevance_problem = checked(config, "min_relevance")[1] if min_relevance is None else None
-    config_warnings += [p for p in (problem, relevance_problem, checked(config, "mmr.enabled")[1]) if p]
+    config_warnings += [p for p in (problem, relevance_problem, *_mmr_problems(config)) if p]
 
     def admits(kind: str, entry_id: str) -> bool:
         with state.lock:
@@ -250,6 +250,13 @@ def _scope_rules(store: Store, options: Any, admits: Callable[[str, str], bool])
     return rules
 
 
+def _mmr_problems(config: dict[str, Any]) -> list[str | None]:
+    """What is wrong in the ``mmr`` section, for the answer's warnings: ``lambda`` only matters,
+    and is only said, when the re-ranking is on."""
+    enabled, problem = checked(config, "mmr.enabled")
+    return [problem, checked(config, "mmr.lambda")[1] if enabled is True else None]
+
+
 def _semantic_settings(config: dict[str, Any]) -> tuple[Mapping[str, Any] | None, list[str]]:
     """The ``semantic`` section when the blend is on and has an endpoint to ask (only a literal
     true turns it on: "false" is a string), and what is wrong in it, for the answer's warnings.
@@ -258,7 +265,12 @@ def _semantic_settings(config: dict[str, Any]) -> tuple[Mapping[str, Any] | None
     if enabled is not True:
         return None, [problem] if problem else []
     url_problem = checked(config, "semantic.url", instead="the answer is ranked without the semantic blend")[1]
-    problems = [p for p in (checked(config, "semantic.weight")[1], url_problem) if p]
+    api = config["semantic"].get("api")
+    # As embeddings reads it: any case; anything else (a typo such as "opneai") is sent to the
+    # Ollama path, fails there and falls back to lexical ranking on every query, without a word.
+    api_problem = None if api is None or isinstance(api, str) and api.lower() in ("ollama", "openai") else (
+        checked(config, "semantic.api", instead="requests go to the Ollama API (/api/embed)")[1])
+    problems = [p for p in (checked(config, "semantic.weight")[1], url_problem, api_problem) if p]
     return (None if url_problem else config["semantic"]), problems
 
 
