@@ -354,3 +354,21 @@ def test_a_ranked_answer_gives_its_best_match_its_reasoning_at_a_small_budget(sv
     assert first["entry"]["id"] == "dec-003" and first["shortened"] is True
     assert first["entry"].get("why_chosen")
     assert answer["tokens_used"] <= 600
+
+
+@pytest.mark.parametrize("query", ["pick waves carrier cutoff", "what resolution should label images use?",
+                                   "schema migration on a big table", "weights and units in the data model"])
+def test_what_the_confident_matches_link_to_is_not_crowded_out_by_weak_matches(svc, query):
+    # Pulled only after every ranked hit, the related_to links of a full answer were crowded out
+    # by weak matches (relevance 0.0 among them): include_related changed 26 of 600 eval answers.
+    linked = svc.get_context(query=query)
+    plain = svc.get_context(query=query, include_related=False)
+    related = [r for r in linked["results"] if r.get("related")]
+    assert related, [r["entry"]["id"] for r in linked["results"]]
+    ranked = [r["entry"]["id"] for r in linked["results"] if not r.get("related")]
+    assert all(r["via"] in ranked for r in related)  # one hop: a linked entry brings no links of its own
+    ids = [r["entry"]["id"] for r in linked["results"]]
+    # They take the room of weak matches only: every confident match stays, in its order.
+    confident = [r["entry"]["id"] for r in plain["results"] if not r.get("weak_match")]
+    assert [i for i in ids if i in confident] == confident
+    assert linked["tokens_used"] <= linked["token_budget"]
