@@ -68,8 +68,13 @@ def shorten_entry(entry: Mapping[str, Any], max_tokens: int, chars: int | None =
         if entry_tokens(out) <= max_tokens:
             break
     if entry_tokens(out) > max_tokens:
-        keep = ("id", "summary", "name", "rule", "status", "superseded_by", "scope", "hardness")
-        out = {k: out[k] for k in keep if out.get(k) is not None}
+        # Bookkeeping (dates, origin, links, tags) and the lesser text fields go before the
+        # reasoning does: a 365-token decision allowed 200 came back as its title alone.
+        gist = _gist(entry, max_tokens)
+        if gist is not None:
+            return gist, True
+    if entry_tokens(out) > max_tokens:
+        out = {k: out[k] for k in _ESSENTIAL if out.get(k) is not None}
         _cut_title(out, max(40, budget_chars // 2))
         # Still over (a tiny budget): what the entry's title can do without goes first, then the
         # title is cut to the room left. An answer with the best match cut short beats one that
@@ -87,6 +92,71 @@ def shorten_entry(entry: Mapping[str, Any], max_tokens: int, chars: int | None =
 
 
 MIN_TITLE_CHARS = 24  # shorter than this a title no longer says what the entry is about
+MIN_REASON_CHARS = 40  # a reason cut shorter than this says nothing: left out instead
+_ESSENTIAL = ("id", "summary", "name", "rule", "status", "superseded_by", "scope", "hardness")
+# What says why (or, for a pipeline, what to do), most telling first.
+_REASONS = ("why_chosen", "rationale", "reason", "purpose", "steps", "problem", "deprecated_reason")
+_STEP_CHARS = 150
+
+
+def _gist(entry: Mapping[str, Any], max_tokens: int) -> dict | None:
+    """``entry``'s id, title, status, successor and scope with as much of its reasoning
+    (``_REASONS``, in order) as fits in ``max_tokens``, the last one included cut and marked
+    with …; None when not even one reason fits beside the title."""
+    gist = {k: entry[k] for k in _ESSENTIAL if entry.get(k) is not None}
+    if entry_tokens(gist) > max_tokens:
+        return None
+    budget_chars = max_tokens * CHARS_PER_TOKEN
+    added = False
+    for key in _REASONS:
+        value = entry.get(key)
+        if isinstance(value, list) and value:
+            steps = _fitting_steps(gist, key, value, max_tokens)
+            if steps:
+                gist[key] = steps
+                added = True
+            if len(steps) < len(value):
+                break
+        elif isinstance(value, str) and value.strip():
+            gist[key] = value
+            excess = json_chars(gist) - budget_chars
+            if excess <= 0:
+                added = True
+                continue
+            # Cut by the excess, then again by what escaping adds ("\n", "\"" count twice).
+            cap = len(value) - excess - 1
+            while cap >= MIN_REASON_CHARS:
+                gist[key] = value[:cap].rstrip() + "…"
+                excess = json_chars(gist) - budget_chars
+                if excess <= 0:
+                    break
+                cap -= excess
+            if cap < MIN_REASON_CHARS:
+                del gist[key]
+            else:
+                added = True
+            break
+    return gist if added else None
+
+
+def _fitting_steps(gist: Mapping[str, Any], key: str, steps: list, max_tokens: int) -> list:
+    """The first of ``steps`` (their text cut to ``_STEP_CHARS``) that fit beside ``gist``,
+    followed by a "… N more" item when some are left out; [] when none fits."""
+    kept: list = []
+    for position, step in enumerate(steps):
+        if isinstance(step, dict):
+            step = {k: (v[:_STEP_CHARS].rstrip() + "…" if isinstance(v, str) and len(v) > _STEP_CHARS else v)
+                    for k, v in step.items()}
+        elif isinstance(step, str) and len(step) > _STEP_CHARS:
+            step = step[:_STEP_CHARS].rstrip() + "…"
+        left = len(steps) - position - 1
+        trial = kept + [step] + ([f"… {left} more"] if left else [])
+        if entry_tokens({**gist, key: trial}) > max_tokens:
+            break
+        kept.append(step)
+    if kept and len(kept) < len(steps):
+        kept.append(f"… {len(steps) - len(kept)} more")
+    return kept
 
 
 def _cut_title(out: dict, cap: int) -> None:

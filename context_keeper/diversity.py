@@ -46,8 +46,9 @@ def apply(result: Any, settings: Any) -> Any:
     # Only a literal true: the string "false" is truthy (get_context warns about it).
     if not isinstance(settings, dict) or settings.get("enabled") is not True:
         return result
-    try:
-        lam = float(settings.get("lambda", 0.7))
-    except (TypeError, ValueError):
-        lam = 0.7
+    from context_keeper.config import checked
+
+    # Out of range or not a number: the default, as the answer's warning says (7 was clamped to
+    # 1, i.e. no diversity at all, and "x" read as 0.7, both without a word).
+    lam = float(checked({"mmr": settings}, "mmr.lambda")[0])
     return replace(result, hits=mmr(result.hits, lam))

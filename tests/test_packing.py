@@ -316,3 +316,59 @@ def test_an_entry_shortened_for_max_entry_tokens_still_brings_its_links(tmp_path
     assert first["entry"]["id"] == "dec-001" and first["shortened"] is True
     linked = [r for r in answer["results"] if r["entry"]["id"] == "dec-002"]
     assert linked and linked[0]["related"] is True and linked[0]["via"] == "dec-001"
+
+
+@pytest.mark.parametrize("allowed", [80, 150, 200])
+def test_an_entry_cut_to_a_few_hundred_tokens_keeps_its_reasoning_not_only_its_title(svc, allowed):
+    # Bookkeeping (dates, origin, links) outlasted the reasoning: past the per-field caps the
+    # next step kept the title alone, so dec-003 (365 tokens) allowed 200 came back as 26.
+    from context_keeper.budget import shorten_entry
+
+    entry = svc.get_context(id="dec-003")["entry"]
+    assert entry_tokens(entry) > 300
+    out, cut = shorten_entry(entry, allowed)
+    assert cut and entry_tokens(out) <= allowed
+    assert out["summary"] == entry["summary"]
+    assert out["why_chosen"] and entry["why_chosen"].startswith(out["why_chosen"].rstrip("…"))
+    assert entry_tokens(out) > allowed // 2
+
+
+def test_a_pipeline_cut_to_fit_keeps_its_first_steps_and_counts_the_rest():
+    from context_keeper.budget import shorten_entry
+
+    steps = [{"order": i, "action": f"Step {i}: " + "check the printer pairing and the site row again. " * 3} for i in range(1, 13)]
+    entry = {"id": "pipe-001", "name": "Bring a site online", "purpose": "Everything a new warehouse needs before go-live.",
+             "steps": steps, "created_at": "2025-09-01T09:00:00+00:00", "updated_at": "2025-09-01T09:00:00+00:00",
+             "verified_at": "2025-09-01T09:00:00+00:00", "origin": "user", "related_to": ["dec-001", "dec-002"],
+             "tags": ["sites", "onboarding"], "when_to_invoke": "A new site is about four weeks from go-live. " * 4}
+    out, cut = shorten_entry(entry, 150)
+    assert cut and entry_tokens(out) <= 150
+    assert out["purpose"] == entry["purpose"] and out["steps"][0]["order"] == 1
+    assert out["steps"][-1].startswith("… ") and out["steps"][-1].endswith(" more")
+    assert len(out["steps"]) - 1 + int(out["steps"][-1].split()[1]) == len(steps)
+
+
+def test_a_ranked_answer_gives_its_best_match_its_reasoning_at_a_small_budget(svc):
+    answer = svc.get_context(query="pick waves carrier cutoff", token_budget=600)
+    first = answer["results"][0]
+    assert first["entry"]["id"] == "dec-003" and first["shortened"] is True
+    assert first["entry"].get("why_chosen")
+    assert answer["tokens_used"] <= 600
+
+
+@pytest.mark.parametrize("query", ["pick waves carrier cutoff", "what resolution should label images use?",
+                                   "schema migration on a big table", "weights and units in the data model"])
+def test_what_the_confident_matches_link_to_is_not_crowded_out_by_weak_matches(svc, query):
+    # Pulled only after every ranked hit, the related_to links of a full answer were crowded out
+    # by weak matches (relevance 0.0 among them): include_related changed 26 of 600 eval answers.
+    linked = svc.get_context(query=query)
+    plain = svc.get_context(query=query, include_related=False)
+    related = [r for r in linked["results"] if r.get("related")]
+    assert related, [r["entry"]["id"] for r in linked["results"]]
+    ranked = [r["entry"]["id"] for r in linked["results"] if not r.get("related")]
+    assert all(r["via"] in ranked for r in related)  # one hop: a linked entry brings no links of its own
+    ids = [r["entry"]["id"] for r in linked["results"]]
+    # They take the room of weak matches only: every confident match stays, in its order.
+    confident = [r["entry"]["id"] for r in plain["results"] if not r.get("weak_match")]
+    assert [i for i in ids if i in confident] == confident
+    assert linked["tokens_used"] <= linked["token_budget"]

@@ -464,3 +464,34 @@ def test_only_true_turns_mmr_on(service, project):
     answer = service.get_context(query="carrier quotes cache", include_related=False)
     assert _ids(answer) == _ids(plain)
     assert any('"mmr.enabled"' in w for w in answer["warnings"])
+
+
+@pytest.mark.parametrize("value", [7, -1, '"x"'])
+def test_an_mmr_lambda_out_of_range_is_warned_about_and_read_as_the_default(service, project, value):
+    # 7 was clamped to 1 (no diversity at all) and "x" read as 0.7, both without a word, where
+    # every other setting that breaks its rule is named in the answer's warnings.
+    (project / ".context" / "config.json").write_text('{"mmr": {"enabled": true, "lambda": 0.7}}', encoding="utf-8")
+    default = service.get_context(query="carrier quotes cache", include_related=False)
+    (project / ".context" / "config.json").write_text('{"mmr": {"enabled": true, "lambda": %s}}' % value, encoding="utf-8")
+    answer = service.get_context(query="carrier quotes cache", include_related=False)
+    assert _ids(answer) == _ids(default)
+    assert any('"mmr.lambda"' in w and "used the default 0.7" in w for w in answer["warnings"]), answer.get("warnings")
+
+
+def test_an_mmr_lambda_is_not_warned_about_while_mmr_is_off(service, project):
+    (project / ".context" / "config.json").write_text('{"mmr": {"enabled": false, "lambda": 7}}', encoding="utf-8")
+    assert "warnings" not in service.get_context(query="carrier quotes cache")
+
+
+@pytest.mark.parametrize("api", ["opneai", "", 3])
+def test_a_semantic_api_neither_ollama_nor_openai_is_named_in_the_warnings(tmp_path, scripted, api):
+    # A typo sent every query to the Ollama path, to fail there and fall back without a word.
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "api": api})
+    answer = svc.get_context(query=QUERY)
+    assert any('"semantic.api"' in w and "Ollama" in w for w in answer["warnings"]), answer.get("warnings")
+
+
+@pytest.mark.parametrize("api", ["ollama", "OpenAI"])
+def test_a_semantic_api_the_requests_understand_is_not_warned_about(tmp_path, scripted, api):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "api": api})
+    assert "warnings" not in svc.get_context(query=QUERY)
