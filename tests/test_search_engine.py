@@ -50,6 +50,17 @@ def test_identifiers_and_punctuation_are_split_and_whole_form_kept(text, expecte
     assert expected <= set(terms(text))
 
 
+@pytest.mark.parametrize(("written", "asked"), [("OAuth2Token", "oauth"), ("S3Bucket", "s3"), ("x509Cert", "x509"),
+                                               ("IPv6Address", "ipv6"), ("XCode", "xcode")])
+def test_a_name_inside_a_camel_case_identifier_is_found_as_people_write_it(written, asked):
+    # The camelCase split made "OAuth2Token" into "auth" and "token" ("O" is one letter) and
+    # "S3Bucket" into "3" and "bucket": asking for "oauth" or "s3" found nothing.
+    assert asked in terms(written)
+    ix = index(dec("dec-001", f"The client keeps a {written} per tenant", "refresh handling"),
+               dec("dec-002", "Other", "nothing related"))
+    assert ids(ix.search(f"{asked} refresh"))[:1] == ["dec-001"]
+
+
 def test_paths_are_split_into_segments_and_words():
     got = set(terms("hooks/scope_guard.py"))
     assert {"hooks/scope_guard.py", "scope_guard", "hook", "scope", "guard"} <= got

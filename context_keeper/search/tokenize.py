@@ -21,6 +21,7 @@ _CHUNK = re.compile(r"[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*|(?<!_)_+[^\W_]+(?:[_./\-:@
 _SEPARATORS = re.compile(r"[_./\-:@+#]+")
 # camelCase / PascalCase / acronym boundaries: getUserName, HTTPServer, utf8Decode, v2Api.
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+_LETTERS_DIGITS = re.compile(r"(?<![A-Za-z])[A-Za-z]+\d+(?!\d)")
 # An apostrophe goes, and with it a possessive or a contraction's clitic: "they're" → "they",
 # "isn't" → "isn" (both stop words), "I'd" → "I", not the terms "theyr" and "id".
 _APOSTROPHE = re.compile(r"(?<=\w)['’](?:(?:s|re|ve|ll|d|m|t)\b)?", re.IGNORECASE)
@@ -116,8 +117,19 @@ def _parts(chunk: str) -> Iterator[str]:
         if not piece.isascii() or piece.islower() or piece.isupper() or piece.isdigit():
             yield piece.lower()
         else:
-            for sub in _CAMEL.findall(piece):
+            subs = _CAMEL.findall(piece)
+            for sub in subs:
                 yield sub.lower()
+            # What the camelCase split tears apart but people write on its own: a lone capital
+            # before a word ("OAuth2Token" → "oauth", "XCode" → "xcode") and letters run into
+            # digits ("S3Bucket" → "s3", "x509Cert" → "x509", "IPv6Addr" → "ipv6").
+            whole = piece.lower()
+            glued = _LETTERS_DIGITS.findall(piece)
+            if len(subs) > 1 and len(subs[0]) == 1 and subs[0].isupper() and subs[1][:1].isupper() and subs[1][1:2].islower():
+                glued.insert(0, subs[0] + subs[1])
+            for word in glued:
+                if word.lower() != whole:  # the whole piece is a term already
+                    yield word.lower()
 
 
 def nfc(text: str) -> str:
