@@ -609,6 +609,8 @@ def _pack(
             successor = entry.get("superseded_by")
             if successor:
                 item["replaced_by"] = _link_summary(store, successor)
+        elif entry.get("status") == "deprecated":
+            item["deprecated"] = True  # retired without a successor: include_deprecated asked for it
         replaced = predecessors(kind, entry)
         if replaced:
             item["predecessor"] = "; ".join(replaced)

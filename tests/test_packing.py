@@ -217,6 +217,15 @@ def test_an_entry_merged_away_says_what_replaced_it_when_deprecated_entries_are_
     assert "dec-014" not in {r["entry"]["id"] for r in plain["results"]}
 
 
+def test_a_deprecated_entry_asked_for_is_marked_as_such(svc):
+    svc.deprecate_entry("dec-014", "raw ZPL is no longer sent to printers")
+    answer = svc.get_context(query="raw ZPL straight to printers port 9100", include_deprecated=True,
+                             include_related=False)
+    retired = next(r for r in answer["results"] if r["entry"]["id"] == "dec-014")
+    assert retired["deprecated"] is True and "history" not in retired
+    assert not any(r.get("deprecated") for r in answer["results"] if r["entry"]["id"] != "dec-014")
+
+
 CLIENT = "src/packwise/carriers/client.py"  # con-004 (carriers/) and con-005 (this file) cover it
 
 

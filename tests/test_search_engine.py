@@ -156,6 +156,15 @@ def test_deprecated_excluded_unless_asked():
     assert ids(ix.search("lock store", SearchOptions(include_deprecated=True))) == ["dec-001"]
 
 
+def test_a_deprecated_entry_asked_for_ranks_behind_an_equal_active_one():
+    # include_deprecated gave a retired entry no demotion: a user-origin one led the answer.
+    retired = dec("dec-001", "lock the store with flock", status="deprecated", origin="user")
+    current = dec("dec-002", "lock the store with flock", origin="agent")
+    got = index(retired, current).search("lock store flock", SearchOptions(include_deprecated=True, now=NOW))
+    assert ids(got) == ["dec-002", "dec-001"]
+    assert got.hits[0].relevance == got.hits[1].relevance  # a prior only: relevance is the same
+
+
 def test_limit_caps_hits():
     ix = index(*(dec(f"dec-{i:03d}", f"lock number {i}") for i in range(30)))
     assert len(ix.search("lock", SearchOptions(limit=5)).hits) == 5

@@ -114,6 +114,9 @@ class _Filter:
         prior = info.origin_prior * P.recency_prior_ts(info.fresh_ts, now_ts)
         if info.status == "superseded":
             prior *= P.HISTORY_SUPERSEDED_PRIOR if history else P.SUPERSEDED_PRIOR
+        elif info.status == "deprecated":
+            # Asked for with include_deprecated: shown, but behind what still holds.
+            prior *= P.SUPERSEDED_PRIOR
         elif history:
             prior *= P.HISTORY_CURRENT_PRIOR
         if self.kind_prior:
