@@ -40,12 +40,15 @@ def flag_rates(rows: list[dict], rates=RATES) -> tuple[float, list[float]]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=("dev", "test"), default="dev")
+    ap.add_argument("--split", choices=("dev", "test", "all"), default="dev")
+    ap.add_argument("--stores", type=Path, help="other stores (a folder of projects), as run_retrieval.py takes them")
+    ap.add_argument("--golden", type=Path, help="other cases, as run_retrieval.py takes them")
     ap.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
                     help="a second configuration: the default with these knobs changed")
     args = ap.parse_args(argv)
-    stores = rr.load_stores()
-    cases = [c for c in rr.load_cases() if c.split == args.split]
+    stores = rr.load_stores(rr.store_dirs([args.stores]) if args.stores else None)
+    cases = [c for c in rr.load_cases(args.golden or rr.GOLDEN)
+             if c.store in stores and (args.split == "all" or c.split == args.split)]
     configs = [("default", DEFAULT_TUNING)]
     if args.set:
         configs.append((" ".join(args.set), dataclasses.replace(DEFAULT_TUNING, **rr.tuning_overrides(args.set))))
