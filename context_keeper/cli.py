@@ -19,7 +19,7 @@ from context_keeper.errors import ContextKeeperError, InvalidInput
 
 # Service parameters that the CLI spells differently: errors name the flag the person typed.
 CLI_FLAGS = {"token_budget": "--budget", "types": "--type", "scope": "--scope", "project_dir": "--project",
-             "since": "--since", "before": "--before"}
+             "since": "--since", "before": "--before", "min_relevance": "--min-relevance"}
 
 
 def _service():
@@ -95,7 +95,9 @@ def cmd_get(args: argparse.Namespace) -> int:
     svc = _service()
     result = svc.get_context(project_dir=args.project, query=args.query, scope=args.scope,
                              types=args.type or None, tags=args.tag or None, since=args.since,
-                             before=args.before, token_budget=args.budget)
+                             before=args.before, token_budget=args.budget,
+                             min_relevance=args.min_relevance, include_deprecated=args.include_deprecated,
+                             include_related=not args.no_related)
     if args.json:
         _print(json.dumps(result, indent=2, ensure_ascii=False))
         return 0
@@ -150,6 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", help="only entries created on or after this date (YYYY-MM-DD)")
     p.add_argument("--before", help="only entries created before this date (YYYY-MM-DD)")
     p.add_argument("--budget", type=int, help="token budget")
+    p.add_argument("--min-relevance", type=float, metavar="R",
+                   help="abstention threshold from 0 to 1 (default: the config's, else the calibrated 0.5)")
+    p.add_argument("--include-deprecated", action="store_true", help="bring retired entries back, marked as such")
+    p.add_argument("--no-related", action="store_true", help="leave out the entries the results link to")
     p.add_argument("--project", help="project root")
     p.add_argument("--json", action="store_true", help="print the full JSON answer")
     p.set_defaults(func=cmd_get)

@@ -550,6 +550,10 @@ class Service:
 
     def min_relevance(self, store: Store, override: float | None = None) -> float:
         if override is not None:
+            # The MCP schema bounds it; the CLI and other callers come through here.
+            if isinstance(override, bool) or not isinstance(override, (int, float)) or not 0.0 <= override <= 1.0:
+                raise InvalidInput(f"min_relevance must be a number from 0 to 1 (got {override!r}); leave it out "
+                                   "for the configured threshold (default 0.5)", field="min_relevance")
             return float(override)
         from context_keeper.config import checked
 

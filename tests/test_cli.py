@@ -39,6 +39,25 @@ def test_summary_and_get_from_inside_the_project(project):
     assert "top_relevance" in as_json
 
 
+def test_get_takes_the_threshold_deprecated_entries_and_links_as_get_context_does(project):
+    asked = "carrier API calls keep timing out"
+    strict = json.loads(run("get", asked, "--json", "--min-relevance", "0.99", cwd=project).stdout)
+    assert strict["no_confident_match"] is True
+    plain = json.loads(run("get", asked, "--json", cwd=project).stdout)
+    assert not plain.get("no_confident_match")
+    linked = json.loads(run("get", "schema migration on a big table", "--json", cwd=project).stdout)
+    unlinked = json.loads(run("get", "schema migration on a big table", "--json", "--no-related", cwd=project).stdout)
+    assert any(r.get("related") for r in linked["results"])
+    assert not any(r.get("related") for r in unlinked["results"])
+    retire = run("get", "raw ZPL straight to printers port 9100", "--json", "--include-deprecated", cwd=project)
+    assert retire.returncode == 0, retire.stderr
+    wrong = run("get", asked, "--min-relevance", "5", cwd=project)
+    assert wrong.returncode != 0
+    assert "--min-relevance must be a number from 0 to 1 (got 5.0)" in wrong.stderr
+    nan = run("get", asked, "--min-relevance", "nan", cwd=project)
+    assert nan.returncode != 0 and "--min-relevance" in nan.stderr
+
+
 def test_get_says_when_nothing_confidently_matches(project):
     got = run("get", "which GraphQL pagination style should the admin API use?", cwd=project)
     assert got.returncode == 0

@@ -187,3 +187,10 @@ def test_an_integer_too_big_for_a_float_in_config_is_a_number_not_a_crash(servic
     (project / ".context" / "config.json").write_text('{"max_entry_tokens": 1' + "0" * 400 + "}", encoding="utf-8")
     assert _ids(service.get_context(query="label printer jams")) == _ids(plain)
     assert config_problems({"max_entry_tokens": 10**400}) == []
+
+
+@pytest.mark.parametrize("bad", [5, -0.1, float("nan"), float("inf"), True, "0.7"])
+def test_a_min_relevance_outside_0_to_1_is_refused_outside_the_mcp_schema_too(service, bad):
+    # The MCP schema bounds it; the service took 5, NaN or a string from any other caller.
+    with pytest.raises(InvalidInput, match="min_relevance must be a number from 0 to 1"):
+        service.get_context(query="carrier timeouts", min_relevance=bad)
