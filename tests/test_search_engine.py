@@ -685,3 +685,18 @@ def test_scores_sum_the_best_stand_in_per_query_word():
             expected[slot] = expected.get(slot, 0.0) + v
     got = ix._score_groups(groups)
     assert got == expected and len(got) == 4
+
+
+@pytest.mark.parametrize(("language", "asked"), [("C++", "c++ host"), ("C++", "cpp host"), ("C#", "c# host"),
+                                                ("F#", "the F# host")])
+def test_language_names_made_of_symbols_are_searchable(language, asked):
+    # "C++" and "C#" were no term at all (one letter, then symbols the chunking drops).
+    ix = index(dec("dec-001", "The host is written in Rust", "why it is so"),
+               dec("dec-002", f"The host is written in {language} code", "why it is so"))  # as long, unnamed
+    result = ix.search(asked)
+    assert ids(result)[:1] == ["dec-002"] and result.hits[0].score > result.hits[1].score
+
+
+def test_a_path_typed_with_backslashes_is_the_same_path():
+    assert "src/app/settings.py" in terms(r"src\app\settings.py")
+    assert terms(r"see src\app\settings.py") == terms("see src/app/settings.py")

@@ -24,6 +24,17 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", r
 _LETTERS_DIGITS = re.compile(r"(?<![A-Za-z])[A-Za-z]+\d+(?!\d)")
 # An apostrophe goes, and with it a possessive or a contraction's clitic: "they're" → "they",
 # "isn't" → "isn" (both stop words), "I'd" → "I", not the terms "theyr" and "id".
+# Names made of a letter and symbols the chunking drops ("C++" was no term at all): spelled as
+# people also write them.
+_SYMBOL_NAMES = re.compile(r"(?<![\w+#])([cCfF])(\+\+|#)(?![\w+#])")
+_BACKSLASH = re.compile(r"(?<=\w)\\(?=\w)")
+
+
+def _spelled(match: re.Match[str]) -> str:
+    letter = match.group(1).lower()
+    return "cpp" if match.group(2) == "++" else ("csharp" if letter == "c" else "fsharp")
+
+
 _APOSTROPHE = re.compile(r"(?<=\w)['’](?:(?:s|re|ve|ll|d|m|t)\b)?", re.IGNORECASE)
 
 STOP_WORDS = frozenset(
@@ -149,6 +160,10 @@ def iter_tagged(text: str) -> Iterator[tuple[str, bool]]:
     if not text:
         return
     text = _APOSTROPHE.sub("", nfc(text))
+    if "+" in text or "#" in text:
+        text = _SYMBOL_NAMES.sub(_spelled, text)
+    if "\\" in text:
+        text = _BACKSLASH.sub("/", text)  # a Windows path is a path: src\app\main.py as src/app/main.py
     cache = _chunk_cache
     for chunk in _CHUNK.findall(text):
         out = cache.get(chunk)
