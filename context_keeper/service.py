@@ -650,6 +650,21 @@ def _check_successor(ftxn: Any, kind: Kind, target: Mapping[str, Any], successor
             f"superseded_by: {successor} is itself superseded by {target['id']}; the two would replace each other",
             field="superseded_by",
         )
+    # A longer loop (a → b → c → a) leaves no current entry at all: the summary drops all of them.
+    chain, seen = [successor], {successor}
+    while True:
+        step = ftxn.get(chain[-1])
+        following = step.get("superseded_by") if step is not None else None
+        if not isinstance(following, str) or following.strip() in seen:
+            break
+        chain.append(following.strip())
+        seen.add(chain[-1])
+        if chain[-1] == target["id"]:
+            raise InvalidInput(
+                f"superseded_by: {successor} is itself replaced, through {' → '.join(chain)}; the entries would "
+                f"replace each other in a loop and none would be current. Name the entry that is today's answer",
+                field="superseded_by",
+            )
     return found
 
 
