@@ -329,7 +329,8 @@ class Service:
             raw = ftxn.raw_item(current["id"])
             cleaned: dict[str, Any] = {}
             for name, value in updates.items():
-                if kind.spec(name) is None and name not in raw and name not in ("rationale", "deprecated_reason", "verified_sha"):
+                off_kind = name in ("deprecated_reason", "verified_sha") or (name == "rationale" and kind is DECISION)
+                if kind.spec(name) is None and name not in raw and not off_kind:
                     raise InvalidInput(
                         f"{name} is not a field of a {kind.name}. Valid fields: "
                         + ", ".join(f.name for f in kind.fields),

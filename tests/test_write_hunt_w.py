@@ -33,3 +33,38 @@ def test_a_superseded_by_loop_through_three_entries_is_refused(svc, empty_projec
     assert refused.value.field == "superseded_by"
     assert snapshot_files(empty_project) == before
     assert svc.get_project_summary()["counts"]["decisions"] == 1
+
+
+DECISION = {"summary": "Jobs go through the alpha queue", **FIELDS}
+
+
+@pytest.mark.parametrize("updates,message", [
+    ({"rationale": "short"}, "rationale: needs at least 60 characters"),
+    ({"rationale": 42}, "rationale: must be a string"),
+    ({"verified_sha": {"a": [1]}}, "verified_sha: must be a string"),
+    ({"verified_sha": "f" * 501}, "verified_sha: is 501 characters"),
+    ({"status": "deprecated", "deprecated_reason": "z" * 20_001}, "deprecated_reason: is 20001 characters"),
+])
+def test_update_holds_the_fields_no_kind_declares_to_a_shape(svc, empty_project, updates, message):
+    # Taken as given: why_chosen became "short" or the number 42 (a malformed entry written by
+    # the tool itself), a verified_sha an object, a deprecated_reason megabytes long.
+    entry_id = svc.record("decision", DECISION)["id"]
+    before = snapshot_files(empty_project)
+    with pytest.raises(InvalidInput, match=message) as refused:
+        svc.update_entry(entry_id, updates)
+    assert refused.value.field == message.split(":")[0]
+    assert snapshot_files(empty_project) == before
+
+
+def test_update_still_takes_a_verified_sha_and_clears_it_with_null(svc):
+    entry_id = svc.record("decision", DECISION)["id"]
+    assert svc.update_entry(entry_id, {"verified_sha": " 3f2a9c1 "})["entry"]["verified_sha"] == "3f2a9c1"
+    assert svc.update_entry(entry_id, {"verified_sha": None})["entry"]["verified_sha"] is None
+
+
+def test_rationale_is_a_decision_alias_only(svc, empty_project):
+    entry_id = svc.record("pipeline", {"name": "Drain the queue", "purpose": FIELDS["problem"], "steps": ["stop"]})["id"]
+    before = snapshot_files(empty_project)
+    with pytest.raises(InvalidInput, match="rationale is not a field of a pipeline"):
+        svc.update_entry(entry_id, {"rationale": FIELDS["why_chosen"]})
+    assert snapshot_files(empty_project) == before
