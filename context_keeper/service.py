@@ -232,7 +232,7 @@ class Service:
             for old_id in supersedes:
                 if model.parse_id(old_id)[0] != kind.prefix:
                     raise InvalidInput(f"supersedes: {old_id} is not a {kind.name}; only a {kind.name} can be superseded by one", field="supersedes")
-                old = ftxn.require(old_id)
+                old = _require_named(ftxn, old_id, "supersedes")
                 status = old.get("status", "active")
                 if status != "active":
                     # As deprecate_entry: a retired entry keeps its first successor and reason.
@@ -425,7 +425,7 @@ class Service:
                     raise InvalidInput(f"merge_into must be another {kind.name} id", field="merge_into")
                 if merge_into.strip() == target["id"]:
                     raise InvalidInput("merge_into must name a different entry", field="merge_into")
-                survivor = ftxn.require(merge_into.strip())
+                survivor = _require_named(ftxn, merge_into.strip(), "merge_into")
                 merged = _merge_fields(kind, ftxn.raw_item(survivor["id"]), survivor, target)
                 merged["updated_at"] = now
                 ftxn.put(survivor["id"], merged)
@@ -611,6 +611,15 @@ def _refresh_hook_cache(root: Path) -> None:
         cache.refresh(str(root))
     except (ContextKeeperError, OSError, ValueError) as exc:  # the hooks rebuild it themselves
         log.info("hook cache refresh skipped: %s", exc)
+
+
+def _require_named(ftxn: Any, entry_id: str, parameter: str) -> dict:
+    """``ftxn.require`` for an id given in ``parameter``: the error names it, as one of several
+    ids in a call ("no decision with id ..." did not say which parameter held it)."""
+    try:
+        return ftxn.require(entry_id)
+    except NotFound as exc:
+        raise NotFound(f"{parameter}: {exc}") from None
 
 
 def _require_link(store: Store, ftxn: Any, target_id: str) -> None:

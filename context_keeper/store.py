@@ -547,7 +547,9 @@ class FileTxn:
     def require(self, entry_id: str) -> dict:
         entry = self.get(entry_id)
         if entry is None:
-            raise _not_usable(self._base, entry_id) or NotFound(f"no {self.kind.name} with id {entry_id!r} in {self._path.name}")
+            raise _not_usable(self._base, entry_id) or NotFound(
+                f"no {self.kind.name} with id {entry_id!r} in {self._path.name}; check the id "
+                "(query_entries or get_context finds the right one)")
         return entry
 
     def repeats_keys(self, item: Any) -> bool:

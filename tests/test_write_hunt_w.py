@@ -68,3 +68,17 @@ def test_rationale_is_a_decision_alias_only(svc, empty_project):
     with pytest.raises(InvalidInput, match="rationale is not a field of a pipeline"):
         svc.update_entry(entry_id, {"rationale": FIELDS["why_chosen"]})
     assert snapshot_files(empty_project) == before
+
+
+def test_an_unknown_id_in_a_parameter_is_named_with_the_parameter_and_the_fix(svc, empty_project):
+    from context_keeper.errors import NotFound
+
+    entry_id = svc.record("decision", DECISION)["id"]
+    before = snapshot_files(empty_project)
+    with pytest.raises(NotFound, match=r"^supersedes: no decision with id 'dec-099'.*query_entries"):
+        svc.record("decision", {**DECISION, "summary": "Jobs go through the beta queue"}, supersedes=["dec-099"])
+    with pytest.raises(NotFound, match=r"^merge_into: no decision with id 'dec-099'.*query_entries"):
+        svc.deprecate_entry(entry_id, "folded into another", merge_into="dec-099")
+    with pytest.raises(NotFound, match=r"^no decision with id 'dec-098'.*query_entries"):
+        svc.update_entry("dec-098", {"tags": ["jobs"]})
+    assert snapshot_files(empty_project) == before
