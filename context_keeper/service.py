@@ -772,6 +772,8 @@ def project_scope(root: Path, scope: str) -> str:
     from context_keeper.scope import is_global, leaves_project, project_relative
 
     text = (scope or "").strip()
+    if not text:
+        return "global"  # the field's default: record_entry stored "global", record_constraint ""
     if is_global(text):
         return text
     reason = leaves_project(text, str(root), any_dotdot=True)

@@ -82,3 +82,15 @@ def test_an_unknown_id_in_a_parameter_is_named_with_the_parameter_and_the_fix(sv
     with pytest.raises(NotFound, match=r"^no decision with id 'dec-098'.*query_entries"):
         svc.update_entry("dec-098", {"tags": ["jobs"]})
     assert snapshot_files(empty_project) == before
+
+
+@pytest.mark.anyio
+async def test_an_empty_scope_is_stored_as_global_whichever_tool_records_it(svc):
+    from tests.mcp_helpers import connect, ok
+
+    rule = {"rule": "Jobs are idempotent", "reason": "A worker restart replays the last batch, and billing must not charge twice."}
+    async with connect(svc, "legacy") as client:
+        one = await ok(client, "record_constraint", {**rule, "scope": ""})
+        two = await ok(client, "record_entry", {"kind": "constraint", **rule, "scope": "  "})
+        three = await ok(client, "update_entry", {"id": two["id"], "updates": {"scope": ""}})
+    assert one["entry"]["scope"] == two["entry"]["scope"] == three["entry"]["scope"] == "global"
