@@ -426,6 +426,16 @@ class Service:
                 if merge_into.strip() == target["id"]:
                     raise InvalidInput("merge_into must name a different entry", field="merge_into")
                 survivor = _require_named(ftxn, merge_into.strip(), "merge_into")
+                if survivor.get("status", "active") != "active":
+                    # Folded into a retired entry, the content left every answer; folded into its
+                    # own predecessor, the two named each other as successor and neither was current.
+                    by = f" by {survivor['superseded_by']}" if survivor.get("superseded_by") else ""
+                    raise InvalidInput(
+                        f"merge_into: {survivor['id']} is {survivor['status']}{by}, so the merged entry would "
+                        f"survive nowhere; merge into an active {kind.name} (or restore {survivor['id']} first "
+                        "with update_entry {\"status\": \"active\"})",
+                        field="merge_into",
+                    )
                 merged = _merge_fields(kind, ftxn.raw_item(survivor["id"]), survivor, target)
                 merged["updated_at"] = now
                 ftxn.put(survivor["id"], merged)

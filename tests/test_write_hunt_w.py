@@ -94,3 +94,21 @@ async def test_an_empty_scope_is_stored_as_global_whichever_tool_records_it(svc)
         two = await ok(client, "record_entry", {"kind": "constraint", **rule, "scope": "  "})
         three = await ok(client, "update_entry", {"id": two["id"], "updates": {"scope": ""}})
     assert one["entry"]["scope"] == two["entry"]["scope"] == three["entry"]["scope"] == "global"
+
+
+@pytest.mark.parametrize("retire", ["supersede", "deprecate"])
+def test_merge_into_a_survivor_that_is_not_active_is_refused(svc, empty_project, retire):
+    # Merged into its own predecessor, the two named each other as successor; merged into a
+    # deprecated entry, the content left every answer. Either way the summary showed none.
+    old = svc.record("decision", {"summary": "Jobs go through the alpha queue", **FIELDS})["id"]
+    if retire == "supersede":
+        new = svc.record("decision", {"summary": "Jobs go through the beta queue", **FIELDS}, supersedes=[old])["id"]
+    else:
+        new = svc.record("decision", {"summary": "Jobs go through the beta queue", **FIELDS})["id"]
+        svc.deprecate_entry(old, "we stopped running alpha")
+    before = snapshot_files(empty_project)
+    with pytest.raises(InvalidInput, match=f"merge_into: {old} is (superseded by {new}|deprecated)") as refused:
+        svc.deprecate_entry(new, "fold it back", merge_into=old)
+    assert refused.value.field == "merge_into"
+    assert snapshot_files(empty_project) == before
+    assert svc.get_project_summary()["counts"]["decisions"] == 1
