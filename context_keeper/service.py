@@ -350,6 +350,9 @@ class Service:
                     raise InvalidInput(f"supersedes: {old_id} is not another {kind.name}; list the ids of the "
                                        f"{kind.plural} {current['id']} replaced, e.g. [\"{kind.prefix}-001\"]",
                                        field="supersedes")
+                if old_id not in model.supersedes_ids(current):
+                    # As related_to: a link added now must name an entry (one kept as stored passes).
+                    _require_named(ftxn, old_id, "supersedes")
             cleared = _apply_status_rules(ftxn, kind, current, raw, cleaned)
             model.check_text(cleaned)
             if not allow_secrets:

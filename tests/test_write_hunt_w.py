@@ -112,3 +112,18 @@ def test_merge_into_a_survivor_that_is_not_active_is_refused(svc, empty_project,
     assert refused.value.field == "merge_into"
     assert snapshot_files(empty_project) == before
     assert svc.get_project_summary()["counts"]["decisions"] == 1
+
+
+def test_update_refuses_a_supersedes_id_that_no_entry_has(svc, empty_project):
+    # related_to added by an update must name an entry; supersedes took any id (doctor then
+    # warned about the link the tool had just written).
+    from context_keeper.errors import NotFound
+
+    old = svc.record("decision", DECISION)["id"]
+    new = svc.record("decision", {**DECISION, "summary": "Jobs go through the beta queue"}, supersedes=[old])["id"]
+    before = snapshot_files(empty_project)
+    with pytest.raises(NotFound, match=r"^supersedes: no decision with id 'dec-077'"):
+        svc.update_entry(new, {"supersedes": [old, "dec-077"]})
+    assert snapshot_files(empty_project) == before
+    # The ids already stored pass as they are.
+    assert svc.update_entry(new, {"supersedes": [old]})["entry"]["supersedes"] == [old]
