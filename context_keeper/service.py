@@ -217,7 +217,9 @@ class Service:
         model.check_text(entry)
         if not allow_secrets:
             check_secrets(entry)
-        store = self.store(project_dir)
+        # Only a plain record may create .context/: one superseding an entry there cannot succeed, and
+        # a refused call must not leave a new directory behind (with a mistyped project_dir).
+        store = self.store(project_dir, recorded=bool(supersedes))
         if kind.spec("scope") is not None:
             entry["scope"] = project_scope(store.root, entry["scope"])
         index_state = self.index(store)
@@ -320,7 +322,7 @@ class Service:
                     "verified_sha)",
                     field=stamped,
                 )
-        store = self.store(project_dir)
+        store = self.store(project_dir, recorded=True)  # an entry to change needs a store: never create one
         now = model.now_iso(self.now())
         with store.transaction() as txn:
             ftxn = txn.file(kind)
@@ -395,7 +397,7 @@ class Service:
         model.check_text({"reason": reason})
         if not allow_secrets:
             check_secrets({"reason": reason})
-        store = self.store(project_dir)
+        store = self.store(project_dir, recorded=True)  # an entry to change needs a store: never create one
         now = model.now_iso(self.now())
         with store.transaction() as txn:
             ftxn = txn.file(kind)

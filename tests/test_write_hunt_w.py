@@ -127,3 +127,20 @@ def test_update_refuses_a_supersedes_id_that_no_entry_has(svc, empty_project):
     assert snapshot_files(empty_project) == before
     # The ids already stored pass as they are.
     assert svc.update_entry(new, {"supersedes": [old]})["entry"]["supersedes"] == [old]
+
+
+@pytest.mark.parametrize("write", [
+    lambda s, d: s.update_entry("dec-001", {"tags": ["jobs"]}, project_dir=d),
+    lambda s, d: s.deprecate_entry("dec-001", "we stopped running it", project_dir=d),
+    lambda s, d: s.record("decision", DECISION, supersedes=["dec-001"], project_dir=d),
+], ids=["update", "deprecate", "record-supersedes"])
+def test_a_write_that_names_an_entry_does_not_create_context_in_a_directory_without_one(tmp_path, write):
+    # Refused with "no decision with id ...", yet .context/ (with .lock and .gitignore) was left
+    # behind, so the directory read as a project from then on.
+    from context_keeper.errors import NoProject
+
+    bare = tmp_path / "not-a-project"
+    bare.mkdir()
+    with pytest.raises(NoProject, match="has no .context/ directory"):
+        write(Service(env={}), str(bare))
+    assert list(bare.iterdir()) == []
