@@ -144,3 +144,13 @@ def test_a_write_that_names_an_entry_does_not_create_context_in_a_directory_with
     with pytest.raises(NoProject, match="has no .context/ directory"):
         write(Service(env={}), str(bare))
     assert list(bare.iterdir()) == []
+
+
+@pytest.mark.anyio
+async def test_record_entry_names_a_field_of_another_kind_and_the_kinds_own_fields(svc):
+    from tests.mcp_helpers import connect, err
+
+    async with connect(svc, "legacy") as client:
+        text = await err(client, "record_entry", {"kind": "constraint", "rule": "Jobs are idempotent",
+                                                  "reason": FIELDS["problem"], "summary": "Jobs are idempotent"})
+    assert "summary does not belong to a constraint; remove it" in text and "rule, scope, tags" in text
