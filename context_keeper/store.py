@@ -576,7 +576,18 @@ class FileTxn:
         (``dec-013-a7f3``): clones that record in parallel then allocate the same number but
         not the same id, so a merge keeps both entries apart.
         """
-        entry_id = model.format_id(self.kind, next_number(self._builder.max_number, self._builder.link_max, self.kind))
+        number = next_number(self._builder.max_number, self._builder.link_max, self.kind)
+        if number > _MAX_ID_NUMBER:
+            # dec-1000000000 is no id: the entry would be written, acknowledged, and skipped by
+            # every tool from then on. Such a number is a typo in a hand edit; say where it is.
+            holder = next((i["id"] for i in self._builder.raw if _id_number(self.kind, i) == self._builder.max_number),
+                          f"{self.kind.prefix}-{self._builder.max_number}")
+            raise StoreError(
+                f"{holder} in {self._path.name} has the highest number an id can have (9 digits), so there is no "
+                f"next {self.kind.name} id; nothing was recorded. Give that entry a lower free number by hand "
+                "(and fix any link that names it), then try again"
+            )
+        entry_id = model.format_id(self.kind, number)
         return f"{entry_id}-{random_suffix()}" if self._id_suffix else entry_id
 
     def append(self, item: dict) -> None:

@@ -154,3 +154,18 @@ async def test_record_entry_names_a_field_of_another_kind_and_the_kinds_own_fiel
         text = await err(client, "record_entry", {"kind": "constraint", "rule": "Jobs are idempotent",
                                                   "reason": FIELDS["problem"], "summary": "Jobs are idempotent"})
     assert "summary does not belong to a constraint; remove it" in text and "rule, scope, tags" in text
+
+
+def test_a_record_after_the_largest_possible_id_is_refused_not_written_unusable(svc, empty_project):
+    # The next id was dec-1000000000, which is not an id: the record was acknowledged, and the
+    # entry skipped by every tool from then on.
+    import json
+
+    from context_keeper.errors import StoreError
+
+    store_file = empty_project / ".context" / "decisions.json"
+    store_file.write_text(json.dumps([{"id": "dec-999999999", "summary": "A typo in a hand edit"}]), encoding="utf-8")
+    before = snapshot_files(empty_project)
+    with pytest.raises(StoreError, match="dec-999999999 in decisions.json has the highest number"):
+        svc.record("decision", DECISION)
+    assert snapshot_files(empty_project) == before
