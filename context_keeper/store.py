@@ -773,7 +773,9 @@ class Store:
         with self._mutex:
             if self._config is None or self._config[0] != stamp:
                 config, warnings = read_config_file(path)
-                if not config.get("project_name"):
+                name = config.get("project_name")
+                if not isinstance(name, str) or not name.strip():
+                    # A number or a list (a typo doctor names) was shown as its repr: "['a']".
                     config["project_name"] = self.root.name
                 self._config = (stamp, config, warnings)
             return self._config[1], self._config[2]

@@ -169,3 +169,14 @@ def test_a_record_after_the_largest_possible_id_is_refused_not_written_unusable(
     with pytest.raises(StoreError, match="dec-999999999 in decisions.json has the highest number"):
         svc.record("decision", DECISION)
     assert snapshot_files(empty_project) == before
+
+
+@pytest.mark.parametrize("name", [["Packwise"], 123, {"x": 1}, "   "])
+def test_a_project_name_that_is_not_text_falls_back_to_the_folder_name(svc, empty_project, name):
+    import json
+
+    (empty_project / ".context" / "config.json").write_text(json.dumps({"project_name": name}), encoding="utf-8")
+    svc.record("decision", DECISION)
+    assert svc.get_project_summary()["summary"].startswith(f"Project memory for {empty_project.name}:")
+    svc.export_markdown()
+    assert (empty_project / "DECISIONS.md").read_text(encoding="utf-8").startswith(f"# Decisions — {empty_project.name}\n")
