@@ -243,6 +243,10 @@ class Service:
                     raise InvalidInput(f"supersedes: {old_id} is already {status}; nothing was recorded. To replace today's "
                                        f"answer, {hint}", field="supersedes")
             entry["id"] = ftxn.next_id()
+            if entry["id"] in entry.get("related_to", []):
+                # update_entry refuses a link to the entry itself; a record learns its id only here.
+                raise InvalidInput(f"related_to: {entry['id']} is the id this {kind.name} gets, so it would link to "
+                                   "itself; nothing was recorded. Link other, recorded entries only", field="related_to")
             changed = []
             for old_id in supersedes:
                 raw = ftxn.raw_item(old_id)

@@ -180,3 +180,12 @@ def test_a_project_name_that_is_not_text_falls_back_to_the_folder_name(svc, empt
     assert svc.get_project_summary()["summary"].startswith(f"Project memory for {empty_project.name}:")
     svc.export_markdown()
     assert (empty_project / "DECISIONS.md").read_text(encoding="utf-8").startswith(f"# Decisions — {empty_project.name}\n")
+
+
+def test_a_record_whose_related_to_names_its_own_new_id_is_refused(svc, empty_project):
+    first = svc.record("decision", DECISION)["id"]
+    before = snapshot_files(empty_project)
+    with pytest.raises(InvalidInput, match="related_to: dec-002 is the id this decision gets") as refused:
+        svc.record("decision", {**DECISION, "summary": "Jobs go through the beta queue", "related_to": ["dec-002"]})
+    assert refused.value.field == "related_to"
+    assert first == "dec-001" and snapshot_files(empty_project) == before
