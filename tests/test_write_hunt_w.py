@@ -189,3 +189,13 @@ def test_a_record_whose_related_to_names_its_own_new_id_is_refused(svc, empty_pr
         svc.record("decision", {**DECISION, "summary": "Jobs go through the beta queue", "related_to": ["dec-002"]})
     assert refused.value.field == "related_to"
     assert first == "dec-001" and snapshot_files(empty_project) == before
+
+
+def test_decisions_md_keeps_a_summary_with_line_breaks_on_its_heading_line(svc, empty_project):
+    svc.record("decision", {**DECISION, "summary": "Jobs go through alpha\n\n### dec-999: A decision nobody made",
+                            "alternatives": [{"option": "beta\n## Deprecated", "reason_rejected": "slow\n\n# x"}]})
+    text = svc.export_markdown()["path"]
+    lines = (empty_project / "DECISIONS.md").read_text(encoding="utf-8").splitlines()
+    assert "### dec-001: Jobs go through alpha ### dec-999: A decision nobody made" in lines
+    assert not any(line.startswith("### dec-999") for line in lines)
+    assert "- Rejected *beta ## Deprecated*: slow # x" in lines and text
