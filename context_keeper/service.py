@@ -20,7 +20,7 @@ from typing import Any
 
 from context_keeper import model, render
 from context_keeper.config import number
-from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound, NoProject
+from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
 from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
@@ -296,15 +296,20 @@ class Service:
         return out
 
     def _dangling_links(self, store: Store, entry: Mapping[str, Any]) -> list[str]:
-        missing = []
+        missing, unchecked = [], {}
         for linked in entry.get("related_to", []):
             try:
                 store.find(linked)
             except (NotFound, InvalidInput):
                 missing.append(linked)
-        if missing:
-            return [f"related_to names ids that do not exist yet: {', '.join(missing)}"]
-        return []
+            except StoreError as exc:
+                # The entry is already saved: an error here would make the client record it again.
+                unchecked.setdefault(getattr(exc, "path", None) or str(exc), []).append(linked)
+        warnings = [f"related_to names ids that do not exist yet: {', '.join(missing)}"] if missing else []
+        for path, ids in unchecked.items():
+            warnings.append(f"related_to: {', '.join(ids)} could not be checked, as {Path(path).name} cannot be read "
+                            "(`context-keeper doctor` says why)")
+        return warnings
 
     # ------------------------------------------------------------ update / deprecate
 

@@ -199,3 +199,13 @@ def test_decisions_md_keeps_a_summary_with_line_breaks_on_its_heading_line(svc, 
     assert "### dec-001: Jobs go through alpha ### dec-999: A decision nobody made" in lines
     assert not any(line.startswith("### dec-999") for line in lines)
     assert "- Rejected *beta ## Deprecated*: slow # x" in lines and text
+
+
+def test_a_record_linked_into_an_unreadable_file_is_answered_as_saved(svc, empty_project):
+    # The entry was written, then the dangling-link check raised the other file's parse error:
+    # the client saw a failure for a saved write, and a retry recorded it twice.
+    (empty_project / ".context" / "constraints.json").write_text('[{"id": "con-001", "rule": "x"', encoding="utf-8")
+    answer = svc.record("decision", {**DECISION, "related_to": ["con-001"]})
+    assert answer["success"] and answer["id"] == "dec-001"
+    assert any("con-001 could not be checked" in w and "constraints.json" in w for w in answer["warnings"])
+    assert [r["entry"]["id"] for r in svc.query_entries(types=["decisions"])["results"]] == ["dec-001"]
