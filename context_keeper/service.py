@@ -398,6 +398,10 @@ class Service:
         allow_secrets: bool = False,
     ) -> dict[str, Any]:
         kind = model.kind_of_id(entry_id)
+        for name, value in (("superseded_by", superseded_by), ("merge_into", merge_into)):
+            if value and model.parse_id(value) is None:  # else kind_of_id blames "id", the entry's own
+                raise InvalidInput(f"{name}: {value!r} is not an entry id (ids look like {kind.prefix}-001, "
+                                   f"or {kind.prefix}-013-a7f3 with a suffix)", field=name)
         reason = (reason or "").strip()
         if merge_into and not reason:
             reason = f"merged into {merge_into}"

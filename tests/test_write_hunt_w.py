@@ -209,3 +209,15 @@ def test_a_record_linked_into_an_unreadable_file_is_answered_as_saved(svc, empty
     assert answer["success"] and answer["id"] == "dec-001"
     assert any("con-001 could not be checked" in w and "constraints.json" in w for w in answer["warnings"])
     assert [r["entry"]["id"] for r in svc.query_entries(types=["decisions"])["results"]] == ["dec-001"]
+
+
+@pytest.mark.parametrize("parameter", ["superseded_by", "merge_into"])
+@pytest.mark.parametrize("value", ["garbage", "DEC-002"])
+def test_deprecate_names_the_parameter_that_holds_a_malformed_id(svc, empty_project, parameter, value):
+    # It said "'garbage' is not an entry id" with field "id", as if the entry's own id were wrong.
+    entry_id = svc.record("decision", DECISION)["id"]
+    before = snapshot_files(empty_project)
+    with pytest.raises(InvalidInput, match=f"^{parameter}: '{value}' is not an entry id") as refused:
+        svc.deprecate_entry(entry_id, "replaced by another", **{parameter: value})
+    assert refused.value.field == parameter
+    assert snapshot_files(empty_project) == before
