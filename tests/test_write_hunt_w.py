@@ -221,3 +221,12 @@ def test_deprecate_names_the_parameter_that_holds_a_malformed_id(svc, empty_proj
         svc.deprecate_entry(entry_id, "replaced by another", **{parameter: value})
     assert refused.value.field == parameter
     assert snapshot_files(empty_project) == before
+
+
+def test_a_credential_used_as_a_key_inside_a_step_is_refused(svc, empty_project):
+    before = snapshot_files(empty_project)
+    step = {"action": "log in to the registry", "ghp_abcdefghijklmnopqrstuvwxyz0123456789": 1}
+    with pytest.raises(InvalidInput, match=r"^steps\[0\] \(a key in it\) looks like it contains a GitHub token") as refused:
+        svc.record("pipeline", {"name": "Publish", "purpose": FIELDS["problem"], "steps": [step]})
+    assert refused.value.field == "steps" and "ghp_" not in str(refused.value)
+    assert snapshot_files(empty_project) == before
