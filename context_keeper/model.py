@@ -621,7 +621,10 @@ def clean_alternatives(value: Any) -> list[dict]:
         reason = alt.get("reason_rejected") or ""
         if not isinstance(reason, str):
             raise _fail("alternatives", f"item {i} 'reason_rejected' must be a string")
-        out.append({"option": alt["option"].strip(), "reason_rejected": reason.strip()})
+        # Other keys are kept, as a step's are: an update that sends back a hand-written
+        # alternative ({"option", "reason_rejected", "adr": ...}) must not drop them.
+        extra = {k: v for k, v in alt.items() if k not in ("option", "reason_rejected")}
+        out.append({"option": alt["option"].strip(), "reason_rejected": reason.strip(), **extra})
     return out
 
 

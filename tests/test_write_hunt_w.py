@@ -230,3 +230,14 @@ def test_a_credential_used_as_a_key_inside_a_step_is_refused(svc, empty_project)
         svc.record("pipeline", {"name": "Publish", "purpose": FIELDS["problem"], "steps": [step]})
     assert refused.value.field == "steps" and "ghp_" not in str(refused.value)
     assert snapshot_files(empty_project) == before
+
+
+def test_an_alternative_keeps_its_other_keys_when_an_update_sends_it_back(svc, empty_project):
+    # Steps kept their extra keys; alternatives dropped them, so appending an alternative to a
+    # hand-written list through update_entry silently lost the keys a person had added.
+    entry_id = svc.record("decision", {**DECISION, "alternatives": [
+        {"option": "beta queue", "reason_rejected": "no retries", "adr": "ADR-12"}]})["id"]
+    stored = svc.get_context(id=entry_id)["entry"]["alternatives"]
+    assert stored == [{"option": "beta queue", "reason_rejected": "no retries", "adr": "ADR-12"}]
+    updated = svc.update_entry(entry_id, {"alternatives": [*stored, {"option": "cron", "reason_rejected": "no queue"}]})
+    assert updated["entry"]["alternatives"][0]["adr"] == "ADR-12"
