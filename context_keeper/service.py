@@ -831,7 +831,8 @@ def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], m
                     union.append(item)
             if spec.name == "related_to":
                 union = [i for i in union if i != merged["id"] and i != survivor["id"]]
-            out[spec.name] = union
+            if union or spec.name in out:  # an older entry without the field is not given an empty one
+                out[spec.name] = union
         elif spec.shape in ("text", "short") and not (mine or "").strip() and (theirs or "").strip():
             out[spec.name] = theirs
     return out

@@ -241,3 +241,19 @@ def test_an_alternative_keeps_its_other_keys_when_an_update_sends_it_back(svc, e
     assert stored == [{"option": "beta queue", "reason_rejected": "no retries", "adr": "ADR-12"}]
     updated = svc.update_entry(entry_id, {"alternatives": [*stored, {"option": "cron", "reason_rejected": "no queue"}]})
     assert updated["entry"]["alternatives"][0]["adr"] == "ADR-12"
+
+
+def test_a_merge_into_an_older_entry_adds_only_the_fields_it_fills(svc, empty_project):
+    # Every list field was written into the survivor, empty ones included: a legacy entry's
+    # diff grew by alternatives: [], constraints_created: [], retrieval_hints: [] ...
+    import json
+
+    store_file = empty_project / ".context" / "decisions.json"
+    store_file.write_text(json.dumps([{"id": "dec-001", "summary": "Jobs go through the alpha queue",
+                                       "problem": FIELDS["problem"], "why_chosen": FIELDS["why_chosen"]}]),
+                          encoding="utf-8")
+    svc.record("decision", {**DECISION, "summary": "Jobs go through the alpha queue, always", "tags": ["jobs"]})
+    svc.deprecate_entry("dec-002", "says the same as dec-001", merge_into="dec-001")
+    survivor = json.loads(store_file.read_text(encoding="utf-8"))[0]
+    assert survivor["tags"] == ["jobs"]
+    assert set(survivor) == {"id", "summary", "problem", "why_chosen", "tags", "updated_at"}
