@@ -257,3 +257,18 @@ def test_a_merge_into_an_older_entry_adds_only_the_fields_it_fills(svc, empty_pr
     survivor = json.loads(store_file.read_text(encoding="utf-8"))[0]
     assert survivor["tags"] == ["jobs"]
     assert set(survivor) == {"id", "summary", "problem", "why_chosen", "tags", "updated_at"}
+
+
+def test_an_id_missing_its_suffix_or_padding_is_answered_with_the_stored_spelling(svc, empty_project):
+    import json
+
+    from context_keeper.errors import NotFound
+
+    (empty_project / ".context" / "decisions.json").write_text(json.dumps([
+        {"id": "dec-013-a7f3", "summary": "Services talk gRPC"}, {"id": "dec-5", "summary": "Unpadded"}]), encoding="utf-8")
+    with pytest.raises(NotFound, match=r"no decision with id 'dec-013' in decisions.json \(did you mean dec-013-a7f3\?\)"):
+        svc.update_entry("dec-013", {"tags": ["api"]})
+    with pytest.raises(NotFound, match=r"^supersedes: .*\(did you mean dec-5\?\)"):
+        svc.record("decision", DECISION, supersedes=["dec-005"])
+    with pytest.raises(NotFound, match=r"\(did you mean dec-013-a7f3\?\)"):
+        svc.get_context(id="dec-013")
