@@ -699,8 +699,9 @@ def _check_successor(ftxn: Any, kind: Kind, target: Mapping[str, Any], successor
         seen.add(chain[-1])
         if chain[-1] == target["id"]:
             raise InvalidInput(
-                f"superseded_by: {successor} is itself replaced, through {' → '.join(chain)}; the entries would "
-                f"replace each other in a loop and none would be current. Name the entry that is today's answer",
+                f"superseded_by: {successor}'s successors lead back to {target['id']} ({' → '.join(chain)}), so the "
+                "entries would replace each other in a loop and none would be current. Name the entry that is "
+                "today's answer",
                 field="superseded_by",
             )
     return found
