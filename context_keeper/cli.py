@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from context_keeper import __version__
-from context_keeper.errors import ContextKeeperError, InvalidInput
+from context_keeper.errors import ContextKeeperError
 
 # Service parameters that the CLI spells differently: errors name the flag the person typed.
 CLI_FLAGS = {"token_budget": "--budget", "types": "--type", "scope": "--scope", "project_dir": "--project",
@@ -194,7 +194,7 @@ def _tolerant_console() -> None:
 
 def _cli_message(exc: ContextKeeperError) -> str:
     message = str(exc)
-    field = exc.field if isinstance(exc, InvalidInput) else None
+    field = getattr(exc, "field", None)  # InvalidInput, and a NoProject for --project
     if field in CLI_FLAGS:
         message = re.sub(rf"\b{re.escape(field)}\b", CLI_FLAGS[field], message)
     return message

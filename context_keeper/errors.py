@@ -35,6 +35,10 @@ class NotFound(ContextKeeperError):
 
 
 class NoProject(ContextKeeperError):
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field  # the parameter that named the directory, when one did
+
     exit_code = 4
 
 

@@ -150,6 +150,13 @@ MANAGED = ("id", "created_at", "schema_version")
 # fields (read_entry would add an empty one to every entry); a value given to update_entry is
 # still held to the shape record_decision writes.
 SUPERSEDES = FieldSpec("supersedes", "id_list")
+# Other fields update_entry takes that no kind declares, held to a shape all the same: stored as
+# given, a number or a megabyte of text went to disk as it came.
+OFF_KIND = {
+    "supersedes": SUPERSEDES,
+    "deprecated_reason": FieldSpec("deprecated_reason"),
+    "verified_sha": FieldSpec("verified_sha", "short", default=None),
+}
 TIMESTAMPS = ("created_at", "updated_at", "verified_at")
 
 
@@ -483,11 +490,15 @@ def _fail(field_name: str, message: str) -> InvalidInput:
 
 def clean_value(kind: Kind, name: str, value: Any) -> Any:
     """Validate one caller-supplied field value and return its stored form."""
-    spec = kind.spec(name) or (SUPERSEDES if name == "supersedes" else None)
+    spec = kind.spec(name) or OFF_KIND.get(name)
+    if name == "rationale" and kind is DECISION:
+        spec = kind.spec("why_chosen")  # the legacy alias: what answers show, so the same rules
     if spec is None:
         return value  # unknown fields are the caller's own; kept as given
     if spec.shape in ("text", "short"):
         if value is None:
+            if spec.default is None:
+                return None
             value = ""
         if not isinstance(value, str):
             raise _fail(name, f"must be a string, got {type(value).__name__}")
@@ -557,6 +568,7 @@ _MIN_HINTS = {
     "summary": "give a one-line statement of the decision",
     "problem": "describe the problem or situation that forced the decision",
     "why_chosen": "explain why this option won over the alternatives, so a later session does not undo it",
+    "rationale": "explain why this option won over the alternatives, so a later session does not undo it",
     "name": "give the pipeline a short descriptive name",
     "purpose": "say what the pipeline achieves and when it matters",
     "rule": "state the rule itself",
@@ -609,7 +621,10 @@ def clean_alternatives(value: Any) -> list[dict]:
         reason = alt.get("reason_rejected") or ""
         if not isinstance(reason, str):
             raise _fail("alternatives", f"item {i} 'reason_rejected' must be a string")
-        out.append({"option": alt["option"].strip(), "reason_rejected": reason.strip()})
+        # Other keys are kept, as a step's are: an update that sends back a hand-written
+        # alternative ({"option", "reason_rejected", "adr": ...}) must not drop them.
+        extra = {k: v for k, v in alt.items() if k not in ("option", "reason_rejected")}
+        out.append({"option": alt["option"].strip(), "reason_rejected": reason.strip(), **extra})
     return out
 
 

@@ -32,7 +32,8 @@ def _explicit(path: str, source: str) -> Path:
             field="project_dir",
         )
     if not candidate.is_dir():
-        raise NoProject(f"{source} {path!r} is not an existing directory; pass the project's root directory")
+        raise NoProject(f"{source} {path!r} is not an existing directory; pass the project's root directory",
+                        field="project_dir" if source == "project_dir" else None)
     candidate = Path(store_owner(str(candidate.resolve())))
     return enclosing_project(candidate) or candidate
 

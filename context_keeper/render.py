@@ -42,7 +42,9 @@ def decisions_markdown(project_name: str, decisions: Iterable[Mapping[str, Any]]
             continue
         lines += [f"## {status.capitalize()} ({len(group)})", ""]
         for e in group:
-            lines.append(f"### {e['id']}: {entry_title(DECISION, e)}")
+            # One line: a line break in a summary ended the heading, and the rest could pose as
+            # another entry's heading ("### dec-999: ...").
+            lines.append(f"### {e['id']}: {' '.join(entry_title(DECISION, e).split())}")
             lines.append("")
             for label, key in (("Problem", "problem"), ("Why", "why_chosen"), ("Tried", "what_we_tried"),
                                ("Tradeoffs", "tradeoffs")):
@@ -50,7 +52,8 @@ def decisions_markdown(project_name: str, decisions: Iterable[Mapping[str, Any]]
                     lines.append(f"**{label}:** {e[key]}")
                     lines.append("")
             for alt in e.get("alternatives", []):
-                lines.append(f"- Rejected *{alt.get('option', '')}*: {alt.get('reason_rejected', '')}")
+                option, reason = (" ".join(str(alt.get(k) or "").split()) for k in ("option", "reason_rejected"))
+                lines.append(f"- Rejected *{option}*: {reason}")
             if e.get("alternatives"):
                 lines.append("")
             meta = []

@@ -110,6 +110,8 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
         yield path, value
     elif isinstance(value, Mapping):
         for key, item in value.items():
+            if path and isinstance(key, str):  # a key is stored text too (a step's extra keys are kept)
+                yield f"{path} (a key in it)", key
             yield from _strings(item, f"{path}.{key}" if path else str(key))
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):

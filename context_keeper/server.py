@@ -329,7 +329,9 @@ def build_server(service: Service | None = None) -> MCPServer:
         values = {k: v for k, v in given.items() if k in fields and v not in ("", [])}
         stray = sorted(k for k, v in given.items() if k not in fields and v not in ("", [], "agent"))
         if stray:
-            raise ToolError(f"{', '.join(stray)} do not belong to a {kind}; remove them or change kind")
+            verb, them = ("does", "it") if len(stray) == 1 else ("do", "them")
+            raise ToolError(f"record_entry: {', '.join(stray)} {verb} not belong to a {kind}; remove {them} or change "
+                            f"kind. A {kind}'s fields: {', '.join(sorted(fields - {'status', 'superseded_by'}))}")
         if supersedes and kind != "decision":
             raise ToolError("supersedes applies to decisions only")
         return svc.record(kind, values, supersedes=supersedes, project_dir=project_dir or None,

@@ -20,7 +20,7 @@ from typing import Any
 
 from context_keeper import model, render
 from context_keeper.config import number
-from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound, NoProject
+from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
 from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
@@ -217,7 +217,9 @@ class Service:
         model.check_text(entry)
         if not allow_secrets:
             check_secrets(entry)
-        store = self.store(project_dir)
+        # Only a plain record may create .context/: one superseding an entry there cannot succeed, and
+        # a refused call must not leave a new directory behind (with a mistyped project_dir).
+        store = self.store(project_dir, recorded=bool(supersedes))
         if kind.spec("scope") is not None:
             entry["scope"] = project_scope(store.root, entry["scope"])
         index_state = self.index(store)
@@ -232,7 +234,7 @@ class Service:
             for old_id in supersedes:
                 if model.parse_id(old_id)[0] != kind.prefix:
                     raise InvalidInput(f"supersedes: {old_id} is not a {kind.name}; only a {kind.name} can be superseded by one", field="supersedes")
-                old = ftxn.require(old_id)
+                old = _require_named(ftxn, old_id, "supersedes")
                 status = old.get("status", "active")
                 if status != "active":
                     # As deprecate_entry: a retired entry keeps its first successor and reason.
@@ -241,6 +243,10 @@ class Service:
                     raise InvalidInput(f"supersedes: {old_id} is already {status}; nothing was recorded. To replace today's "
                                        f"answer, {hint}", field="supersedes")
             entry["id"] = ftxn.next_id()
+            if entry["id"] in entry.get("related_to", []):
+                # update_entry refuses a link to the entry itself; a record learns its id only here.
+                raise InvalidInput(f"related_to: {entry['id']} is the id this {kind.name} gets, so it would link to "
+                                   "itself; nothing was recorded. Link other, recorded entries only", field="related_to")
             changed = []
             for old_id in supersedes:
                 raw = ftxn.raw_item(old_id)
@@ -290,15 +296,20 @@ class Service:
         return out
 
     def _dangling_links(self, store: Store, entry: Mapping[str, Any]) -> list[str]:
-        missing = []
+        missing, unchecked = [], {}
         for linked in entry.get("related_to", []):
             try:
                 store.find(linked)
             except (NotFound, InvalidInput):
                 missing.append(linked)
-        if missing:
-            return [f"related_to names ids that do not exist yet: {', '.join(missing)}"]
-        return []
+            except StoreError as exc:
+                # The entry is already saved: an error here would make the client record it again.
+                unchecked.setdefault(getattr(exc, "path", None) or str(exc), []).append(linked)
+        warnings = [f"related_to names ids that do not exist yet: {', '.join(missing)}"] if missing else []
+        for path, ids in unchecked.items():
+            warnings.append(f"related_to: {', '.join(ids)} could not be checked, as {Path(path).name} cannot be read "
+                            "(`context-keeper doctor` says why)")
+        return warnings
 
     # ------------------------------------------------------------ update / deprecate
 
@@ -320,7 +331,7 @@ class Service:
                     "verified_sha)",
                     field=stamped,
                 )
-        store = self.store(project_dir)
+        store = self.store(project_dir, recorded=True)  # an entry to change needs a store: never create one
         now = model.now_iso(self.now())
         with store.transaction() as txn:
             ftxn = txn.file(kind)
@@ -329,7 +340,8 @@ class Service:
             raw = ftxn.raw_item(current["id"])
             cleaned: dict[str, Any] = {}
             for name, value in updates.items():
-                if kind.spec(name) is None and name not in raw and name not in ("rationale", "deprecated_reason", "verified_sha"):
+                off_kind = name in ("deprecated_reason", "verified_sha") or (name == "rationale" and kind is DECISION)
+                if kind.spec(name) is None and name not in raw and not off_kind:
                     raise InvalidInput(
                         f"{name} is not a field of a {kind.name}. Valid fields: "
                         + ", ".join(f.name for f in kind.fields),
@@ -349,6 +361,9 @@ class Service:
                     raise InvalidInput(f"supersedes: {old_id} is not another {kind.name}; list the ids of the "
                                        f"{kind.plural} {current['id']} replaced, e.g. [\"{kind.prefix}-001\"]",
                                        field="supersedes")
+                if old_id not in model.supersedes_ids(current):
+                    # As related_to: a link added now must name an entry (one kept as stored passes).
+                    _require_named(ftxn, old_id, "supersedes")
             cleared = _apply_status_rules(ftxn, kind, current, raw, cleaned)
             model.check_text(cleaned)
             if not allow_secrets:
@@ -383,6 +398,10 @@ class Service:
         allow_secrets: bool = False,
     ) -> dict[str, Any]:
         kind = model.kind_of_id(entry_id)
+        for name, value in (("superseded_by", superseded_by), ("merge_into", merge_into)):
+            if value and model.parse_id(value) is None:  # else kind_of_id blames "id", the entry's own
+                raise InvalidInput(f"{name}: {value!r} is not an entry id (ids look like {kind.prefix}-001, "
+                                   f"or {kind.prefix}-013-a7f3 with a suffix)", field=name)
         reason = (reason or "").strip()
         if merge_into and not reason:
             reason = f"merged into {merge_into}"
@@ -391,7 +410,7 @@ class Service:
         model.check_text({"reason": reason})
         if not allow_secrets:
             check_secrets({"reason": reason})
-        store = self.store(project_dir)
+        store = self.store(project_dir, recorded=True)  # an entry to change needs a store: never create one
         now = model.now_iso(self.now())
         with store.transaction() as txn:
             ftxn = txn.file(kind)
@@ -424,7 +443,17 @@ class Service:
                     raise InvalidInput(f"merge_into must be another {kind.name} id", field="merge_into")
                 if merge_into.strip() == target["id"]:
                     raise InvalidInput("merge_into must name a different entry", field="merge_into")
-                survivor = ftxn.require(merge_into.strip())
+                survivor = _require_named(ftxn, merge_into.strip(), "merge_into")
+                if survivor.get("status", "active") != "active":
+                    # Folded into a retired entry, the content left every answer; folded into its
+                    # own predecessor, the two named each other as successor and neither was current.
+                    by = f" by {survivor['superseded_by']}" if survivor.get("superseded_by") else ""
+                    raise InvalidInput(
+                        f"merge_into: {survivor['id']} is {survivor['status']}{by}, so the merged entry would "
+                        f"survive nowhere; merge into an active {kind.name} (or restore {survivor['id']} first "
+                        "with update_entry {\"status\": \"active\"})",
+                        field="merge_into",
+                    )
                 merged = _merge_fields(kind, ftxn.raw_item(survivor["id"]), survivor, target)
                 merged["updated_at"] = now
                 ftxn.put(survivor["id"], merged)
@@ -616,6 +645,15 @@ def _refresh_hook_cache(root: Path) -> None:
         log.info("hook cache refresh skipped: %s", exc)
 
 
+def _require_named(ftxn: Any, entry_id: str, parameter: str) -> dict:
+    """``ftxn.require`` for an id given in ``parameter``: the error names it, as one of several
+    ids in a call ("no decision with id ..." did not say which parameter held it)."""
+    try:
+        return ftxn.require(entry_id)
+    except NotFound as exc:
+        raise NotFound(f"{parameter}: {exc}") from None
+
+
 def _require_link(store: Store, ftxn: Any, target_id: str) -> None:
     """A link target must exist; look in the file being changed first (it may be pending)."""
     if model.kind_of_id(target_id) is ftxn.kind:
@@ -654,6 +692,22 @@ def _check_successor(ftxn: Any, kind: Kind, target: Mapping[str, Any], successor
             f"superseded_by: {successor} is itself superseded by {target['id']}; the two would replace each other",
             field="superseded_by",
         )
+    # A longer loop (a → b → c → a) leaves no current entry at all: the summary drops all of them.
+    chain, seen = [successor], {successor}
+    while True:
+        step = ftxn.get(chain[-1])
+        following = step.get("superseded_by") if step is not None else None
+        if not isinstance(following, str) or following.strip() in seen:
+            break
+        chain.append(following.strip())
+        seen.add(chain[-1])
+        if chain[-1] == target["id"]:
+            raise InvalidInput(
+                f"superseded_by: {successor}'s successors lead back to {target['id']} ({' → '.join(chain)}), so the "
+                "entries would replace each other in a loop and none would be current. Name the entry that is "
+                "today's answer",
+                field="superseded_by",
+            )
     return found
 
 
@@ -751,6 +805,8 @@ def project_scope(root: Path, scope: str) -> str:
     from context_keeper.scope import is_global, leaves_project, project_relative
 
     text = (scope or "").strip()
+    if not text:
+        return "global"  # the field's default: record_entry stored "global", record_constraint ""
     if is_global(text):
         return text
     reason = leaves_project(text, str(root), any_dotdot=True)
@@ -780,7 +836,8 @@ def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], m
                     union.append(item)
             if spec.name == "related_to":
                 union = [i for i in union if i != merged["id"] and i != survivor["id"]]
-            out[spec.name] = union
+            if union or spec.name in out:  # an older entry without the field is not given an empty one
+                out[spec.name] = union
         elif spec.shape in ("text", "short") and not (mine or "").strip() and (theirs or "").strip():
             out[spec.name] = theirs
     return out

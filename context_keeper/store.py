@@ -518,6 +518,16 @@ def _not_usable(state: FileState, entry_id: str) -> NotFound | None:
                     "Fix the item by hand; `context-keeper doctor` says how")
 
 
+def _spelled_otherwise(entries: dict, entry_id: str) -> str:
+    """" (did you mean dec-013-a7f3?)" when ids of the same kind and number exist spelled
+    otherwise (a suffix from a teammate's clone, no zero padding): the usual wrong guess."""
+    parsed = model.parse_id(entry_id)
+    if parsed is None:
+        return ""
+    close = [i for i in entries if (p := model.parse_id(i)) is not None and p[:2] == parsed[:2]][:3]
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+
 def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
     """Parse store-file content that is not (or not yet) the live file, e.g. a backup."""
     return _parse_file(kind, path, None, data)
@@ -547,7 +557,10 @@ class FileTxn:
     def require(self, entry_id: str) -> dict:
         entry = self.get(entry_id)
         if entry is None:
-            raise _not_usable(self._base, entry_id) or NotFound(f"no {self.kind.name} with id {entry_id!r} in {self._path.name}")
+            raise _not_usable(self._base, entry_id) or NotFound(
+                f"no {self.kind.name} with id {entry_id!r} in {self._path.name}"
+                f"{_spelled_otherwise(self._builder.entries, entry_id)}; check the id "
+                "(query_entries or get_context finds the right one)")
         return entry
 
     def repeats_keys(self, item: Any) -> bool:
@@ -574,7 +587,18 @@ class FileTxn:
         (``dec-013-a7f3``): clones that record in parallel then allocate the same number but
         not the same id, so a merge keeps both entries apart.
         """
-        entry_id = model.format_id(self.kind, next_number(self._builder.max_number, self._builder.link_max, self.kind))
+        number = next_number(self._builder.max_number, self._builder.link_max, self.kind)
+        if number > _MAX_ID_NUMBER:
+            # dec-1000000000 is no id: the entry would be written, acknowledged, and skipped by
+            # every tool from then on. Such a number is a typo in a hand edit; say where it is.
+            holder = next((i["id"] for i in self._builder.raw if _id_number(self.kind, i) == self._builder.max_number),
+                          f"{self.kind.prefix}-{self._builder.max_number}")
+            raise StoreError(
+                f"{holder} in {self._path.name} has the highest number an id can have (9 digits), so there is no "
+                f"next {self.kind.name} id; nothing was recorded. Give that entry a lower free number by hand "
+                "(and fix any link that names it), then try again"
+            )
+        entry_id = model.format_id(self.kind, number)
         return f"{entry_id}-{random_suffix()}" if self._id_suffix else entry_id
 
     def append(self, item: dict) -> None:
@@ -750,7 +774,8 @@ class Store:
         entry = state.entries_by_id.get(entry_id.strip())
         if entry is None:
             raise _not_usable(state, entry_id) or NotFound(
-                f"no entry with id {entry_id!r}; use query_entries or get_context to find the right id"
+                f"no entry with id {entry_id!r}{_spelled_otherwise(state.entries_by_id, entry_id)}; "
+                "use query_entries or get_context to find the right id"
             )
         return kind, entry
 
@@ -760,7 +785,9 @@ class Store:
         with self._mutex:
             if self._config is None or self._config[0] != stamp:
                 config, warnings = read_config_file(path)
-                if not config.get("project_name"):
+                name = config.get("project_name")
+                if not isinstance(name, str) or not name.strip():
+                    # A number or a list (a typo doctor names) was shown as its repr: "['a']".
                     config["project_name"] = self.root.name
                 self._config = (stamp, config, warnings)
             return self._config[1], self._config[2]

@@ -181,3 +181,10 @@ def test_reads_of_a_directory_with_no_store_say_so(tmp_path):
 def test_a_date_error_names_the_cli_flag(project):
     result = run("get", "carrier retries", "--since", "yesterday", cwd=project)
     assert result.returncode == 2 and "--since: 'yesterday' is not an ISO date" in result.stderr
+
+
+def test_a_project_that_does_not_exist_is_named_by_its_flag(tmp_path):
+    # The message said "project_dir '...' is not an existing directory" to a person who typed --project.
+    result = run("summary", "--project", str(tmp_path / "typo"), cwd=tmp_path)
+    assert result.returncode == 4
+    assert "--project '" in result.stderr and "project_dir" not in result.stderr
