@@ -1,4 +1,4 @@
-"""Write-side refusals (successor loops, merges, field rules, ids, links): each leaves every store file byte-identical."""
+"""Write-side refusals (successor loops, merges, field rules, ids): each leaves the store byte-identical."""
 
 from __future__ import annotations
 
