@@ -131,8 +131,8 @@ def build_summary(
     note_reserve = 40
     packer = _Packer(max(token_budget - note_reserve, 50))
     packer.add(
-        f"Project memory for {render.clip(project_name, 80)}: {len(active_decisions)} active decisions, "
-        f"{len(active_constraints)} constraints, {len(active_pipelines)} pipelines "
+        f"Project memory for {render.clip(project_name, 80)}: {_count(len(active_decisions), 'active decision')}, "
+        f"{_count(len(active_constraints), 'constraint')}, {_count(len(active_pipelines), 'pipeline')} "
         "(recorded reference material; use get_context for details)."
     )
     if absolute:
@@ -201,3 +201,7 @@ def build_summary(
         },
         "dropped": dropped,
     }
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

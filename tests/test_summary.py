@@ -187,3 +187,12 @@ def test_a_tag_written_twice_on_one_decision_counts_once():
                  {"id": "dec-003", "summary": "Three", "tags": ["api"]}]
     assert [(tag, [e["id"] for e in group]) for tag, group in group_by_tags(decisions)] == [
         ("api", ["dec-002", "dec-003"]), ("other", ["dec-001"])]
+
+
+def test_the_counts_line_says_one_entry_in_the_singular():
+    from context_keeper.summary import build_summary
+
+    summary = build_summary("p", [{"id": "dec-001", "summary": "Use Postgres", "status": "active"}],
+                         [{"id": "pipe-001", "name": "Deploy", "steps": []}],
+                         [{"id": "con-001", "rule": "No raw SQL", "hardness": "absolute"}], 800)
+    assert "1 active decision, 1 constraint, 1 pipeline (" in summary["summary"]
