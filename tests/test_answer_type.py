@@ -150,3 +150,15 @@ def test_get_context_says_which_value_is_not_recorded(tmp_path):
     assert answer["results"][0]["entry"]["id"] == "dec-001" and answer["results"][0]["weak_match"]  # still shown
     stated = service.get_context(query="where do delivery photos get stored?")
     assert not stated.get("no_confident_match")
+
+
+def test_a_long_run_of_digits_is_scanned_in_linear_time():
+    """A version is looked for in every sentence of the best entry, on the prompt hook's path:
+    tried at each digit of a 20,000-digit run (a pasted key, a long number) the dotted-version
+    pattern backtracked over the rest of the run, 12 s for one question."""
+    import time
+
+    entry = {"summary": "Quotes come from Postgres.", "why_chosen": "Key " + "7" * 20_000 + "x for the quotes."}
+    started = time.perf_counter()
+    assert not states_value("version", terms("which postgres version do quotes use"), entry)
+    assert time.perf_counter() - started < 1.0
