@@ -28,8 +28,9 @@ GUIDANCE_NO_MATCH = (
     "not present them as established project decisions. If you settle the question, record it "
     "with record_decision / record_constraint."
 )
+# Only the most relevant entry is checked (search/answer_type.py); {kind} comes with its article.
 GUIDANCE_UNSTATED = (
-    "The question asks for a {kind}, and the entries that match it best state none: the store "
+    "The question asks for {kind}, and the entry that matches it best states none: the store "
     "most likely records the topic but not this value. Do not take a value from the results "
     "below; if you find it out, record it with record_decision / record_constraint."
 )
@@ -224,7 +225,8 @@ def get_context(
             answer["guidance"] = GUIDANCE_UNREADABLE.format(files=", ".join(s.path.name for s in unreadable))
         elif any(not r.get("scope_rule") for r in answer["results"]):
             unstated = getattr(result, "unstated", None)
-            answer["guidance"] = GUIDANCE_UNSTATED.format(kind=unstated) if unstated else GUIDANCE_NO_MATCH
+            article = "an" if unstated and unstated[0] in "aeiou" else "a"  # "an amount of money"
+            answer["guidance"] = GUIDANCE_UNSTATED.format(kind=f"{article} {unstated}") if unstated else GUIDANCE_NO_MATCH
         elif filters:
             answer["guidance"] = GUIDANCE_FILTERED.format(filters=", ".join(filters))
         else:

@@ -146,7 +146,33 @@ def test_get_context_says_which_value_is_not_recorded(tmp_path):
     service = Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path)}, hook_cache_delay=None)
     answer = service.get_context(query="How long do we keep delivery photos before they are deleted?")
     assert answer["no_confident_match"] is True
-    assert answer["guidance"].startswith("The question asks for a duration, and the entries that match it best state none")
+    assert answer["guidance"].startswith("The question asks for a duration, and the entry that matches it best states none")
     assert answer["results"][0]["entry"]["id"] == "dec-001" and answer["results"][0]["weak_match"]  # still shown
     stated = service.get_context(query="where do delivery photos get stored?")
     assert not stated.get("no_confident_match")
+
+
+def test_a_long_run_of_digits_is_scanned_in_linear_time():
+    """A version is looked for in every sentence of the best entry, on the prompt hook's path:
+    tried at each digit of a 20,000-digit run (a pasted key, a long number) the dotted-version
+    pattern backtracked over the rest of the run, 12 s for one question."""
+    import time
+
+    entry = {"summary": "Quotes come from Postgres.", "why_chosen": "Key " + "7" * 20_000 + "x for the quotes."}
+    started = time.perf_counter()
+    assert not states_value("version", terms("which postgres version do quotes use"), entry)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_the_guidance_names_an_amount_of_money_with_its_article(tmp_path):
+    from context_keeper.service import Service
+
+    context = tmp_path / ".context"
+    context.mkdir()
+    (context / "decisions.json").write_text(json.dumps([
+        {"id": "dec-001", "summary": "Parcel labels are printed as ZPL on the depot printers",
+         "problem": "Labels were printed as PDFs and took too long.", "status": "active"},
+    ]), encoding="utf-8")
+    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path)}, hook_cache_delay=None)
+    answer = service.get_context(query="how much do the depot label printers cost?")
+    assert answer["guidance"].startswith("The question asks for an amount of money, and the entry")

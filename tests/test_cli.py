@@ -49,8 +49,15 @@ def test_get_takes_the_threshold_deprecated_entries_and_links_as_get_context_doe
     unlinked = json.loads(run("get", "schema migration on a big table", "--json", "--no-related", cwd=project).stdout)
     assert any(r.get("related") for r in linked["results"])
     assert not any(r.get("related") for r in unlinked["results"])
-    retire = run("get", "raw ZPL straight to printers port 9100", "--json", "--include-deprecated", cwd=project)
-    assert retire.returncode == 0, retire.stderr
+    decisions = project / ".context" / "decisions.json"
+    entries = json.loads(decisions.read_text(encoding="utf-8"))
+    next(e for e in entries if e["id"] == "dec-014")["status"] = "deprecated"  # retired, no successor
+    decisions.write_text(json.dumps(entries, indent=2), encoding="utf-8")
+    retired = "raw ZPL straight to printers port 9100"
+    hidden = json.loads(run("get", retired, "--json", cwd=project).stdout)
+    assert "dec-014" not in [r["entry"]["id"] for r in hidden["results"]]
+    shown = json.loads(run("get", retired, "--json", "--include-deprecated", cwd=project).stdout)
+    assert any(r["entry"]["id"] == "dec-014" and r.get("deprecated") for r in shown["results"])
     wrong = run("get", asked, "--min-relevance", "5", cwd=project)
     assert wrong.returncode != 0
     assert "--min-relevance must be a number from 0 to 1 (got 5.0)" in wrong.stderr

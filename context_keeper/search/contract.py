@@ -45,4 +45,4 @@ class SearchResult:
     # The kind of value the question asks for ("duration", ...) when the most relevant entry
     # states none near the question's words (answer_type.py); relevance is lowered then.
     unstated: str | None = None
-    relevance_scale: float = 1.0  # what every hit's relevance was multiplied by for that
+    relevance_scale: float = 1.0  # what every hit's relevance was multiplied by then (1.0: not lowered)

@@ -21,9 +21,11 @@ _CHUNK = re.compile(r"[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*|(?<!_)_+[^\W_]+(?:[_./\-:@
 _SEPARATORS = re.compile(r"[_./\-:@+#]+")
 # camelCase / PascalCase / acronym boundaries: getUserName, HTTPServer, utf8Decode, v2Api.
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+# Letters run into digits inside a camelCase piece ("S3" of "S3Bucket"), see _parts.
 _LETTERS_DIGITS = re.compile(r"(?<![A-Za-z])[A-Za-z]+\d+(?!\d)")
 # An apostrophe goes, and with it a possessive or a contraction's clitic: "they're" → "they",
 # "isn't" → "isn" (both stop words), "I'd" → "I", not the terms "theyr" and "id".
+_APOSTROPHE = re.compile(r"(?<=\w)['’](?:(?:s|re|ve|ll|d|m|t)\b)?", re.IGNORECASE)
 # Names made of a letter and symbols the chunking drops ("C++" was no term at all): spelled as
 # people also write them.
 _SYMBOL_NAMES = re.compile(r"(?<![\w+#])([cCfF])(\+\+|#)(?![\w+#])")
@@ -34,8 +36,6 @@ def _spelled(match: re.Match[str]) -> str:
     letter = match.group(1).lower()
     return "cpp" if match.group(2) == "++" else ("csharp" if letter == "c" else "fsharp")
 
-
-_APOSTROPHE = re.compile(r"(?<=\w)['’](?:(?:s|re|ve|ll|d|m|t)\b)?", re.IGNORECASE)
 
 STOP_WORDS = frozenset(
     """
