@@ -153,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--before", help="only entries created before this date (YYYY-MM-DD)")
     p.add_argument("--budget", type=int, help="token budget")
     p.add_argument("--min-relevance", type=float, metavar="R",
-                   help="abstention threshold from 0 to 1 (default: the config's, else the calibrated 0.5)")
+                   help="abstention threshold from 0 (flag nothing) to 1 (default: the config's, else the calibrated 0.5)")
     p.add_argument("--include-deprecated", action="store_true", help="bring retired entries back, marked as such")
     p.add_argument("--no-related", action="store_true", help="leave out the entries the results link to")
     p.add_argument("--project", help="project root")

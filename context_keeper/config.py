@@ -124,7 +124,8 @@ _RULES: dict[str, Any] = {
         "weight": (_at_least(0), "a number, 0 or more"),
         "model": (_text, "a model name"),
         "url": (_url, "an http:// or https:// URL with a host (and a numeric port, if any), such as http://localhost:11434"),
-        "api": (lambda v: v in ("ollama", "openai"), '"ollama" or "openai"'),
+        # Any case, as embeddings reads it ("OpenAI" works).
+        "api": (lambda v: isinstance(v, str) and v.lower() in ("ollama", "openai"), '"ollama" or "openai"'),
         "api_key_env": (_text, "the name of an environment variable"),
     },
     "mmr": {"enabled": (_flag, "true or false"), "lambda": (_fraction, "a number from 0 to 1")},

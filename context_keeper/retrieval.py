@@ -31,8 +31,9 @@ GUIDANCE_NO_MATCH = (
 # Only the most relevant entry is checked (search/answer_type.py); {kind} comes with its article.
 GUIDANCE_UNSTATED = (
     "The question asks for {kind}, and the entry that matches it best states none: the store "
-    "most likely records the topic but not this value. Do not take a value from the results "
-    "below; if you find it out, record it with record_decision / record_constraint."
+    "most likely records the topic but not this value. Treat a value in the results below as a "
+    "lead to check, not as the answer; once you know it, record it with record_decision / "
+    "record_constraint."
 )
 GUIDANCE_NOTHING = (
     "Nothing recorded matches this question. If you settle the question, record it with "

@@ -29,6 +29,8 @@ RATES = (0.03, 0.04, 0.05, 0.06)
 def flag_rates(rows: list[dict], rates=RATES) -> tuple[float, list[float]]:
     answerable = sorted(r["rel"] for r in rows if r["type"] != "negative")
     unanswered = [r["rel"] for r in rows if r["type"] == "negative"]
+    if not answerable or not unanswered:
+        raise SystemExit("flag_rates: the cases need both answerable and unanswered questions")
     auc = sum((a > u) + 0.5 * (a == u) for a in answerable for u in unanswered) / (len(answerable) * len(unanswered))
     shares = []
     for rate in rates:

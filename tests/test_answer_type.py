@@ -152,16 +152,14 @@ def test_get_context_says_which_value_is_not_recorded(tmp_path):
     assert not stated.get("no_confident_match")
 
 
-def test_a_long_run_of_digits_is_scanned_in_linear_time():
-    """A version is looked for in every sentence of the best entry, on the prompt hook's path:
-    tried at each digit of a 20,000-digit run (a pasted key, a long number) the dotted-version
-    pattern backtracked over the rest of the run, 12 s for one question."""
-    import time
-
+def test_a_long_run_of_digits_is_no_version():
+    """A pasted key or a long number in the best entry (20,000 digits, the per-field limit) is
+    not a version. How long the scan takes is benchmarks/bench_answer_type.py's business: the
+    dotted-version pattern once backtracked over such a run at each of its digits (12 s)."""
     entry = {"summary": "Quotes come from Postgres.", "why_chosen": "Key " + "7" * 20_000 + "x for the quotes."}
-    started = time.perf_counter()
     assert not states_value("version", terms("which postgres version do quotes use"), entry)
-    assert time.perf_counter() - started < 1.0
+    entry["why_chosen"] += " Postgres 15.4 serves the quotes."
+    assert states_value("version", terms("which postgres version do quotes use"), entry)
 
 
 def test_the_guidance_names_an_amount_of_money_with_its_article(tmp_path):

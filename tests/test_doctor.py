@@ -1152,3 +1152,10 @@ def test_a_scan_cut_short_does_not_call_a_scope_unmatched(tmp_path, monkeypatch)
     monkeypatch.setattr(doctor, "MAX_SCAN_PATHS", 3)
     found = [f for f in doctor.diagnose(project).findings if f.code == "unmatched_scope"]
     assert [f.severity for f in found] == ["info"] and "not checked" in found[0].message
+
+
+@pytest.mark.parametrize("api", ["OpenAI", "Ollama", "OLLAMA"])
+def test_an_api_in_another_case_is_no_config_finding(project, api):
+    # embeddings reads the api in any case, so doctor must not call "OpenAI" wrong.
+    (project / ".context" / "config.json").write_text(json.dumps({"semantic": {"api": api}}), encoding="utf-8")
+    assert [f for f in doctor.diagnose(project).findings if f.code == "config"] == []
