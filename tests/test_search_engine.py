@@ -50,7 +50,7 @@ def test_identifiers_and_punctuation_are_split_and_whole_form_kept(text, expecte
     assert expected <= set(terms(text))
 
 
-@pytest.mark.parametrize(("written", "asked"), [("OAuth2Token", "oauth"), ("S3Bucket", "s3"), ("x509Cert", "x509"),
+@pytest.mark.parametrize(("written", "asked"), [("OAuth2Token", "oauth"), ("S3Bucket", "s3"), ("getS3Bucket", "s3"), ("x509Cert", "x509"),
                                                ("IPv6Address", "ipv6"), ("XCode", "xcode")])
 def test_a_name_inside_a_camel_case_identifier_is_found_as_people_write_it(written, asked):
     # The camelCase split made "OAuth2Token" into "auth" and "token" ("O" is one letter) and

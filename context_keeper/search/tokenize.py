@@ -138,6 +138,8 @@ def _parts(chunk: str) -> Iterator[str]:
             glued = _LETTERS_DIGITS.findall(piece)
             if len(subs) > 1 and len(subs[0]) == 1 and subs[0].isupper() and subs[1][:1].isupper() and subs[1][1:2].islower():
                 glued.insert(0, subs[0] + subs[1])
+            # ... and inside the identifier, a one-letter part before digits: "getS3Bucket" → "s3".
+            glued += [a + b for a, b in zip(subs[1:], subs[2:]) if len(a) == 1 and a.isalpha() and b.isdigit()]
             for word in glued:
                 if word.lower() != whole:  # the whole piece is a term already
                     yield word.lower()
