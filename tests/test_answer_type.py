@@ -132,18 +132,23 @@ def test_the_semantic_blend_orders_a_checked_answer_as_it_would_an_unchecked_one
     assert [h.relevance for h in blended.hits] == pytest.approx([h.relevance * 0.5 for h in plain.hits])
 
 
-def test_get_context_says_which_value_is_not_recorded(tmp_path):
+PHOTOS = {"id": "dec-001", "summary": "Delivery photos are stored in S3 under the parcel id",
+          "problem": "Drivers take a photo of every delivered parcel as proof of delivery.", "status": "active"}
+LABELS = {"id": "dec-002", "summary": "Parcel labels are printed as ZPL on the depot printers",
+          "problem": "Labels were printed as PDFs and took too long.", "status": "active"}
+
+
+def _service_over(tmp_path, *decisions):
     from context_keeper.service import Service
 
     context = tmp_path / ".context"
     context.mkdir()
-    (context / "decisions.json").write_text(json.dumps([
-        {"id": "dec-001", "summary": "Delivery photos are stored in S3 under the parcel id",
-         "problem": "Drivers take a photo of every delivered parcel as proof of delivery.", "status": "active"},
-        {"id": "dec-002", "summary": "Parcel labels are printed as ZPL on the depot printers",
-         "problem": "Labels were printed as PDFs and took too long.", "status": "active"},
-    ]), encoding="utf-8")
-    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path)}, hook_cache_delay=None)
+    (context / "decisions.json").write_text(json.dumps(list(decisions)), encoding="utf-8")
+    return Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path)}, hook_cache_delay=None)
+
+
+def test_get_context_says_which_value_is_not_recorded(tmp_path):
+    service = _service_over(tmp_path, PHOTOS, LABELS)
     answer = service.get_context(query="How long do we keep delivery photos before they are deleted?")
     assert answer["no_confident_match"] is True
     assert answer["guidance"].startswith("The question asks for a duration, and the entry that matches it best states none")
@@ -163,14 +168,6 @@ def test_a_long_run_of_digits_is_no_version():
 
 
 def test_the_guidance_names_an_amount_of_money_with_its_article(tmp_path):
-    from context_keeper.service import Service
-
-    context = tmp_path / ".context"
-    context.mkdir()
-    (context / "decisions.json").write_text(json.dumps([
-        {"id": "dec-001", "summary": "Parcel labels are printed as ZPL on the depot printers",
-         "problem": "Labels were printed as PDFs and took too long.", "status": "active"},
-    ]), encoding="utf-8")
-    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path)}, hook_cache_delay=None)
+    service = _service_over(tmp_path, dict(LABELS, id="dec-001"))
     answer = service.get_context(query="how much do the depot label printers cost?")
     assert answer["guidance"].startswith("The question asks for an amount of money, and the entry")
