@@ -57,6 +57,7 @@ def shorten_entry(entry: Mapping[str, Any], max_tokens: int, chars: int | None =
     budget_chars = max_tokens * CHARS_PER_TOKEN
     text_keys = [k for k in _SHORTEN_ORDER if isinstance(out.get(k), str)]
     text_keys += [k for k, v in out.items() if isinstance(v, str) and k not in text_keys and len(v) > 200]
+    fits = False
     for cap in (600, 300, 150, 60):
         for key in text_keys:
             value = out.get(key)
@@ -65,15 +66,15 @@ def shorten_entry(entry: Mapping[str, Any], max_tokens: int, chars: int | None =
         for key, value in list(out.items()):
             if isinstance(value, list) and len(value) > 8:
                 out[key] = value[:8] + [f"… {len(value) - 8} more"]
-        if entry_tokens(out) <= max_tokens:
+        fits = entry_tokens(out) <= max_tokens
+        if fits:
             break
-    if entry_tokens(out) > max_tokens:
+    if not fits:
         # Bookkeeping (dates, origin, links, tags) and the lesser text fields go before the
         # reasoning does: a 365-token decision allowed 200 came back as its title alone.
         gist = _gist(entry, max_tokens)
         if gist is not None:
             return gist, True
-    if entry_tokens(out) > max_tokens:
         out = {k: out[k] for k in _ESSENTIAL if out.get(k) is not None}
         _cut_title(out, max(40, budget_chars // 2))
         # Still over (a tiny budget): what the entry's title can do without goes first, then the
