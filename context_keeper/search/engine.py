@@ -115,7 +115,7 @@ class _Filter:
         if info.status == "superseded":
             prior *= P.HISTORY_SUPERSEDED_PRIOR if history else P.SUPERSEDED_PRIOR
         elif info.status == "deprecated":
-            # Asked for with include_deprecated: shown, but behind what still holds.
+            # Asked for with include_deprecated: shown, demoted as a replaced entry is.
             prior *= P.SUPERSEDED_PRIOR
         elif history:
             prior *= P.HISTORY_CURRENT_PRIOR
