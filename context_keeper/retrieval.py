@@ -225,7 +225,7 @@ def get_context(
         elif unreadable:
             answer["guidance"] = GUIDANCE_UNREADABLE.format(files=", ".join(s.path.name for s in unreadable))
         elif any(not r.get("scope_rule") for r in answer["results"]):
-            unstated = getattr(result, "unstated", None)
+            unstated = result.unstated
             article = "an" if unstated and unstated[0] in "aeiou" else "a"  # "an amount of money"
             answer["guidance"] = GUIDANCE_UNSTATED.format(kind=f"{article} {unstated}") if unstated else GUIDANCE_NO_MATCH
         elif filters:
@@ -274,11 +274,9 @@ def _semantic_settings(config: dict[str, Any]) -> tuple[Mapping[str, Any] | None
     if enabled is not True:
         return None, [problem] if problem else []
     url_problem = checked(config, "semantic.url", instead="the answer is ranked without the semantic blend")[1]
-    api = config["semantic"].get("api")
-    # As embeddings reads it: any case; anything else (a typo such as "opneai") is sent to the
-    # Ollama path, fails there and falls back to lexical ranking on every query, without a word.
-    api_problem = None if api is None or isinstance(api, str) and api.lower() in ("ollama", "openai") else (
-        checked(config, "semantic.api", instead="requests go to the Ollama API (/api/embed)")[1])
+    # Anything but ollama/openai (in any case, as embeddings reads it) goes to the Ollama path,
+    # fails there and falls back to lexical ranking on every query: a typo must be said.
+    api_problem = checked(config, "semantic.api", instead="requests go to the Ollama API (/api/embed)")[1]
     problems = [p for p in (checked(config, "semantic.weight")[1], url_problem, api_problem) if p]
     return (None if url_problem else config["semantic"]), problems
 
@@ -307,7 +305,7 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
     weight = embeddings.blend_weight(settings)
     # The order mixes the relevance as matched: an answer-type check scales it for the
     # abstention only, and must not tilt the mix towards the embeddings.
-    scale = getattr(result, "relevance_scale", 1.0) or 1.0
+    scale = result.relevance_scale or 1.0  # a factor of 0 (an eval override) leaves nothing to divide
     blended = []
     for hit in result.hits:
         vec = vectors.get(hit.entry["id"])

@@ -31,7 +31,7 @@ def flag_rates(rows: list[dict], rates=RATES) -> tuple[float, list[float]]:
     unanswered = [r["rel"] for r in rows if r["type"] == "negative"]
     if not answerable or not unanswered:
         raise SystemExit("flag_rates: the cases need both answerable and unanswered questions")
-    auc = sum((a > u) + 0.5 * (a == u) for a in answerable for u in unanswered) / (len(answerable) * len(unanswered))
+    auc = calibrate.auc(rows, [r["rel"] for r in rows])
     shares = []
     for rate in rates:
         k = int(rate * len(answerable))
