@@ -123,11 +123,20 @@ def _check_context_dir(root: Path) -> list[Finding]:
         # A link to a directory or to nothing is an error of its own (_check_file).
         if path.is_symlink() and path.is_file():
             target = path.resolve()
-            where = "outside the project" if not _inside(target, root) else "elsewhere in the project"
+            if _inside(target, root):
+                findings.append(Finding(
+                    INFO, "file_symlink",
+                    f"{kind.filename} is a symlink to {target}, elsewhere in the project; writes go "
+                    "to that file and the link stays.",
+                    file=kind.filename,
+                ))
+                continue
             findings.append(Finding(
                 WARNING, "file_symlink",
-                f"{kind.filename} is a symlink to {target} ({where}); a write replaces the link with a "
-                "regular file, so edits stop reaching the target. Replace the link with the file.",
+                f"{kind.filename} is a symlink to {target}, outside the project; writes go to that "
+                "file, but this project's store lock does not cover another project writing it and "
+                "git here sees only the link. Replace the link with the file unless it is meant to "
+                "be shared.",
                 file=kind.filename,
             ))
     return findings

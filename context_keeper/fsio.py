@@ -56,8 +56,14 @@ def atomic_write_bytes(path: Path, data: bytes | Sequence[bytes], *, fsync: bool
     The file keeps the permission bits of the file it replaces (a new file gets the usual
     ``0o666 & ~umask``), not the private 0600 of a fresh temp file. ``fsync=False`` is for
     files whose loss on power failure is harmless (derived caches).
+
+    A symbolic link is written through: the file it leads to is replaced (its temp file beside
+    it, so the rename stays on one file system) and the link stays a link. Renaming over the link
+    itself would leave a dotfiles checkout or a shared file silently behind.
     """
     path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = _create_temp(path)
     try:

@@ -1,0 +1,75 @@
+"""A store file that is a symbolic link to a real file (a shared or dotfiles copy): writes go
+through the link to that file, the link stays a link, and doctor says where writes land."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from context_keeper import doctor
+from context_keeper.fsio import atomic_write_text
+from context_keeper.service import Service
+
+DECISION = {
+    "summary": "Zone batches for stock take",
+    "problem": "A full stop for stock take cost a day of shipping every year at every site.",
+    "why_chosen": "Counting one zone at a time keeps the other zones shipping while the count runs.",
+}
+
+
+def _link_decisions(project: Path, target: Path) -> Path:
+    live = project / ".context" / "decisions.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    live.rename(target)
+    live.symlink_to(target)
+    return live
+
+
+def _service(root: Path) -> Service:
+    return Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root))
+
+
+def test_a_record_goes_through_the_link_and_the_link_stays(project):
+    target = project / "shared" / "decisions.json"
+    live = _link_decisions(project, target)
+    before = len(json.loads(target.read_text(encoding="utf-8")))
+    new_id = _service(project).record("decision", DECISION)["id"]
+    assert live.is_symlink() and live.resolve() == target.resolve()
+    ids = [e["id"] for e in json.loads(target.read_text(encoding="utf-8"))]
+    assert len(ids) == before + 1 and new_id in ids
+    assert not list(target.parent.glob(".*.tmp"))  # the temp file was renamed, beside the target
+
+
+def test_a_second_server_sees_a_write_made_through_the_link(project):
+    _link_decisions(project, project / "shared" / "decisions.json")
+    reader, writer = _service(project), _service(project)
+    assert not any(h["entry"]["id"].startswith("dec-") and "Zone batches" in h["entry"].get("summary", "")
+                   for h in reader.get_context(query="stock take zone batches")["results"])
+    writer.record("decision", DECISION)
+    found = reader.get_context(query="stock take zone batches")["results"]
+    assert any("Zone batches" in h["entry"].get("summary", "") for h in found)
+
+
+def test_an_atomic_write_follows_a_chain_of_links(tmp_path):
+    real = tmp_path / "real.txt"
+    real.write_text("old", encoding="utf-8")
+    (tmp_path / "middle.txt").symlink_to(real)
+    (tmp_path / "front.txt").symlink_to(tmp_path / "middle.txt")
+    atomic_write_text(tmp_path / "front.txt", "new")
+    assert real.read_text(encoding="utf-8") == "new"
+    assert (tmp_path / "front.txt").is_symlink() and (tmp_path / "middle.txt").is_symlink()
+
+
+def test_doctor_tells_where_writes_land(project, tmp_path):
+    _link_decisions(project, project / "shared" / "decisions.json")
+    inside = [f for f in doctor.diagnose(project).findings if f.code == "file_symlink"]
+    assert [f.severity for f in inside] == [doctor.INFO] and "writes go to that file" in inside[0].message
+
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    live = project / ".context" / "decisions.json"
+    live.unlink()
+    (project / "shared" / "decisions.json").rename(other / "decisions.json")
+    live.symlink_to(other / "decisions.json")
+    outside = [f for f in doctor.diagnose(project).findings if f.code == "file_symlink"]
+    assert [f.severity for f in outside] == [doctor.WARNING] and "outside the project" in outside[0].message
