@@ -348,7 +348,8 @@ def build_server(service: Service | None = None) -> MCPServer:
         before: IsoDate = "",
         token_budget: ContextBudget = 0,
         include_related: bool = True,
-        min_relevance: Annotated[float, Field(ge=0, le=1, description="Abstention threshold (0 = config)")] = 0.0,
+        # None, not 0, for "unset": a threshold of 0 is a real choice (never abstain), as on the CLI.
+        min_relevance: Annotated[float | None, Field(ge=0, le=1, description="Abstention threshold; omit for the configured one")] = None,
         include_deprecated: bool = False,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
@@ -356,7 +357,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         return svc.get_context(
             project_dir=project_dir or None, id=id or None, query=query or None, tags=tags, scope=scope or None,
             types=types, since=since or None, before=before or None, token_budget=_none_if_empty(token_budget),
-            include_related=include_related, min_relevance=min_relevance or None, include_deprecated=include_deprecated,
+            include_related=include_related, min_relevance=min_relevance, include_deprecated=include_deprecated,
         )
 
     @tool(READ)

@@ -166,7 +166,12 @@ async def test_get_context_flags_no_confident_match_for_unrecorded_topics(servic
 async def test_get_context_honours_a_users_min_relevance(service, mode):
     async with connect(service, mode) as client:
         strict = await ok(client, "get_context", {"query": "carrier retries with backoff", "min_relevance": 0.99})
+        unrecorded = "which GraphQL pagination style should the admin API use?"
+        default = await ok(client, "get_context", {"query": unrecorded})
+        never = await ok(client, "get_context", {"query": unrecorded, "min_relevance": 0})
     assert strict["no_confident_match"] is True
+    # 0 is a threshold like any other (never abstain), as on the CLI, not "use the configured one"
+    assert default["no_confident_match"] is True and "no_confident_match" not in never
 
 
 async def test_get_context_types_and_tags_are_real_filters(service, mode):
