@@ -222,23 +222,36 @@ class SearchIndex(InvertedIndex):
             return []
         t = self.tuning
         k = limit * _SHORTLIST_FACTOR + 16
+        # A grown shortlist starts with the previous one (the order is total: score, then slot),
+        # so what was examined is kept, not examined again.
+        prior_scored: dict[int, float] = {}
+        replaced: list[int] = []  # superseded entries among them, for the successor credit
+        relevances: dict[int, float] = {}
+        examined = 0
         while True:
             exhausted = k >= len(order)
             shortlist = _largest(order, len(order) if exhausted else k)
-            scored: dict[int, float] = {}
-            for slot, raw in shortlist:
+            for slot, raw in shortlist[examined:]:
                 info = self._entries[slot]
                 if info is None or not flt.passes(info):
                     continue
-                scored[slot] = raw / max_raw * flt.prior(info, now, history)
-            if t.successor_credit > 0.0:
-                self._credit_successors(scored, order, q, flt, now, history)
+                prior_scored[slot] = raw / max_raw * flt.prior(info, now, history)
+                if info.status == "superseded":
+                    replaced.append(slot)
+            examined = len(shortlist)
+            scored = prior_scored
+            if t.successor_credit > 0.0 and replaced:
+                scored = dict(prior_scored)
+                self._credit_successors(scored, replaced, order, q, flt, now, history)
             if len(scored) > limit:
                 kth = heapq.nlargest(limit, scored.values())[-1]
                 placed = [(v, slot) for slot, v in scored.items() if v >= kth]
             else:
                 placed = [(v, slot) for slot, v in scored.items()]
-            best = heapq.nlargest(limit, ((v, self._relevance(q, slot, relevance), slot) for v, slot in placed))
+            for _, slot in placed:
+                if slot not in relevances:
+                    relevances[slot] = self._relevance(q, slot, relevance)
+            best = heapq.nlargest(limit, ((v, relevances[slot], slot) for v, slot in placed))
             if exhausted:
                 return best
             ceiling = shortlist[-1][1] / max_raw * P.max_prior(history, flt.scope is not None, max(flt.kind_prior.values(), default=1.0))
@@ -253,6 +266,7 @@ class SearchIndex(InvertedIndex):
     def _credit_successors(
         self,
         scored: dict[int, float],
+        replaced: list[int],
         order: dict[int, float] | DenseScores,
         q: _Query,
         flt: _Filter,
@@ -261,12 +275,12 @@ class SearchIndex(InvertedIndex):
     ) -> None:
         """A superseded entry that matches says its replacement answers today's version of
         the question, often in other words: the successor gets at least ``successor_credit``
-        of the replaced entry's ordering score (its own relevance is unchanged)."""
+        of the replaced entry's ordering score (its own relevance is unchanged). ``replaced``
+        are the superseded entries among ``scored``, in its order."""
         credit = self.tuning.successor_credit
-        for slot in list(scored):
+        for slot in replaced:
             info = self._entries[slot]
-            if info is None or info.status != "superseded":
-                continue
+            assert info is not None
             successor = info.doc.entry.get("superseded_by")
             if not isinstance(successor, str):
                 continue
