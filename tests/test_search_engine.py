@@ -402,6 +402,10 @@ def test_unrelated_question_is_below_the_default_threshold():
         ("we stopped using celery, what did we use instead?", True),
         ("did we use to ship nightly builds?", True),
         ("what tool do we use to build the images?", False),
+        # A negated past tense is a past tense.
+        ("wasn't the original overstay fee a flat time limit from plug-in?", True),
+        ("didnt we start with a plain cron job?", True),
+        ("isn't the original file still on disk?", False),
         # A symptom described today is not a question about the past.
         ("sync stopped working after the update", False),
         ("the app no longer shows my notes", False),

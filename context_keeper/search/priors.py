@@ -55,7 +55,7 @@ _BEFORE = re.compile(
     r"\b(before|prior to|start(?:ed)? (?:out )?(?:with|on|by)|began|begin with|first (?:version|release|design)|"
     r"previous|original|ever|no longer|any ?more|stopped|stop (?:doing|using)|gave up|abandon(?:ed)?)\b",
 )
-_PAST_TENSE = re.compile(r"\b(did|was|were|had|used)\b")
+_PAST_TENSE = re.compile(r"\b(did|was|were|had|used)(?:n'?t)?\b")
 _SENTENCE = re.compile(r"[.?!;]+(?:\s+|$)")
 
 
