@@ -28,6 +28,16 @@ NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
         ("what's the max upload size?", "number"),
         ("How many retries before a webhook endpoint is disabled?", "number"),
         ("Which Postgres major version are we on?", "version"),
+        ("What's the timeout on the calls to the geocoder?", "duration"),
+        ("access token lifetime?", "duration"),
+        ("how long is the grace period on overstays", "duration"),
+        ("how much are we paying the CDN per GB?", "amount of money"),
+        ("what did we spend on GPUs last month?", "amount of money"),
+        ("what uptime do we promise partners?", "number"),
+        ("What's our request budget for the partner API?", "number"),
+        ("what's the false positive rate of the fraud rules?", "number"),
+        ("how big can one batch be?", "number"),
+        ("the rate limiter drops real users", None),  # a symptom, not a question for the rate
         ("which geocoder do we use?", None),  # a name: no written form to check
         ("why did we move off Redis?", None),
         ("the importer keeps timing out on big files", None),
