@@ -352,6 +352,14 @@ def test_related_term_bridges_symptom_and_fix_vocabulary():
     assert ids(result)[0] == "dec-001"
 
 
+def test_how_busy_someone_is_reaches_an_entry_about_workload():
+    ix = index(
+        dec("dec-001", "Claims are assigned by workload points", "capacity per adjuster"),
+        dec("dec-002", "Claim numbers are per state", "one sequence per state"),
+    )
+    assert ids(ix.search("however busy I am, more keep coming"))[:1] == ["dec-001"]
+
+
 def test_related_term_never_outweighs_a_literal_match():
     ix = index(dec("dec-001", "Crash reporting"), dec("dec-002", "Abort handling"))
     result = ix.search("crash")

@@ -103,6 +103,7 @@ weekday weekdays weekend weekends monday tuesday wednesday thursday friday satur
 quiet night nights overnight asleep sleep sleeping bed bedtime wake waking
 decommission decommissioned decommissioning retire retired retiring retirement shutdown shut teardown sunset
 group groups grouped grouping lump lumped combine combined
+busy workload capacity overloaded swamped overworked utilisation utilization
 """.strip().splitlines()
 
 
