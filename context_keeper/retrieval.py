@@ -672,7 +672,7 @@ def _pack(
         place_scope_rules()
         # What a confident match links to comes before the weak matches: placed after every
         # ranked hit, the links were crowded out by weak matches (relevance 0.0 among them) in
-        # all but 26 of 600 eval answers, so include_related changed almost nothing.
+        # most answers, so include_related changed almost nothing.
         if include_related and rules_after >= 0:
             place_related(primaries())
 
