@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import random
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -331,6 +332,8 @@ class Row:
     pos_flagged: float = 0.0
     hist_hit5: float = 0.0
     failures: list[str] = field(default_factory=list)
+    # Per metric, (store, value) of every case it averages: for the bootstrap interval (--ci).
+    values: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -364,7 +367,52 @@ def evaluate(system: System, cases: Iterable[Case], stores: Mapping[str, Store],
         if not hh[-1]:
             row.failures.append(f"{c.id} HISTORY-MISS top={a.ids[:3]} :: {c.query}")
     row.hist_hit5 = _mean(hh)
+    row.values = {
+        "hit@5": [(c.store, v) for (c, _), v in zip(pos, hits)],
+        "recall@5": [(c.store, v) for (c, _), v in zip(pos, recalls)],
+        "MRR": [(c.store, v) for (c, _), v in zip(pos, rrs)],
+        "neg flagged": [(c.store, float(a.flagged)) for c, a in neg],
+        "pos flagged": [(c.store, float(a.flagged)) for c, a in pos],
+        "history hit@5": [(c.store, v) for (c, _), v in zip(hist, hh)],
+    }
     return row, runs
+
+
+def bootstrap(row: Row, resamples: int = 2000, seed: int = 20261202) -> dict[str, tuple[float, float]]:
+    """A 95% percentile interval per metric, resampling whole stores with replacement: cases of
+    one store share its vocabulary and writer, so the store is the unit a new store varies by."""
+    rng = random.Random(seed)
+    out = {}
+    for metric, pairs in row.values.items():
+        sums: dict[str, list[float]] = {}
+        for store, v in pairs:
+            acc = sums.setdefault(store, [0.0, 0.0])
+            acc[0] += v
+            acc[1] += 1
+        names = sorted(sums)
+        if not names:
+            out[metric] = (0.0, 0.0)
+            continue
+        means = []
+        for _ in range(resamples):
+            total = count = 0.0
+            for name in rng.choices(names, k=len(names)):
+                total += sums[name][0]
+                count += sums[name][1]
+            means.append(total / count)
+        means.sort()
+        out[metric] = (means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1])
+    return out
+
+
+def markdown_ci(rows: Sequence[Row]) -> str:
+    head = "| system | split | " + " | ".join(COLUMNS) + " |"
+    lines = [head, "|" + "---|" * (2 + len(COLUMNS))]
+    for r in rows:
+        ci = bootstrap(r)
+        vals = " | ".join(f"{ci[c][0]:.3f}–{ci[c][1]:.3f}" for c in COLUMNS)
+        lines.append(f"| {r.system} | {r.split} | {vals} |")
+    return "\n".join(lines)
 
 
 def fit_threshold(system: ReferenceSystem, dev: Sequence[Case], stores: Mapping[str, Store], max_pos_flagged: float = 0.05) -> None:
@@ -427,6 +475,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE", help="override a Tuning knob (engine row), e.g. --set synonyms=False")
     parser.add_argument("--threshold", type=float, default=DEFAULT_MIN_RELEVANCE)
     parser.add_argument("--cases", action="store_true", help="print failing cases")
+    parser.add_argument("--ci", action="store_true", help="also print 95%% intervals per figure (bootstrap over stores, "
+                        "2,000 resamples, fixed seed)")
     parser.add_argument("--json", type=Path, help="write the figures as JSON")
     parser.add_argument("--write-baseline", action="store_true", help="write evals/baseline.json")
     parser.add_argument("--semantic-url", help="turn the optional semantic blend on (service row only) with this OpenAI-compatible "
@@ -497,6 +547,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"stores: {', '.join(sorted(stores))}; cases: {len(cases)}; {shown}"
           + (f"; {values} answerable ones ask for a recorded value" if values else ""))
     print(markdown(rows))
+    if args.ci:
+        print("\n95% intervals, resampling whole stores (what another set of stores could give):")
+        print(markdown_ci(rows))
     if args.cases:
         for r in rows:
             if r.system == systems[0].name:
