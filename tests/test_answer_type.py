@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from context_keeper.search import DEFAULT_MIN_RELEVANCE, Doc, SearchIndex, SearchOptions
-from context_keeper.search.answer_type import asked_kind, states_value
+from context_keeper.search.answer_type import asked_kind, states_value, value_overlap
 from context_keeper.search.tokenize import terms
 from context_keeper.search.tuning import DEFAULT_TUNING
 
@@ -112,6 +112,39 @@ def test_the_same_question_is_not_penalised_when_the_entry_states_the_value():
     on = ix.search(question, SearchOptions(now=NOW))
     assert on.hits[0].entry["id"] == "dec-001"
     assert on.top_relevance >= DEFAULT_MIN_RELEVANCE
+
+
+def _photos_index(tuning, why_chosen):
+    ix = _index(tuning)
+    ix.upsert(Doc("decision", {"id": "dec-001", "summary": "Delivery photos are stored in S3 under the parcel id",
+                               "problem": "Drivers take a photo of every delivered parcel as proof of delivery.",
+                               "why_chosen": why_chosen}))
+    return ix
+
+
+def test_a_value_that_shares_one_word_of_several_lowers_relevance_less():
+    question = "How long do we keep delivery photos before they are deleted?"
+    one_word = "Delivery uploads are retried for 3 days."  # a duration, but of the uploads
+    partial = _photos_index(DEFAULT_TUNING, one_word).search(question, SearchOptions(now=NOW))
+    unchecked = _photos_index(replace(DEFAULT_TUNING, answer_type_partial_factor=1.0), one_word).search(
+        question, SearchOptions(now=NOW))
+    assert partial.hits[0].entry["id"] == "dec-001"
+    assert partial.unstated is None  # a duration is there: the guidance must not say none is
+    assert partial.top_relevance < unchecked.top_relevance
+    assert partial.top_relevance == pytest.approx(unchecked.top_relevance * DEFAULT_TUNING.answer_type_partial_factor)
+    stated = _photos_index(DEFAULT_TUNING, "Delivery photos are deleted after 90 days.").search(
+        question, SearchOptions(now=NOW))
+    assert stated.relevance_scale == 1.0 and stated.top_relevance > partial.top_relevance
+
+
+def test_value_overlap_counts_the_question_words_one_sentence_shares():
+    entry = {"summary": "Delivery photos are stored in S3.",
+             "why_chosen": "Uploads are retried for 3 days. Delivery photos are deleted after 90 days."}
+    words = terms("how long do we keep delivery photos")
+    assert value_overlap("duration", words, entry) == 2  # the second sentence: delivery, photos
+    assert value_overlap("duration", words, entry, enough=5) == 2
+    assert value_overlap("duration", words, {"why_chosen": "Photos of vans are retried for 3 days."}) == 1
+    assert value_overlap("duration", words, {"why_chosen": "Uploads are retried for 3 days."}) == 0
 
 
 def test_a_question_that_asks_for_no_value_is_left_alone():

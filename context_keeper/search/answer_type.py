@@ -5,7 +5,9 @@ question best has no duration in any sentence sharing a word with the question, 
 likely records the thing asked about but not the value asked for: the typical unanswered
 question next to a recorded topic, which matches every content word but one and so looks
 answered to a word-matching score. The engine then lowers the relevance of the whole answer
-(``Tuning.answer_type_factor``); the order is unchanged.
+(``Tuning.answer_type_factor``); the order is unchanged. When the only sentences with such a value
+share just one word with a question of several, the value may well be about something else, and
+relevance is lowered less (``Tuning.answer_type_partial_factor``).
 
 Only four kinds of value are recognised, each by its question words and by how a value of that
 kind is written (a number with a unit of time, an amount of money or a share, any number, a
@@ -90,10 +92,19 @@ def asked_kind(query: str) -> str | None:
 def states_value(kind: str, query_terms: Iterable[str], entry: Mapping[str, Any]) -> bool:
     """Whether some sentence of ``entry``'s searchable text holds a value of ``kind`` and one of
     ``query_terms`` (analysed terms, as ``tokenize.terms`` gives them)."""
+    return value_overlap(kind, query_terms, entry, enough=1) > 0
+
+
+def value_overlap(kind: str, query_terms: Iterable[str], entry: Mapping[str, Any], enough: int = 2) -> int:
+    """The most of ``query_terms`` that one sentence of ``entry`` holding a value of ``kind``
+    shares (0: no such sentence shares any), counted up to ``enough``."""
     written = next(pattern for name, _, pattern in _KINDS if name == kind)
     wanted = set(query_terms)
+    best = 0
     for text in group_texts(entry):
         for sentence in _SENTENCE_END.split(text):
-            if written.search(sentence) and not wanted.isdisjoint(terms(sentence)):
-                return True
-    return False
+            if written.search(sentence):
+                best = max(best, len(wanted.intersection(terms(sentence))))
+                if best >= enough:
+                    return best
+    return best

@@ -474,10 +474,8 @@ class SearchIndex(InvertedIndex):
                     history=history and info.status == "superseded",
                 )
             )
-        unstated = self._unstated_kind(query, hits)
-        scale = 1.0
-        if unstated is not None:
-            scale = self.tuning.answer_type_factor
+        unstated, scale = self._answer_type(query, hits)
+        if scale != 1.0:
             if not self.tuning.confidence:
                 # The factor is on the confidence scale; on the raw one this is the same scaling.
                 scale **= 1.0 / CONF_GAMMA
@@ -485,20 +483,29 @@ class SearchIndex(InvertedIndex):
         top = max((h.relevance for h in hits), default=0.0)
         return SearchResult(hits=hits, top_relevance=top, unstated=unstated, relevance_scale=scale)
 
-    def _unstated_kind(self, query: str, hits: list[Hit]) -> str | None:
-        """The kind of value ``query`` asks for (a duration, an amount, a number, a version)
-        when the most relevant hit states none near the question's words (answer_type.py): such
-        a question is most likely unrecorded, so the answer's relevance is lowered."""
-        if self.tuning.answer_type_factor >= 1.0 or not hits:
-            return None
+    def _answer_type(self, query: str, hits: list[Hit]) -> tuple[str | None, float]:
+        """The answer-type check (answer_type.py): when ``query`` asks for a duration, an amount,
+        a number or a version, how far the most relevant hit states one near the question's
+        words. None and ``answer_type_factor`` when it states none (the question is most likely
+        unrecorded; the kind is returned for the guidance), None and
+        ``answer_type_partial_factor`` when its values share only one of several question words,
+        otherwise None and 1.0. The factors are on the confidence scale."""
+        t = self.tuning
+        if (t.answer_type_factor >= 1.0 and t.answer_type_partial_factor >= 1.0) or not hits:
+            return None, 1.0
         kind = answer_type.asked_kind(query)
         if kind is None:
-            return None
+            return None, 1.0
         best = max(hits, key=lambda h: h.relevance)
         if best.relevance <= 0.0:
-            return None
-        topical = [t for t in terms(query) if not is_generic(t)]
-        return None if answer_type.states_value(kind, topical, best.entry) else kind
+            return None, 1.0
+        topical = {w for w in terms(query) if not is_generic(w)}
+        shared = answer_type.value_overlap(kind, topical, best.entry, enough=min(2, len(topical)))
+        if shared == 0:
+            return (kind, t.answer_type_factor) if t.answer_type_factor < 1.0 else (None, 1.0)
+        if shared < 2 <= len(topical):
+            return None, t.answer_type_partial_factor
+        return None, 1.0
 
     # ----------------------------------------------------------------- duplicates
 

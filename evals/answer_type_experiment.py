@@ -1,0 +1,132 @@
+"""Round 12: variants of the answer-type check, by leave-one-store-out CV on dev.
+
+    python evals/answer_type_experiment.py [VARIANT ...]
+
+The check of round 11 (``search/answer_type.py``) halves the relevance of an answer to a
+question asking for a value when the most relevant hit has no value of that kind in a sentence
+sharing a topical word with the question. Each variant changes one thing, patched into the
+engine in this process only (``round11`` is that check alone; ``shipped`` is the engine as it
+is, with round 12's ``graded_0.8``):
+
+- ``two_words_number``: for a number, the sentence must share two topical words (any digit is a
+  number, so one shared word is easy to meet);
+- ``two_words``: the same for every kind;
+- ``graded_F`` (``graded_0.8``, ``graded_0.6`` by default; any F): a value in a sentence sharing
+  only one topical word also lowers relevance, ×F (for a question of two or more topical words);
+- ``top2_relevance`` / ``top2_rank`` / ``top3_rank``: a value in any of the two most relevant hits,
+  or of the first two or three ranked, clears the question;
+- ``relevance_or_first``: a value in the most relevant hit or the first ranked one clears it.
+
+Figures are calibrate.py's protocol (threshold fitted on all stores but one at ≤ 4% of their dev
+positives flagged, applied to the one left out, pooled). The test split is never read.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import calibrate  # noqa: E402
+import run_retrieval as rr  # noqa: E402
+
+from context_keeper.search import answer_type as A  # noqa: E402
+from context_keeper.search.abstain import CONF_GAMMA  # noqa: E402
+from context_keeper.search import engine as E  # noqa: E402
+from context_keeper.search.fields import group_texts  # noqa: E402
+from context_keeper.search.generic import is_generic  # noqa: E402
+from context_keeper.search.tokenize import terms  # noqa: E402
+from context_keeper.search.tuning import DEFAULT_TUNING  # noqa: E402
+
+VARIANTS = ("shipped", "round11", "two_words_number", "two_words", "graded_0.8", "graded_0.6",
+            "top2_relevance", "top2_rank", "top3_rank", "relevance_or_first")
+
+
+def _graded(variant: str) -> bool:
+    """``graded_F`` for any factor F in (0, 1]."""
+    head, _, factor = variant.partition("_")
+    try:
+        return head == "graded" and 0.0 < float(factor) <= 1.0
+    except ValueError:
+        return False
+
+
+def _overlap(kind: str, topical: list[str], entry) -> int:
+    """Most topical words a sentence holding a value of ``kind`` shares with the question."""
+    written = next(pattern for name, _, pattern in A._KINDS if name == kind)
+    wanted, best = set(topical), 0
+    for text in group_texts(entry):
+        for sentence in A._SENTENCE_END.split(text):
+            if written.search(sentence):
+                best = max(best, len(wanted & set(terms(sentence))))
+    return best
+
+
+_PLAIN_SEARCH = E.SearchIndex.search
+
+
+def _patched_search(variant: str):
+    plain = _PLAIN_SEARCH
+    if variant == "round11":
+        variant = "graded_1.0"  # a value sharing one word clears the question, as in round 11
+
+    def search(self, query, options=E.SearchOptions()):
+        res = plain(self, query, options)
+        kind = A.asked_kind(query)
+        if variant == "shipped" or kind is None or not res.hits:
+            return res
+        topical = [t for t in terms(query) if not is_generic(t)]
+        hits = res.hits
+        if res.relevance_scale != 1.0:  # undo the shipped factor, then decide again
+            hits = [replace(h, relevance=h.relevance / res.relevance_scale) for h in hits]
+        by_relevance = sorted(hits, key=lambda h: h.relevance, reverse=True)
+        if by_relevance[0].relevance <= 0.0:
+            return res
+        factor = 1.0
+        if variant.startswith("graded_") or variant.startswith("two_words"):
+            shared = _overlap(kind, topical, by_relevance[0].entry)
+            need = min(2, len(set(topical)))
+            if shared == 0:
+                factor = DEFAULT_TUNING.answer_type_factor
+            elif shared < need:
+                if variant.startswith("graded_"):
+                    factor = float(variant.split("_")[1])
+                elif variant == "two_words" or kind == "number":
+                    factor = DEFAULT_TUNING.answer_type_factor
+        else:
+            look = {"top2_relevance": by_relevance[:2], "top2_rank": hits[:2], "top3_rank": hits[:3],
+                    "relevance_or_first": [by_relevance[0], hits[0]]}[variant]
+            if not any(h.relevance > 0.0 and A.states_value(kind, topical, h.entry) for h in look):
+                factor = DEFAULT_TUNING.answer_type_factor
+        if not self.tuning.confidence:  # factors are on the confidence scale, as the engine's
+            factor **= 1.0 / CONF_GAMMA
+        hits = [replace(h, relevance=h.relevance * factor) for h in hits]
+        return replace(res, hits=hits, top_relevance=max(h.relevance for h in hits))
+
+    return search
+
+
+def main(argv: list[str]) -> int:
+    chosen = argv or list(VARIANTS)
+    unknown = [v for v in chosen if v not in VARIANTS and not _graded(v)]
+    if unknown:
+        print(f"unknown variant {', '.join(unknown)}; known: {', '.join(VARIANTS)}", file=sys.stderr)
+        return 2
+    stores = rr.load_stores()
+    cases = [c for c in rr.load_cases() if c.store in stores and c.split == "dev"]
+    try:
+        for variant in chosen:
+            E.SearchIndex.search = _patched_search(variant)
+            rows = calibrate.collect(DEFAULT_TUNING, stores, cases)
+            cv = calibrate.cross_validate(rows, ["log_rel"], 0.04)
+            print(f"{variant:20s} " + "  ".join(f"{k} {v:.3f}" for k, v in cv.items()))
+    finally:
+        E.SearchIndex.search = _PLAIN_SEARCH
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
