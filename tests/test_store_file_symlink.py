@@ -73,3 +73,33 @@ def test_doctor_tells_where_writes_land(project, tmp_path):
     live.symlink_to(other / "decisions.json")
     outside = [f for f in doctor.diagnose(project).findings if f.code == "file_symlink"]
     assert [f.severity for f in outside] == [doctor.WARNING] and "outside the project" in outside[0].message
+
+
+def test_a_derived_file_linked_out_of_the_project_is_replaced_not_written_through(project, tmp_path):
+    # Only the store files are written through their links. A last-good copy, a sidecar or the
+    # commit token that is a link (a cloned repository can commit one) is replaced as before:
+    # writing through it would overwrite a file anywhere the link leads, on every record.
+    victim = tmp_path / "outside" / "precious.txt"
+    victim.parent.mkdir()
+    victim.write_text("precious\n", encoding="utf-8")
+    backup = project / ".context" / ".last-good" / "decisions.json"
+    backup.parent.mkdir(exist_ok=True)
+    backup.unlink(missing_ok=True)
+    backup.symlink_to(victim)
+    service = _service(project)
+    service.record("decision", DECISION)
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+    assert not backup.is_symlink() and "Zone batches" in backup.read_text(encoding="utf-8")
+
+    sidecar = project / ".context" / "notes.json"
+    sidecar.symlink_to(victim)
+    service.store(str(project)).write_sidecar("notes.json", {"a": 1})
+    assert victim.read_text(encoding="utf-8") == "precious\n" and not sidecar.is_symlink()
+
+
+def test_a_link_to_nothing_creates_nothing_where_it_leads(tmp_path):
+    link = tmp_path / "cache.json"
+    link.symlink_to(tmp_path / "elsewhere" / "deep" / "cache.json")
+    atomic_write_text(link, "{}")
+    assert not (tmp_path / "elsewhere").exists()
+    assert not link.is_symlink() and link.read_text(encoding="utf-8") == "{}"
