@@ -791,7 +791,7 @@ def _restore(store: Store, kind: Kind, now: datetime) -> str | None:
         return None  # it changed since the check; the next run reports what would be lost
     aside = _aside_path(path, now)
     atomic_write_bytes(aside, broken)
-    atomic_write_bytes(path, good)
+    atomic_write_bytes(path, good, follow_symlinks=True)  # the live store file, as a write does
     fsync_dir(path.parent)
     done = f"saved the broken {kind.filename} as {aside.name} and restored the last good copy"
     back = sorted(set(_ENTRY_ID.findall(good.decode("utf-8", "replace")))

@@ -49,7 +49,9 @@ def _create_temp(path: Path) -> tuple[int, str]:
     raise FileExistsError(f"could not create a temporary file beside {path}")
 
 
-def atomic_write_bytes(path: Path, data: bytes | Sequence[bytes], *, fsync: bool = True) -> os.stat_result:
+def atomic_write_bytes(
+    path: Path, data: bytes | Sequence[bytes], *, fsync: bool = True, follow_symlinks: bool = False
+) -> os.stat_result:
     """Replace ``path`` with ``data`` (bytes, or parts written in order) atomically. Returns the
     new file's stat.
 
@@ -57,12 +59,15 @@ def atomic_write_bytes(path: Path, data: bytes | Sequence[bytes], *, fsync: bool
     ``0o666 & ~umask``), not the private 0600 of a fresh temp file. ``fsync=False`` is for
     files whose loss on power failure is harmless (derived caches).
 
-    A symbolic link is written through: the file it leads to is replaced (its temp file beside
-    it, so the rename stays on one file system) and the link stays a link. Renaming over the link
-    itself would leave a dotfiles checkout or a shared file silently behind.
+    A symbolic link is replaced by the new file, unless ``follow_symlinks``: then the file it
+    leads to is replaced (its temp file beside it, so the rename stays on one file system) and
+    the link stays a link, for a store file or a config kept in a shared or dotfiles checkout.
+    Only those callers opt in: a link in place of a derived file (a cache, a last-good copy, a
+    sidecar; a cloned repository can commit one) must not redirect the write to wherever it
+    leads.
     """
     path = Path(path)
-    if path.is_symlink():
+    if follow_symlinks and path.is_symlink():
         path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = _create_temp(path)
@@ -93,9 +98,9 @@ def atomic_write_bytes(path: Path, data: bytes | Sequence[bytes], *, fsync: bool
     return path.stat()
 
 
-def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> os.stat_result:
+def atomic_write_text(path: Path, text: str, *, fsync: bool = True, follow_symlinks: bool = False) -> os.stat_result:
     """``atomic_write_bytes`` of ``text`` encoded as UTF-8 (always UTF-8, whatever the locale)."""
-    return atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync)
+    return atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync, follow_symlinks=follow_symlinks)
 
 
 def fsync_dir(directory: Path) -> None:

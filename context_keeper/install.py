@@ -720,8 +720,9 @@ def apply(change: Change, *, now: float | None = None) -> Path | None:
         return backup
     from context_keeper.fsio import atomic_write_text
 
-    # A symlinked config (a dotfiles checkout) is written through the link, as every write is.
-    atomic_write_text(change.path, change.after)
+    # A symlinked config (a dotfiles checkout) is written through the link: renaming over the
+    # link would turn it into a plain file and leave the real one behind.
+    atomic_write_text(change.path, change.after, follow_symlinks=True)
     return backup
 
 

@@ -872,7 +872,7 @@ class Store:
         data = ftxn.render()
         path = self.path(ftxn.kind)
         self._own_token = None  # until the new token is down, trust nothing cached
-        st = atomic_write_bytes(path, data)
+        st = atomic_write_bytes(path, data, follow_symlinks=True)  # a linked store file stays linked
         stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
         self._files[ftxn.kind.name] = ftxn.committed_state(stamp, _digest(data), data)
         self.generation += 1

@@ -1159,3 +1159,14 @@ def test_an_api_in_another_case_is_no_config_finding(project, api):
     # embeddings reads the api in any case, so doctor must not call "OpenAI" wrong.
     (project / ".context" / "config.json").write_text(json.dumps({"semantic": {"api": api}}), encoding="utf-8")
     assert [f for f in doctor.diagnose(project).findings if f.code == "config"] == []
+
+
+def test_fix_restores_a_linked_store_file_through_the_link(tmp_path):
+    project = _copy(tmp_path, "corrupt")
+    live, good = _written_then_broken(project, _drop_colon)
+    shared = project / "shared" / "decisions.json"
+    shared.parent.mkdir()
+    live.rename(shared)
+    live.symlink_to(shared)
+    assert doctor.repair(doctor.diagnose(project)).exit_code == 0
+    assert live.is_symlink() and shared.read_bytes() == good

@@ -55,7 +55,7 @@ def test_an_atomic_write_follows_a_chain_of_links(tmp_path):
     real.write_text("old", encoding="utf-8")
     (tmp_path / "middle.txt").symlink_to(real)
     (tmp_path / "front.txt").symlink_to(tmp_path / "middle.txt")
-    atomic_write_text(tmp_path / "front.txt", "new")
+    atomic_write_text(tmp_path / "front.txt", "new", follow_symlinks=True)
     assert real.read_text(encoding="utf-8") == "new"
     assert (tmp_path / "front.txt").is_symlink() and (tmp_path / "middle.txt").is_symlink()
 
