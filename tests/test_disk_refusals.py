@@ -83,3 +83,28 @@ def test_init_and_doctor_fix_on_a_refusing_disk_print_one_line_and_exit_5(projec
     assert code == 5
     assert len(err_lines) == 1 and "Traceback" not in err_lines[0]
     assert str(target / ".context") in err_lines[0]  # which file or directory refused
+
+
+def test_a_linked_store_file_on_a_read_only_mount_names_where_the_link_leads(service, project, tmp_path, monkeypatch):
+    from context_keeper import fsio
+
+    live = project / ".context" / "decisions.json"
+    shared = tmp_path / "mounted" / "decisions.json"
+    shared.parent.mkdir()
+    live.rename(shared)
+    live.symlink_to(shared)
+    create_temp = fsio._create_temp
+
+    def read_only_beside_the_target(path):
+        if path.parent == shared.parent:
+            raise OSError(errno.EROFS, "Read-only file system", str(path.parent / ".decisions.json.0.tmp"))
+        return create_temp(path)
+
+    monkeypatch.setattr(fsio, "_create_temp", read_only_beside_the_target)
+    with pytest.raises(StoreError) as raised:
+        service.update_entry("dec-001", {"tags": ["abc"]})
+    message = str(raised.value)
+    assert message.startswith("nothing was saved")
+    # .context/ is writable: the remedy must point at the directory the link leads into
+    assert f"{shared.parent} is not writable" in message, message
+    assert f"{project / '.context'} is not writable" not in message, message
