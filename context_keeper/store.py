@@ -62,12 +62,15 @@ def _warn(message: str, *args: Any) -> None:
 def _nothing_saved(path: Path, exc: OSError) -> StoreError:
     """The error for a write refused before any store file was replaced: the caller can say for
     certain that nothing changed, instead of sending the agent off to check."""
+    where = path.parent
+    if path.is_symlink():  # a linked store file is replaced where the link leads (fsio)
+        where = Path(os.path.realpath(path)).parent
     if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
         remedy = "The disk (or your quota) is full: free some space"
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        remedy = f"{path.parent} is not writable (a read-only mount or checkout?): make it writable"
+        remedy = f"{where} is not writable (a read-only mount or checkout?): make it writable"
     else:
-        remedy = f"Check that {path.parent} is writable and the disk has room"
+        remedy = f"Check that {where} is writable and the disk has room"
     reason = exc.strerror or type(exc).__name__
     return StoreError(f"nothing was saved: {path} could not be written ({reason}). {remedy}, then try again.")
 
