@@ -38,6 +38,11 @@ NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
         ("what's the false positive rate of the fraud rules?", "number"),
         ("how big can one batch be?", "number"),
         ("the rate limiter drops real users", None),  # a symptom, not a question for the rate
+        # "rate" or "target" as part of a name, or after a clause, is not a value asked for
+        ("what rate limiter do we use for partner traffic?", None),
+        ("what happens when the rate limiter trips?", None),
+        ("what rate limit do partners get?", "number"),  # the limit is a value
+        ("What’s our request budget for the partner API?", "number"),  # a typographic apostrophe
         ("which geocoder do we use?", None),  # a name: no written form to check
         ("why did we move off Redis?", None),
         ("the importer keeps timing out on big files", None),
@@ -214,3 +219,15 @@ def test_the_guidance_names_an_amount_of_money_with_its_article(tmp_path):
     service = _service_over(tmp_path, dict(LABELS, id="dec-001"))
     answer = service.get_context(query="how much do the depot label printers cost?")
     assert answer["guidance"].startswith("The question asks for an amount of money, and the entry")
+
+
+def test_a_question_naming_the_rate_limiter_keeps_its_confident_answer():
+    ix = SearchIndex()
+    for doc in (Doc("decision", {"id": "dec-001", "summary": "Partner traffic goes through the Envoy rate limiter",
+                                 "problem": "Bursts from one partner starved the others."}),
+                Doc("decision", {"id": "dec-002", "summary": "Claim numbers are per state",
+                                 "problem": "one sequence per state"})):
+        ix.upsert(doc)
+    result = ix.search("what rate limiter do we use for partner traffic?", SearchOptions(now=NOW))
+    assert result.hits[0].entry["id"] == "dec-001"
+    assert result.unstated is None and result.top_relevance >= DEFAULT_MIN_RELEVANCE
