@@ -63,7 +63,13 @@ _KINDS: tuple[tuple[str, re.Pattern[str] | _Then, re.Pattern[str]], ...] = (
     (
         "number",
         re.compile(r"\bhow many\b|\b(?:max|maximum|minimum|min|limit|cap|threshold|quota|percentage|size)\b"
-                   r"|\bwhat(?:'s| is| are)? (?:the |our )?(?:[\w-]+ ){0,3}(?:rate|target|budget|allowance|uptime)\b"
+                   # "what's the false positive rate of …", "what uptime do we promise": the value's
+                   # noun after at most three words of its phrase. Not after a clause ("what happens
+                   # when the rate limiter trips?"), nor the first half of a name ("what rate
+                   # limiter do we use?"; "what rate limit …" is caught by "limit" above).
+                   r"|\bwhat(?:'s| is| are)? (?:the |our )?"
+                   r"(?:(?!(?:happens?|happened|when|if|does|do|did|is|are|was|were|the|an?)\b)[\w-]+ ){0,3}"
+                   r"(?:rate|target|budget|allowance|uptime)\b(?![ -]limit)"
                    r"|\b(?:how big|biggest|largest|how large)\b"),
         re.compile(r"(?<![A-Za-z])\d"),  # not the digit of a name: S3, H100, OAuth2
     ),
@@ -82,7 +88,7 @@ _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+|\n")
 def asked_kind(query: str) -> str | None:
     """The kind of value ``query`` asks for ("duration", "amount of money", "number",
     "version"), or None."""
-    lowered = query.lower()
+    lowered = query.lower().replace("\u2019", "'")  # "what’s", as priors.py reads it
     for kind, cue, _ in _KINDS:
         if cue.search(lowered):
             return kind
