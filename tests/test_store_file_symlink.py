@@ -29,15 +29,29 @@ def _service(root: Path) -> Service:
     return Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root))
 
 
-def test_a_record_goes_through_the_link_and_the_link_stays(project):
+def test_a_record_goes_through_the_link_and_the_link_stays(project, monkeypatch):
+    from context_keeper import fsio
+
     target = project / "shared" / "decisions.json"
     live = _link_decisions(project, target)
     before = len(json.loads(target.read_text(encoding="utf-8")))
+    temps: list[str] = []
+    create_temp = fsio._create_temp
+
+    def recorded(path):
+        fd, name = create_temp(path)
+        temps.append(name)
+        return fd, name
+
+    monkeypatch.setattr(fsio, "_create_temp", recorded)
     new_id = _service(project).record("decision", DECISION)["id"]
     assert live.is_symlink() and live.resolve() == target.resolve()
     ids = [e["id"] for e in json.loads(target.read_text(encoding="utf-8"))]
     assert len(ids) == before + 1 and new_id in ids
-    assert not list(target.parent.glob(".*.tmp"))  # the temp file was renamed, beside the target
+    # The temp file was made beside the target (one file system for the rename), then renamed.
+    beside = [name for name in temps if Path(name).name.startswith(".decisions.json.")
+              and Path(name).parent == target.parent.resolve()]
+    assert beside and not any(Path(name).exists() for name in beside)
 
 
 def test_a_second_server_sees_a_write_made_through_the_link(project):
