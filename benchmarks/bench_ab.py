@@ -87,9 +87,9 @@ def measure(rev: str, entries: int, n_queries: int, rounds: int, first: str) -> 
         medians = {name: statistics.median(times) * 1000 for name, times in fastest.items()}
         print(f"built first: {build[0][0]}")
         for name, ms in medians.items():
-            p90 = statistics.quantiles(fastest[name], n=10)[-1] * 1000
-            print(f"{name}: get_context CPU time {ms:.2f} ms, 90th percentile {p90:.2f} ms "
-                  f"(per-query minima over {rounds} rounds)")
+            times = fastest[name]  # quantiles needs two points: --queries 1 has no 90th percentile
+            p90 = f", 90th percentile {statistics.quantiles(times, n=10)[-1] * 1000:.2f} ms" if len(times) > 1 else ""
+            print(f"{name}: get_context CPU time {ms:.2f} ms{p90} (per-query minima over {rounds} rounds)")
         mine, theirs = medians["this checkout"], medians[rev]
         print(f"this checkout / {rev}: {mine / theirs:.3f}")
         same = answers["this checkout"] == answers[rev]
