@@ -49,6 +49,10 @@ NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
         ("which geocoder do we use?", None),  # a name: no written form to check
         ("why did we move off Redis?", None),
         ("the importer keeps timing out on big files", None),
+        # a timeout or a lifetime named in a symptom or a how-to is not a question for its length
+        ("the importer hits a timeout on big files", None),
+        ("why do big imports get a timeout?", None),
+        ("how do we revoke an access token before its lifetime ends?", None),
         ("", None),
     ],
 )
@@ -232,5 +236,17 @@ def test_a_question_naming_the_rate_limiter_keeps_its_confident_answer():
                                  "problem": "one sequence per state"})):
         ix.upsert(doc)
     result = ix.search("what rate limiter do we use for partner traffic?", SearchOptions(now=NOW))
+    assert result.hits[0].entry["id"] == "dec-001"
+    assert result.unstated is None and result.top_relevance >= DEFAULT_MIN_RELEVANCE
+
+
+def test_a_symptom_that_names_a_timeout_keeps_its_confident_answer():
+    ix = SearchIndex()
+    for doc in (Doc("decision", {"id": "dec-001", "summary": "Big CSV imports are streamed in chunks",
+                                 "problem": "Loading the whole file into memory made the importer hit timeouts on big files."}),
+                Doc("decision", {"id": "dec-002", "summary": "Claim numbers are per state",
+                                 "problem": "one sequence per state"})):
+        ix.upsert(doc)
+    result = ix.search("the importer hits a timeout on big files", SearchOptions(now=NOW))
     assert result.hits[0].entry["id"] == "dec-001"
     assert result.unstated is None and result.top_relevance >= DEFAULT_MIN_RELEVANCE
