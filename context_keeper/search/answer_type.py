@@ -27,6 +27,14 @@ from context_keeper.search.tokenize import terms
 _NUMBER = r"(?:\d|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|dozen|half)\b)"
 _TIME_UNIT = (r"(?:ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?"
               r"|quarters?|nights?)\b")
+# "what's the [up to three words of a noun phrase] …": the value's noun comes next. Not a clause
+# ("what happens when the rate limiter trips?").
+_WHAT_THE = (r"\bwhat(?:'s| is| are)? (?:the |our )?"
+             r"(?:(?!(?:happens?|happened|when|if|does|do|did|is|are|was|were|the|an?)\b)[\w-]+ ){0,3}")
+# A setting whose value is a duration: asked for after "what …", or as a bare noun phrase ("pdf
+# export job timeout?"); named in a symptom ("the importer hits a timeout") it asks for none.
+_LASTING = r"(?:timeouts?|time-outs?|lifetime|grace period)"
+
 
 class _Then:
     """A cue of two patterns, the second after the first on the same line: "what … charge". One
@@ -53,8 +61,9 @@ _KINDS: tuple[tuple[str, re.Pattern[str] | _Then, re.Pattern[str]], ...] = (
     (
         "duration",
         re.compile(r"\bhow (?:long|soon|quickly|often|frequently)\b"
-                   r"|\b(?:retention|retain|ttl|expiry|turnaround|interval|timeouts?|time-outs?|lifetime"
-                   r"|grace period)\b"
+                   r"|\b(?:retention|retain|ttl|expiry|turnaround|interval)\b"
+                   r"|" + _WHAT_THE + _LASTING + r"\b"
+                   r"|^\s*(?:[\w-]+ ){0,4}" + _LASTING + r"(?: length)?\s*\?\s*$"
                    r"|\bhow many (?:seconds|minutes|hours|days|weeks|months|years)\b"),
         re.compile(_NUMBER + r"[\s-]*" + _TIME_UNIT
                    + r"|\b(?:hourly|daily|nightly|weekly|monthly|yearly|annually)\b"
@@ -70,13 +79,9 @@ _KINDS: tuple[tuple[str, re.Pattern[str] | _Then, re.Pattern[str]], ...] = (
     (
         "number",
         re.compile(r"\bhow many\b|\b(?:max|maximum|minimum|min|limit|cap|threshold|quota|percentage|size)\b"
-                   # "what's the false positive rate of …", "what uptime do we promise": the value's
-                   # noun after at most three words of its phrase. Not after a clause ("what happens
-                   # when the rate limiter trips?"), nor the first half of a name ("what rate
-                   # limiter do we use?"; "what rate limit …" is caught by "limit" above).
-                   r"|\bwhat(?:'s| is| are)? (?:the |our )?"
-                   r"(?:(?!(?:happens?|happened|when|if|does|do|did|is|are|was|were|the|an?)\b)[\w-]+ ){0,3}"
-                   r"(?:rate|target|budget|allowance|uptime)\b(?![ -]limit)"
+                   # "what's the false positive rate of …", "what uptime do we promise"; not the first
+                   # half of a name ("what rate limiter do we use?"; "rate limit" is caught above)
+                   r"|" + _WHAT_THE + r"(?:rate|target|budget|allowance|uptime)\b(?![ -]limit)"
                    r"|\b(?:how big|biggest|largest|how large)\b"),
         re.compile(r"(?<![A-Za-z])\d"),  # not the digit of a name: S3, H100, OAuth2
     ),
