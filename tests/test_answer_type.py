@@ -32,6 +32,9 @@ NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
         ("access token lifetime?", "duration"),
         ("how long is the grace period on overstays", "duration"),
         ("how much are we paying the CDN per GB?", "amount of money"),
+        # paying named in a symptom is not a question for an amount ("paid the courier twice")
+        ("what stops us from paying the courier twice for one label?", None),
+        ("what did we do after we paid the carrier twice for the same label?", None),
         ("what did we spend on GPUs last month?", "amount of money"),
         ("what uptime do we promise partners?", "number"),
         ("What's our request budget for the partner API?", "number"),
@@ -249,4 +252,17 @@ def test_a_symptom_that_names_a_timeout_keeps_its_confident_answer():
         ix.upsert(doc)
     result = ix.search("the importer hits a timeout on big files", SearchOptions(now=NOW))
     assert result.hits[0].entry["id"] == "dec-001"
+    assert result.unstated is None and result.top_relevance >= DEFAULT_MIN_RELEVANCE
+
+
+def test_a_question_about_paying_twice_keeps_its_confident_answer():
+    ix = SearchIndex()
+    for doc in (Doc("constraint", {"id": "con-001", "scope": "global",
+                                   "rule": "Never retry a create-shipment call unless the label key is sent as the carrier's idempotency reference.",
+                                   "reason": "A retried purchase without a reference is a second purchase as far as the carrier is concerned; we pay for both."}),
+                Doc("decision", {"id": "dec-001", "summary": "Claim numbers are per state",
+                                 "problem": "one sequence per state"})):
+        ix.upsert(doc)
+    result = ix.search("what stops us from paying the carrier twice for one label?", SearchOptions(now=NOW))
+    assert result.hits[0].entry["id"] == "con-001"
     assert result.unstated is None and result.top_relevance >= DEFAULT_MIN_RELEVANCE
