@@ -55,9 +55,19 @@ class _Then:
         return False
 
 
+class _AnyOf:
+    """A cue that is any of several."""
+
+    def __init__(self, *cues: re.Pattern[str] | _Then) -> None:
+        self.cues = cues
+
+    def search(self, text: str) -> bool:
+        return any(cue.search(text) for cue in self.cues)
+
+
 # (kind, what the question says, how the value is written). Questions are matched lowered; the
 # first kind whose cue matches is the one asked for.
-_KINDS: tuple[tuple[str, re.Pattern[str] | _Then, re.Pattern[str]], ...] = (
+_KINDS: tuple[tuple[str, re.Pattern[str] | _Then | _AnyOf, re.Pattern[str]], ...] = (
     (
         "duration",
         re.compile(r"\bhow (?:long|soon|quickly|often|frequently)\b"
@@ -71,8 +81,14 @@ _KINDS: tuple[tuple[str, re.Pattern[str] | _Then, re.Pattern[str]], ...] = (
     ),
     (
         "amount of money",
-        _Then(re.compile(r"\b(?:what|how much)\b"),
-              re.compile(r"\b(?:charges?|charged|costs?|price|fees?|pay|pays|paying|paid|spend|spending)\b")),
+        # A verb of paying asks for an amount after "how much", or as what we pay or spend: not
+        # after any "what" ("what stops us from paying the courier twice?" is about the fix).
+        _AnyOf(
+            _Then(re.compile(r"\b(?:what|how much)\b"), re.compile(r"\b(?:charges?|charged|costs?|price|fees?|pay)\b")),
+            _Then(re.compile(r"\bhow much\b"), re.compile(r"\b(?:pays|paying|paid|spend|spending|spent)\b")),
+            re.compile(r"\bwhat (?:do|does|did|are|were|will|would|should) (?:we|you|they|i|it) (?:\w+ )?"
+                       r"(?:pay|paying|spend|spending)\b"),
+        ),
         re.compile(r"[$€£¥]\s?\d|\d\s?(?:%|percent\b|eur\b|usd\b|gbp\b|cents?\b|dollars?\b|euros?\b)"
                    r"|\b(?:eur|usd|gbp)\s?\d|\bfree\b", re.IGNORECASE),
     ),
