@@ -40,6 +40,10 @@ NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
         ("What's our request budget for the partner API?", "number"),
         ("what's the false positive rate of the fraud rules?", "number"),
         ("how big can one batch be?", "number"),
+        ("what's the largest upload we accept?", "number"),
+        # "largest" describing what a symptom is about asks for no number
+        ("the largest tenant's nightly export keeps running out of memory", None),
+        ("our biggest tenant export runs out of memory every night", None),
         ("the rate limiter drops real users", None),  # a symptom, not a question for the rate
         # "rate" or "target" as part of a name, or after a clause, is not a value asked for
         ("what rate limiter do we use for partner traffic?", None),
