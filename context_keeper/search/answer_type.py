@@ -98,7 +98,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str] | _Then | _AnyOf, re.Pattern[str]], ...
                    # "what's the false positive rate of …", "what uptime do we promise"; not the first
                    # half of a name ("what rate limiter do we use?"; "rate limit" is caught above)
                    r"|" + _WHAT_THE + r"(?:rate|target|budget|allowance|uptime)\b(?![ -]limit)"
-                   r"|\b(?:how big|biggest|largest|how large)\b"),
+                   r"|\bhow (?:big|large)\b|" + _WHAT_THE + r"(?:biggest|largest)\b"),
         re.compile(r"(?<![A-Za-z])\d"),  # not the digit of a name: S3, H100, OAuth2
     ),
     (
