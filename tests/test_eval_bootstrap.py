@@ -45,3 +45,12 @@ def test_the_store_is_the_unit_not_the_case():
     wide = rr.bootstrap(_row(rr, lumped))["hit@5"]
     narrow = rr.bootstrap(_row(rr, spread))["hit@5"]
     assert wide[1] - wide[0] > narrow[1] - narrow[0]
+
+
+def test_one_store_gives_no_interval_rather_than_a_point():
+    rr = _runner()
+    # Resampling one store always draws that store: a width of 0 would claim certainty that five
+    # cases of one store cannot give (run_retrieval.py --only STORE --ci).
+    ci = rr.bootstrap(_row(rr, [("only", 1.0), ("only", 0.0), ("only", 0.0)]))
+    assert ci["neg flagged"] is None
+    assert "n/a" in rr.markdown_ci([_row(rr, [("only", 1.0), ("only", 0.0)])])
