@@ -378,11 +378,12 @@ def evaluate(system: System, cases: Iterable[Case], stores: Mapping[str, Store],
     return row, runs
 
 
-def bootstrap(row: Row, resamples: int = 2000, seed: int = 20261202) -> dict[str, tuple[float, float]]:
+def bootstrap(row: Row, resamples: int = 2000, seed: int = 20261202) -> dict[str, tuple[float, float] | None]:
     """A 95% percentile interval per metric, resampling whole stores with replacement: cases of
-    one store share its vocabulary and writer, so the store is the unit a new store varies by."""
+    one store share its vocabulary and writer, so the store is the unit a new store varies by.
+    None for a metric whose cases come from one store (every resample is that store)."""
     rng = random.Random(seed)
-    out = {}
+    out: dict[str, tuple[float, float] | None] = {}
     for metric, pairs in row.values.items():
         sums: dict[str, list[float]] = {}
         for store, v in pairs:
@@ -392,6 +393,9 @@ def bootstrap(row: Row, resamples: int = 2000, seed: int = 20261202) -> dict[str
         names = sorted(sums)
         if not names:
             out[metric] = (0.0, 0.0)
+            continue
+        if len(names) < 2:
+            out[metric] = None
             continue
         means = []
         for _ in range(resamples):
@@ -410,7 +414,7 @@ def markdown_ci(rows: Sequence[Row]) -> str:
     lines = [head, "|" + "---|" * (2 + len(COLUMNS))]
     for r in rows:
         ci = bootstrap(r)
-        vals = " | ".join(f"{ci[c][0]:.3f}–{ci[c][1]:.3f}" for c in COLUMNS)
+        vals = " | ".join("n/a (1 store)" if (i := ci[c]) is None else f"{i[0]:.3f}–{i[1]:.3f}" for c in COLUMNS)
         lines.append(f"| {r.system} | {r.split} | {vals} |")
     return "\n".join(lines)
 
