@@ -719,23 +719,37 @@ def _fix_gitignore(store: Store) -> str | None:
     return f"added {', '.join(missing)} to .context/.gitignore"
 
 
+def _temp_files(store: Store) -> list[Path]:
+    """Temp files writers may have left: in ``.context/`` and its last-good copies, and beside
+    the file a linked store file leads to (only that file's, the directory may be shared)."""
+    found = []
+    for directory in (store.dir, store.dir / BACKUP_DIR):
+        if directory.is_dir():
+            found += sorted(directory.glob(f".*{TEMP_SUFFIX}"))
+    for kind in KINDS.values():
+        path = store.path(kind)
+        if path.is_symlink() and path.is_file():
+            target = path.resolve()
+            if target.parent != store.dir:
+                found += sorted(target.parent.glob(f".{target.name}.*{TEMP_SUFFIX}"))
+    return found
+
+
 def _check_leftovers(store: Store) -> list[Finding]:
     findings = []
     now = time.time()
-    for directory in (store.dir, store.dir / BACKUP_DIR):
-        if not directory.is_dir():
+    for path in _temp_files(store):
+        try:
+            age = now - path.stat().st_mtime
+        except FileNotFoundError:
             continue
-        for path in sorted(directory.glob(f".*{TEMP_SUFFIX}")):
-            try:
-                age = now - path.stat().st_mtime
-            except FileNotFoundError:
-                continue
-            if age > STALE_TEMP_S:
-                findings.append(Finding(
-                    INFO, "stale_temp",
-                    f"{path.relative_to(store.dir)} was left by a writer that stopped before finishing "
-                    "(its content was never acknowledged)",
-                    file=str(path.relative_to(store.dir)), fix="remove it"))
+        if age > STALE_TEMP_S:
+            name = str(path.relative_to(store.dir)) if store.dir in path.parents else str(path)
+            findings.append(Finding(
+                INFO, "stale_temp",
+                f"{name} was left by a writer that stopped before finishing (its content was never "
+                "acknowledged)",
+                file=name, fix="remove it"))
     for path in sorted(store.dir.glob("*.broken-*")):
         findings.append(Finding(INFO, "broken_copy",
                                 f"{path.name} is a broken file saved aside by an earlier repair; "

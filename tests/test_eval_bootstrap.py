@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.eval_helpers import run_retrieval
+
 
 
 def _runner():
-    spec = importlib.util.spec_from_file_location("run_retrieval", ROOT / "evals" / "run_retrieval.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return run_retrieval()
 
 
 def _row(rr, pairs):

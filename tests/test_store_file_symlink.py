@@ -117,3 +117,21 @@ def test_a_link_to_nothing_creates_nothing_where_it_leads(tmp_path):
     atomic_write_text(link, "{}")
     assert not (tmp_path / "elsewhere").exists()
     assert not link.is_symlink() and link.read_text(encoding="utf-8") == "{}"
+
+
+def test_doctor_removes_an_old_temp_file_left_beside_a_linked_target_and_only_that_file_s(project, tmp_path):
+    import os
+    import time
+
+    shared = tmp_path / "shared"
+    _link_decisions(project, shared / "decisions.json")
+    mine = shared / ".decisions.json.abc123.tmp"
+    someone_elses = shared / ".notes.txt.abc123.tmp"
+    for path in (mine, someone_elses):
+        path.write_text("[partial", encoding="utf-8")
+        an_hour_ago = time.time() - 3600
+        os.utime(path, (an_hour_ago, an_hour_ago))
+    report = doctor.diagnose(project)
+    assert [f.file for f in report.findings if f.code == "stale_temp"] == [str(mine)]
+    doctor.repair(report)
+    assert not mine.exists() and someone_elses.exists()
