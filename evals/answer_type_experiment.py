@@ -6,7 +6,7 @@ The check of round 11 (``search/answer_type.py``) halves the relevance of an ans
 question asking for a value when the most relevant hit has no value of that kind in a sentence
 sharing a topical word with the question. Each variant changes one thing, patched into the
 engine in this process only (``round11`` is that check alone; ``shipped`` is the engine as it
-is, with round 12's ``graded_0.8``):
+is, which is the same since ``graded_0.8`` was measured on test and left off, see evals/README.md):
 
 - ``two_words_number``: for a number, the sentence must share two topical words (any digit is a
   number, so one shared word is easy to meet);

@@ -141,18 +141,17 @@ def _photos_index(tuning, why_chosen):
     return ix
 
 
-def test_a_value_that_shares_one_word_of_several_lowers_relevance_less():
+def test_a_value_that_shares_one_word_of_several_lowers_relevance_less_when_asked_to():
+    graded = replace(DEFAULT_TUNING, answer_type_partial_factor=0.8)  # off by default (tuning.py says why)
     question = "How long do we keep delivery photos before they are deleted?"
     one_word = "Delivery uploads are retried for 3 days."  # a duration, but of the uploads
-    partial = _photos_index(DEFAULT_TUNING, one_word).search(question, SearchOptions(now=NOW))
-    unchecked = _photos_index(replace(DEFAULT_TUNING, answer_type_partial_factor=1.0), one_word).search(
-        question, SearchOptions(now=NOW))
+    partial = _photos_index(graded, one_word).search(question, SearchOptions(now=NOW))
+    unchecked = _photos_index(DEFAULT_TUNING, one_word).search(question, SearchOptions(now=NOW))
     assert partial.hits[0].entry["id"] == "dec-001"
     assert partial.unstated is None  # a duration is there: the guidance must not say none is
-    assert partial.top_relevance < unchecked.top_relevance
-    assert partial.top_relevance == pytest.approx(unchecked.top_relevance * DEFAULT_TUNING.answer_type_partial_factor)
-    stated = _photos_index(DEFAULT_TUNING, "Delivery photos are deleted after 90 days.").search(
-        question, SearchOptions(now=NOW))
+    assert partial.top_relevance == pytest.approx(unchecked.top_relevance * 0.8)
+    assert unchecked.relevance_scale == 1.0
+    stated = _photos_index(graded, "Delivery photos are deleted after 90 days.").search(question, SearchOptions(now=NOW))
     assert stated.relevance_scale == 1.0 and stated.top_relevance > partial.top_relevance
 
 
