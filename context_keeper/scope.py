@@ -170,24 +170,119 @@ def _literal_prefix(pattern: str) -> str:
     return "/".join(parts)
 
 
+_OVERLAP_CACHE_SIZE = 4096
+_overlap_cache: dict[tuple[str, bool, str, str | None], bool] = {}
+
+
+def _may_hold_files(path: str, raw: str, project_root: str | None, glob: bool) -> bool:
+    """Whether the last component of ``path`` (normalised; ``raw`` as written) may be a
+    directory with files below it: written with a trailing slash, ``**``, a directory in the
+    project, or, when the project does not say, a name without an extension ("hooks", not
+    "server.py" or "*.sql")."""
+    if raw.rstrip().endswith(("/", "\\")):
+        return True
+    last = path.rsplit("/", 1)[-1]
+    if last == "**":
+        return True
+    if not glob and project_root:
+        import os
+
+        full = os.path.join(str(project_root), path)
+        if os.path.isdir(full):
+            return True
+        if os.path.exists(full):
+            return False
+    return "." not in last.lstrip(".")
+
+
+def _ends(component: str) -> tuple[str, str]:
+    """The literal text of a glob component before its first and after its last wildcard."""
+    first = min(component.find(c) for c in GLOB_CHARS if c in component)
+    last = max(component.rfind("*"), component.rfind("?"), component.rfind("]") if "[" in component else -1)
+    return component[:first], component[last + 1:] if last >= first else ""
+
+
+def _components_meet(a: str, b: str) -> bool:
+    """Whether one path component can match both ``a`` and ``b`` (either may be a glob; for two
+    globs, their literal starts and ends must agree, which ``*.sql`` and ``*.py`` do not)."""
+    a_glob, b_glob = is_glob(a), is_glob(b)
+    if not a_glob and not b_glob:
+        return a == b
+    from fnmatch import fnmatchcase
+
+    if not b_glob:
+        return fnmatchcase(b, a)
+    if not a_glob:
+        return fnmatchcase(a, b)
+    (a_head, a_tail), (b_head, b_tail) = _ends(a), _ends(b)
+    return (a_head.startswith(b_head) or b_head.startswith(a_head)) and (a_tail.endswith(b_tail) or b_tail.endswith(a_tail))
+
+
+def _paths_meet(a: list[str], a_open: bool, b: list[str], b_open: bool) -> bool:
+    """Whether some file lies under both ``a`` and ``b`` (component lists, ``**`` spanning any
+    number of components): one may end above the other when its last component may hold files
+    (``*_open``)."""
+    memo: dict[tuple[int, int], bool] = {}
+
+    def meet(i: int, j: int) -> bool:
+        key = (i, j)
+        if key in memo:
+            return memo[key]
+        if i == len(a) and j == len(b):
+            result = True
+        elif i == len(a):
+            result = a_open or all(c == "**" for c in b[j:])
+        elif j == len(b):
+            result = b_open or all(c == "**" for c in a[i:])
+        elif a[i] == "**":
+            result = meet(i + 1, j) or meet(i, j + 1)
+        elif b[j] == "**":
+            result = meet(i, j + 1) or meet(i + 1, j)
+        else:
+            result = _components_meet(a[i], b[j]) and meet(i + 1, j + 1)
+        memo[key] = result
+        return result
+
+    return meet(0, 0)
+
+
+def _glob_parts(pattern: str) -> list[str]:
+    # A glob without a slash names a file at any depth ("*.sql"), as _glob_regex reads it.
+    parts = pattern.split("/")
+    return parts if len(parts) > 1 or not is_glob(pattern) else ["**", *parts]
+
+
 def scope_overlaps(scope: str | None, area: str, project_root: str | None = None) -> bool:
     """True when ``scope`` applies to some file of ``area`` — a normalised file, directory or
     glob someone is working on. A file inside the area counts: working on
-    ``src/carriers/`` concerns the rule scoped to ``src/carriers/client.py``. With
-    ``project_root``, a stored scope written as an absolute path inside it counts as the
-    project-relative one, as in ``scope_covers`` (the edit guard)."""
+    ``src/carriers/`` concerns the rule scoped to ``src/carriers/client.py``, and working on
+    ``src/**/*.py`` the rule scoped to ``src/carriers/`` (some of those files are in it), as
+    the rule scoped to ``*.sql`` concerns ``migrations/``. With ``project_root``, a stored
+    scope written as an absolute path inside it counts as the project-relative one, as in
+    ``scope_covers`` (the edit guard)."""
     if is_global(scope):
         return True
     pattern = normalize_path(scope, project_root)
     if not pattern or not area:
         return True
-    if is_glob(area):
-        if is_glob(pattern):
-            a, b = _literal_prefix(area), _literal_prefix(pattern)
-            return bool(a and b) and (covers_literally(a, b) or covers_literally(b, a))
-        return bool(_glob_regex(area).match(pattern)) or covers_literally(pattern, _literal_prefix(area))
-    if is_glob(pattern):
-        prefix = _literal_prefix(pattern)
-        return bool(_glob_regex(pattern).match(area)) or bool(prefix) and covers_literally(area, prefix)
-    return covers_literally(pattern, area) or covers_literally(area, pattern)
-
+    pattern_glob, area_glob = is_glob(pattern), is_glob(area)
+    if not pattern_glob and not area_glob:
+        return covers_literally(pattern, area) or covers_literally(area, pattern)
+    key = (str(scope), bool(area_glob), area, project_root)
+    cached = _overlap_cache.get(key)
+    if cached is not None:
+        return cached
+    area_open = _may_hold_files(area, area, project_root, area_glob)
+    if pattern_glob and not area_glob and _glob_regex(pattern).match(area):
+        result = True  # exactly what the edit guard says for a file (scope_covers)
+    elif pattern_glob and not area_glob and not area_open:
+        result = False
+    elif area_glob and not pattern_glob and _glob_regex(area).match(pattern):
+        result = True
+    else:
+        result = _paths_meet(_glob_parts(pattern), _may_hold_files(pattern, str(scope), project_root, pattern_glob),
+                             _glob_parts(area), area_open)
+    if len(_overlap_cache) >= _OVERLAP_CACHE_SIZE:
+        _overlap_cache.clear()
+    _overlap_cache[key] = result
+    return result
