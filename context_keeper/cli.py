@@ -87,7 +87,9 @@ def _format_hit(item: dict[str, Any]) -> str:
         lines.append("    " + " ".join(detail.split())[:300])
     replaced = item.get("replaced_by")
     if replaced:
-        lines.append(f"    replaced by {replaced['id']}: {replaced['summary']}")
+        via = f" (via {', '.join(replaced['via'])})" if replaced.get("via") else ""
+        retired = f" [itself {replaced['status']}]" if replaced.get("status") else ""
+        lines.append(f"    replaced by {replaced['id']}{via}: {replaced.get('summary', '')}{retired}")
     return "\n".join(lines)
 
 

@@ -429,9 +429,9 @@ def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
                     f"{which}: compare the summaries.")
     if said:
         answer["note"] = " ".join(said)
-    successor = entry.get("superseded_by")
-    if successor:
-        answer["replaced_by"] = _link_summary(store, successor)
+    replacement = _replacement(store, entry)
+    if replacement is not None:
+        answer["replaced_by"] = replacement
     return answer
 
 
@@ -468,6 +468,52 @@ def _link_summary(store: Store, entry_id: str) -> dict[str, Any] | None:
         return None
     return {"id": entry["id"], "type": kind.name, "summary": model.entry_title(kind, entry),
             "why": entry.get("why_chosen") or entry.get("reason") or entry.get("purpose") or ""}
+
+
+MAX_CHAIN = 50
+
+
+def _replacement(store: Store, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What replaced ``entry`` today: its successor, or, when that was itself replaced
+    (a → b → c), the end of the chain, with the ids passed on the way in ``via``. Naming b
+    alone told the agent that b is the current answer. A chain that ends in a retired entry
+    says so (``status``); one that loops back (a hand edit) names the first successor."""
+    successor = entry.get("superseded_by")
+    if not isinstance(successor, str) or not successor.strip():
+        return None
+    seen = {str(entry.get("id")), successor.strip()}
+    chain = [successor.strip()]
+    current: Mapping[str, Any] | None = None
+    for _ in range(MAX_CHAIN):
+        try:
+            _kind, current = store.find(chain[-1])
+        except ContextKeeperError:
+            current = None
+            break
+        following = current.get("superseded_by")
+        replaced = current.get("status") == "superseded" or current.get("status") == "deprecated" and following
+        if not replaced or not isinstance(following, str) or not following.strip():
+            break
+        if following.strip() in seen:  # a loop: no entry in it is current
+            chain = chain[:1]
+            current = None
+            break
+        seen.add(following.strip())
+        chain.append(following.strip())
+    if current is None and len(chain) > 1:
+        chain.pop()  # the last link names no readable entry: the one before it is the end
+    summary = _link_summary(store, chain[-1])
+    if summary is None:
+        return None
+    try:
+        status = store.find(chain[-1])[1].get("status", "active")
+    except ContextKeeperError:
+        status = "active"
+    if status != "active":
+        summary["status"] = status
+    if len(chain) > 1:
+        summary["via"] = chain[:-1]
+    return summary
 
 
 def _predecessors(store: Store, kind_name: str, entry: Mapping[str, Any], named: Sequence[str] = ()) -> list[str]:
@@ -521,12 +567,15 @@ def _compact_annotations(item: dict[str, Any], entry: Mapping[str, Any], replace
     changed = False
     successor = item.get("replaced_by")
     if isinstance(successor, dict):
-        if successor.get("id") == entry.get("superseded_by"):
+        if successor.get("id") == entry.get("superseded_by") and "status" not in successor:
             del item["replaced_by"]
             changed = True
-        elif set(successor) != {"id"}:
-            item["replaced_by"] = {"id": successor["id"]}
-            changed = True
+        else:
+            # The end of a chain keeps how it was reached, and a retired one says so.
+            short = {k: successor[k] for k in ("id", "status", "via") if k in successor}
+            if short != successor:
+                item["replaced_by"] = short
+                changed = True
     predecessor = item.get("predecessor")
     if predecessor:
         ids = "; ".join(part.split(":", 1)[0] for part in replaced)
@@ -607,9 +656,9 @@ def _pack(
         # entry merged away with deprecate_entry(merge_into=...) was replaced as much.
         if entry.get("status") == "superseded" or entry.get("status") == "deprecated" and entry.get("superseded_by"):
             item["history"] = True
-            successor = entry.get("superseded_by")
-            if successor:
-                item["replaced_by"] = _link_summary(store, successor)
+            replacement = _replacement(store, entry)
+            if replacement is not None:
+                item["replaced_by"] = replacement
         elif entry.get("status") == "deprecated":
             item["deprecated"] = True  # retired without a successor: include_deprecated asked for it
         replaced = predecessors(kind, entry)

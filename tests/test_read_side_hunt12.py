@@ -70,3 +70,46 @@ def test_a_rule_on_every_sql_file_reaches_the_migrations_directory(svc, project)
         assert "con-050" in _ids(svc.get_context(scope=area, types=["constraints"], token_budget=20000)), area
         assert "con-050" in _ids(svc.query_entries(scope=area)), area
     assert "con-050" not in _ids(svc.get_context(scope="src/packwise/app.py", types=["constraints"], token_budget=20000))
+
+
+# ------------------------------------------------------------------ superseded chains
+
+
+_SESSION = dict(problem="Handheld scanner session tokens must survive a restart of the API pods.",
+                why_chosen="It is the store the team already runs, with backups and monitoring in place.",
+                tags=["sessions"], origin="user", created_at="2025-03-01T00:00:00+00:00")
+
+
+def test_what_replaced_an_entry_is_the_end_of_its_chain_of_successors(svc, project):
+    # dec-201 was replaced by dec-202, itself replaced by dec-203: naming dec-202 as the
+    # replacement told the agent that an entry retired since was today's answer.
+    _add(project, "decisions.json",
+         dict(id="dec-201", summary="Store scanner session tokens in memcached", status="superseded",
+              superseded_by="dec-202", **_SESSION),
+         dict(id="dec-202", summary="Store scanner session tokens in Redis hashes", status="superseded",
+              superseded_by="dec-203", **_SESSION),
+         dict(id="dec-203", summary="Store scanner session tokens in a Postgres table", **_SESSION))
+    fetched = svc.get_context(id="dec-201")
+    assert fetched["replaced_by"]["id"] == "dec-203" and fetched["replaced_by"]["via"] == ["dec-202"]
+    ranked = svc.get_context(query="memcached scanner session tokens", token_budget=20000)
+    old = next(r for r in ranked["results"] if r["entry"]["id"] == "dec-201")
+    assert old["replaced_by"]["id"] == "dec-203" and old["replaced_by"]["via"] == ["dec-202"]
+    middle = next(r for r in ranked["results"] if r["entry"]["id"] == "dec-202")
+    assert middle["replaced_by"]["id"] == "dec-203" and "via" not in middle["replaced_by"]
+
+
+def test_a_replacement_that_was_retired_or_loops_back_says_so(svc, project):
+    _add(project, "decisions.json",
+         dict(id="dec-201", summary="Store scanner session tokens in memcached", status="superseded",
+              superseded_by="dec-202", **_SESSION),
+         dict(id="dec-202", summary="Store scanner session tokens in Redis hashes", status="deprecated",
+              deprecated_reason="sessions moved to the identity service", **_SESSION),
+         dict(id="dec-203", summary="Session tokens loop one", status="superseded", superseded_by="dec-204", **_SESSION),
+         dict(id="dec-204", summary="Session tokens loop two", status="superseded", superseded_by="dec-203", **_SESSION),
+         dict(id="dec-205", summary="Session tokens replaced by nothing", status="superseded", superseded_by="dec-999",
+              **_SESSION))
+    retired = svc.get_context(id="dec-201")["replaced_by"]
+    assert retired["id"] == "dec-202" and retired["status"] == "deprecated"
+    looped = svc.get_context(id="dec-203")["replaced_by"]
+    assert looped["id"] == "dec-204" and looped["status"] == "superseded" and "via" not in looped
+    assert "replaced_by" not in svc.get_context(id="dec-205")  # not a null to read as "nothing replaced it"
