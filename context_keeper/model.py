@@ -477,6 +477,17 @@ def supersedes_ids(entry: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(v.strip() for v in value if isinstance(v, str) and v.strip()))
 
 
+def tag_key(tag: str) -> str:
+    """A tag as filters and groups compare it: trimmed, lower-case, in composed Unicode form
+    (a hand-edited " Database " or a "café" typed on macOS is the tag "database", "café")."""
+    text = tag.strip().lower()
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return unicodedata.normalize("NFC", text)
+
+
 def entry_title(kind: Kind, entry: Mapping[str, Any]) -> str:
     return _as_text(entry.get(kind.title_field)).strip() or str(entry.get("id", ""))
 

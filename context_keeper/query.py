@@ -18,6 +18,12 @@ if TYPE_CHECKING:
     from context_keeper.service import Service
 
 
+# Bookkeeping, and the values that status, origin and hardness filter on: as text, "active"
+# matched every active entry and "agent" or "import" every entry of that origin.
+_NOT_TEXT = frozenset({"created_at", "updated_at", "verified_at", "verified_sha", "schema_version", "status",
+                       "origin", "hardness"})
+
+
 def _text_of(entry: Mapping[str, Any]) -> str:
     parts: list[str] = []
 
@@ -31,7 +37,7 @@ def _text_of(entry: Mapping[str, Any]) -> str:
             for v in value:
                 walk(v)
 
-    walk({k: v for k, v in entry.items() if k not in ("created_at", "updated_at", "verified_at", "verified_sha")})
+    walk({k: v for k, v in entry.items() if k not in _NOT_TEXT})
     return nfc(" ".join(parts)).lower()
 
 
@@ -40,7 +46,7 @@ _WORD = re.compile(r"\w(?:[\w./\-]*\w)?(?:[+#]+(?!\w))?")
 
 
 def _lower_set(values: Sequence[str] | None) -> set[str]:
-    return {v.strip().lower() for v in values or [] if isinstance(v, str) and v.strip()}
+    return {model.tag_key(v) for v in values or [] if isinstance(v, str) and v.strip()}
 
 
 def query_entries(
@@ -92,6 +98,8 @@ def query_entries(
     rel_scope = work_area(scope, str(store.root)) if scope else None
     # An entry replaced with deprecate_entry(superseded_by=...) names its successor; the
     # successor itself may not list it in "supersedes".
+    supersedes = (supersedes or "").strip() or None
+    superseded_by = (superseded_by or "").strip() or None
     successor_of_named = None
     if supersedes:
         try:
@@ -113,7 +121,7 @@ def query_entries(
                 continue
             if hardness and (kind_def.name != "constraint" or entry.get("hardness") != hardness.strip().lower()):
                 continue
-            entry_tags = {t.lower() for t in entry.get("tags", [])}
+            entry_tags = {model.tag_key(t) for t in entry.get("tags", []) if isinstance(t, str)}
             if any_tags and entry_tags.isdisjoint(any_tags):
                 continue
             if all_tags and not all_tags <= entry_tags:

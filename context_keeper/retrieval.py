@@ -152,7 +152,7 @@ def get_context(
     options = SearchOptions(
         kinds=kinds_filter(types),
         # A blank tag names no tag: [""] filters nothing out rather than everything.
-        tags=frozenset(t.strip().lower() for t in tags if t.strip()) or None if tags else None,
+        tags=frozenset(model.tag_key(t) for t in tags if t.strip()) or None if tags else None,
         scope=work_area(scope, str(store.root)) if scope else None,
         include_deprecated=include_deprecated,
         since=parse_date(since, "since"),

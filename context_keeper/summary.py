@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from context_keeper import render
 from context_keeper.budget import estimate_tokens
-from context_keeper.model import id_sort_key
+from context_keeper.model import id_sort_key, tag_key
 
 TYPE_CHECKING = False  # typing costs ~5 ms to import on the hooks' cold path
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def _recent_first(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 def group_by_tags(decisions: list[Mapping[str, Any]]) -> list[tuple[str, list[Mapping[str, Any]]]]:
     """Groups keyed by the most shared tags; each decision appears once, under its most shared tag."""
-    counts = Counter(t for e in decisions for t in {t.lower() for t in e.get("tags", []) if isinstance(t, str)})
+    counts = Counter(t for e in decisions for t in {tag_key(t) for t in e.get("tags", []) if isinstance(t, str) and t.strip()})
     # Ties by name: counted in set order, equally shared tags would win a group by the per-process
     # string hash, and session start would inject different text for the same store.
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
@@ -49,7 +49,7 @@ def group_by_tags(decisions: list[Mapping[str, Any]]) -> list[tuple[str, list[Ma
     groups: dict[str, list] = {t: [] for t in top}
     other: list = []
     for e in _recent_first(decisions):
-        tags = {t.lower() for t in e.get("tags", []) if isinstance(t, str)}
+        tags = {tag_key(t) for t in e.get("tags", []) if isinstance(t, str)}
         home = next((t for t in top if t in tags), None)
         (groups[home] if home else other).append(e)
     ordered = [(t, groups[t]) for t in top if groups[t]]

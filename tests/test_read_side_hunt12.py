@@ -113,3 +113,40 @@ def test_a_replacement_that_was_retired_or_loops_back_says_so(svc, project):
     looped = svc.get_context(id="dec-203")["replaced_by"]
     assert looped["id"] == "dec-204" and looped["status"] == "superseded" and "via" not in looped
     assert "replaced_by" not in svc.get_context(id="dec-205")  # not a null to read as "nothing replaced it"
+
+
+# ------------------------------------------------------------------ query_entries filters
+
+
+def test_query_entries_tag_filters_read_hand_edited_tags_as_get_context_does(svc, project):
+    import unicodedata
+
+    path = project / ".context" / "decisions.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data[0]["tags"] = [" Database ", "postgres"]  # dec-001, spaced by hand
+    data[1]["tags"] = [unicodedata.normalize("NFD", "café")]  # dec-002, decomposed as macOS types it
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    for given in ("database", "Database", " database"):
+        assert "dec-001" in _ids(svc.get_context(tags=[given], types=["decisions"], token_budget=20000))
+        assert "dec-001" in _ids(svc.query_entries(tags_any=[given]))
+        assert "dec-001" in _ids(svc.query_entries(tags_all=[given, "postgres"]))
+    assert "dec-002" in _ids(svc.query_entries(tags_any=["café"], status="superseded"))
+    assert "dec-002" in _ids(svc.get_context(tags=["café"], include_deprecated=True, token_budget=20000))
+    summary = svc.get_project_summary(50000)["summary"]
+    assert " database" in summary.lower()
+
+
+@pytest.mark.parametrize("word", ["active", "agent", "user", "absolute", "advisory"])
+def test_query_entries_text_does_not_match_status_origin_or_hardness_values(svc, word):
+    # Those have their own filters; as words, "active" matched all 52 active entries.
+    everything = svc.query_entries(limit=1000)["total_matches"]
+    found = svc.query_entries(text=word, limit=1000)
+    assert found["total_matches"] < everything / 3, word
+    for item in found["results"]:
+        text = json.dumps({k: v for k, v in item["entry"].items() if k not in ("status", "origin", "hardness")})
+        assert word in text.lower()
+
+
+def test_query_entries_history_filters_ignore_spaces_around_the_id(svc):
+    assert _ids(svc.query_entries(superseded_by=" dec-013-a7f3 ")) == ["dec-006"]
+    assert _ids(svc.query_entries(supersedes="dec-006 ")) == ["dec-013-a7f3"]

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
+from context_keeper.model import tag_key
 from context_keeper.scope import is_global, scope_overlaps
 from context_keeper.search import answer_type
 from context_keeper.search import fields as F
@@ -84,7 +85,7 @@ class _Filter:
 
     def __init__(self, options: SearchOptions) -> None:
         self.kinds = options.kinds
-        self.tags = frozenset(t.strip().lower() for t in options.tags) if options.tags is not None else None
+        self.tags = frozenset(tag_key(t) for t in options.tags) if options.tags is not None else None
         self.since = F.as_utc(options.since) if options.since is not None else None
         self.before = F.as_utc(options.before) if options.before is not None else None
         self.scope = options.scope or None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from context_keeper.model import tag_key
 from context_keeper.search import fields as F
 from context_keeper.search import priors as P
 from context_keeper.search.contract import Doc
@@ -83,7 +84,7 @@ def _analyse(doc: Doc, key: tuple[str, str], analyses: AnalysisCache | None = No
         key=key,
         tf=tf,
         lens=lens,
-        tags=frozenset(t.strip().lower() for t in F.str_list(entry.get("tags"))),
+        tags=frozenset(tag_key(t) for t in F.str_list(entry.get("tags"))),
         status=F.lowered(entry.get("status"), "active") or "active",
         created=F.parse_datetime(entry.get("created_at")),
         fresh_ts=fresh.timestamp() if fresh is not None else None,
