@@ -184,6 +184,11 @@ def get_context(
     blend = bool(text) and not wordless and semantic is not None
     if blend:
         options = replace(options, limit=SEMANTIC_CANDIDATES)
+    elif not wordless and not terms(text):
+        # Filters alone (or with only common words) list the entries that pass them, best prior
+        # first: as many as could fit in the budget, the others counted in omitted. Cut at
+        # MAX_HITS, types=["decisions"] listed 50 of 2,500 with nothing said about the rest.
+        options = replace(options, limit=max(MAX_HITS, budget // MIN_FIRST_ENTRY_TOKENS + 1))
     with state.lock:
         result = state.index.search("" if wordless else text, replace(options, limit=0) if wordless else options)
     if blend:
@@ -212,8 +217,9 @@ def get_context(
     # wording shares nothing with them: clients without the edit-guard hook learn a file's
     # rules only this way. (Without a query, the scope filter alone already lists them.)
     rules = _scope_rules(store, options, admits) if text and options.scope else []
+    unlisted = max(0, (result.matched or 0) - len(result.hits))  # passed the filters, past the listing's end
     answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related, admits,
-                   predecessors, rules)
+                   predecessors, rules, unlisted)
     # The lexical signal alone: a rule added for the scope says nothing about the question.
     answer["top_relevance"] = round(result.top_relevance, 3) if text else None
     unreadable = [s for s in store.all_states() if s.error is not None
@@ -595,6 +601,7 @@ def _pack(
     admits: Callable[[str, str], bool],
     predecessors: Callable[[str, Mapping[str, Any]], list[str]],
     scope_rules: Sequence[Mapping[str, Any]] = (),
+    unlisted: int = 0,
 ) -> dict[str, Any]:
     """``scope_rules`` (constraints covering the scope asked about) are placed right after the
     last confident match, so weak matches cannot take their room in the budget."""
@@ -749,6 +756,11 @@ def _pack(
 
     if include_related:
         place_related(primaries())  # the weak matches' links, and those that did not fit before
+    if unlisted and threshold is None:
+        # A listing by filters stops where nothing more could fit: the rest did not fit either,
+        # except those that came in as links of the entries listed (they pass the filters too).
+        listed = {hit.entry["id"] for hit in hits}
+        omitted += max(0, unlisted - len(linked_ids - listed))
     answer = {
         "results": results,
         "tokens_used": used,

@@ -150,3 +150,37 @@ def test_query_entries_text_does_not_match_status_origin_or_hardness_values(svc,
 def test_query_entries_history_filters_ignore_spaces_around_the_id(svc):
     assert _ids(svc.query_entries(superseded_by=" dec-013-a7f3 ")) == ["dec-006"]
     assert _ids(svc.query_entries(supersedes="dec-006 ")) == ["dec-013-a7f3"]
+
+
+# ------------------------------------------------------------------ listing by filters alone
+
+
+def _many_decisions(project, n: int) -> None:
+    _add(project, "decisions.json", *(
+        {"id": f"dec-{100 + i:03d}", "summary": f"Bulk decision number {i} about the pallet labels",
+         "problem": "Pallet labels need a decision recorded for each warehouse zone we run.",
+         "why_chosen": "Each zone has its own printer model, so each one got its own decision here.",
+         "tags": ["bulk"], "origin": "agent", "status": "active", "created_at": "2025-09-01T10:00:00+00:00"}
+        for i in range(n)))
+
+
+def test_a_listing_by_filters_alone_is_not_cut_at_fifty_entries(svc, project):
+    _many_decisions(project, 120)
+    total = svc.query_entries(types=["decisions"], limit=1000)["total_matches"]
+    assert total > 120
+    everything = svc.get_context(types=["decisions"], token_budget=200_000, include_related=False)
+    assert everything["entries_returned"] == total and "omitted" not in everything
+    tagged = svc.get_context(tags=["bulk"], token_budget=200_000)
+    assert tagged["entries_returned"] == 120
+
+
+@pytest.mark.parametrize("include_related", [True, False])
+def test_a_listing_that_does_not_fit_counts_every_entry_left_out(svc, project, include_related):
+    _many_decisions(project, 120)
+    total = svc.query_entries(types=["decisions"], limit=1000)["total_matches"]
+    small = svc.get_context(types=["decisions"], token_budget=1000, include_related=include_related)
+    assert small["tokens_used"] <= 1000
+    assert small["entries_returned"] + small["omitted"] == total
+    assert f"{small['omitted']} more matching entries" in small["budget_note"]
+    dated = svc.get_context(since="2025-08-31", token_budget=600, include_related=include_related)
+    assert dated["entries_returned"] + dated["omitted"] == svc.query_entries(since="2025-08-31", limit=1000)["total_matches"]

@@ -46,3 +46,6 @@ class SearchResult:
     # states none near the question's words (answer_type.py); relevance is lowered then.
     unstated: str | None = None
     relevance_scale: float = 1.0  # what every hit's relevance was multiplied by then (1.0: not lowered)
+    # Listed without a searchable word (filters alone): how many entries pass the filters, of
+    # which ``hits`` are the first ``limit`` by prior. None for a ranked search.
+    matched: int | None = None

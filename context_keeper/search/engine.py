@@ -439,6 +439,7 @@ class SearchIndex(InvertedIndex):
         now = (F.as_utc(options.now) if options.now else datetime.now(timezone.utc)).timestamp()
         limit = max(0, int(options.limit or 0))
         history = P.asks_about_past(query) if self.tuning.history_cues else False
+        matched = None
         flt = _Filter(options)
         flt.kind_prior = P.kind_priors(query, self.tuning.procedure_prior)
         q = self._query(query)
@@ -448,14 +449,10 @@ class SearchIndex(InvertedIndex):
             best = self._rank(order, acc, q, flt, now, history, limit)
         else:
             # No searchable word (only filters, or only stop words): list by priors.
-            best = heapq.nlargest(
-                limit,
-                (
-                    (flt.prior(info, now, history), 0.0, slot)
-                    for slot, info in enumerate(self._entries)
-                    if info is not None and flt.passes(info)
-                ),
-            )
+            passing = [(flt.prior(info, now, history), 0.0, slot)
+                       for slot, info in enumerate(self._entries) if info is not None and flt.passes(info)]
+            matched = len(passing)
+            best = heapq.nlargest(limit, passing)
         if self.tuning.history_follows and not history:
             best = self._follow_successors(best)
         if self.tuning.history_leads and history:
@@ -482,7 +479,7 @@ class SearchIndex(InvertedIndex):
                 scale **= 1.0 / CONF_GAMMA
             hits = [replace(h, relevance=h.relevance * scale) for h in hits]
         top = max((h.relevance for h in hits), default=0.0)
-        return SearchResult(hits=hits, top_relevance=top, unstated=unstated, relevance_scale=scale)
+        return SearchResult(hits=hits, top_relevance=top, unstated=unstated, relevance_scale=scale, matched=matched)
 
     def _answer_type(self, query: str, hits: list[Hit]) -> tuple[str | None, float]:
         """The answer-type check (answer_type.py): when ``query`` asks for a duration, an amount,
