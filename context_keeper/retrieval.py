@@ -133,7 +133,7 @@ def get_context(
     check_bounds(query=query, tags=tags, types=types, scope=scope)
     store = service.store(project_dir, recorded=True)
     if id:
-        return _fetched(_by_id(store, id), token_budget,
+        return _fetched(_by_id(store, _id_asked(store, id)), token_budget,
                         [name for name, value in (("query", query), ("tags", tags), ("scope", scope), ("types", types),
                                                   ("since", since), ("before", before)) if value])
     config = service.config(store)
@@ -357,7 +357,8 @@ def _id_named_by(store: Store, query: str | None) -> str | None:
     """The id a query consists of ("dec-007", "DEC-7"), as the store writes it. Searched as
     words, an id finds the entries that cite it (and "dec" counts as a topic word), not the
     entry itself."""
-    match = _ID_LIKE.fullmatch((query or "").strip())
+    # "dec-007?", "`dec-007`" and "(dec-007)" are the id too.
+    match = _ID_LIKE.fullmatch((query or "").strip().strip(_AROUND_ID))
     if match is None or match[1].lower() not in model.BY_PREFIX:
         return None
     prefix, number, suffix = match[1].lower(), int(match[2]), match[3] or ""
@@ -365,7 +366,30 @@ def _id_named_by(store: Store, query: str | None) -> str | None:
     padded = model.format_id(kind, number) + suffix
     as_given = f"{prefix}-{match[2]}{suffix}"
     present = store.state(kind).entries_by_id
-    return next((c for c in (as_given, padded) if c in present), padded)
+    # Suffixes are written in lower-case hex (dec-013-a7f3): "DEC-013-A7F3" is that id.
+    candidates = dict.fromkeys((as_given, padded, as_given.lower(), padded.lower()))
+    return next((c for c in candidates if c in present), padded)
+
+
+_AROUND_ID = "?!.,;:'\"`()[]<>"
+
+
+def _id_asked(store: Store, entry_id: str) -> str:
+    """The id ``get_context(id=...)`` looks up: the one the store writes when ``entry_id``
+    names it in another spelling ("DEC-7", "dec-7" for dec-007, as a query that is just an id
+    is read); else ``entry_id`` with its prefix in lower case, so that an unknown id is answered
+    "no entry with id ..." (with what it may have meant) rather than "not an entry id"."""
+    key = entry_id.strip()
+    if model.parse_id(key) is not None and key in store.state(model.kind_of_id(key)).entries_by_id:
+        return key
+    match = _ID_LIKE.fullmatch(key)
+    if match is None or match[1].lower() not in model.BY_PREFIX:
+        return entry_id
+    named = _id_named_by(store, key)
+    kind = model.BY_PREFIX[match[1].lower()]
+    if named is not None and named in store.state(kind).entries_by_id:
+        return named
+    return match[1].lower() + key[len(match[1]):]
 
 
 def _named_first(store: Store, text: str, result: Any, admits: Callable[[str, str], bool]) -> Any:

@@ -184,3 +184,28 @@ def test_a_listing_that_does_not_fit_counts_every_entry_left_out(svc, project, i
     assert f"{small['omitted']} more matching entries" in small["budget_note"]
     dated = svc.get_context(since="2025-08-31", token_budget=600, include_related=include_related)
     assert dated["entries_returned"] + dated["omitted"] == svc.query_entries(since="2025-08-31", limit=1000)["total_matches"]
+
+
+# ------------------------------------------------------------------ ids in other spellings
+
+
+@pytest.mark.parametrize(("given", "found"), [("DEC-7", "dec-007"), ("dec-7", "dec-007"), ("Pipe-1", "pipe-001"),
+                                              ("DEC-013-A7F3", "dec-013-a7f3"), (" con-01 ", "con-001")])
+def test_get_context_by_id_reads_the_spellings_a_query_reads(svc, given, found):
+    # README: a query that is just an id, "dec-007" or "DEC-7", puts that entry first; the same
+    # id given as id= was refused as "not an entry id".
+    assert svc.get_context(id=given)["entry"]["id"] == found
+    assert svc.get_context(query=given)["results"][0]["entry"]["id"] == found
+
+
+@pytest.mark.parametrize("query", ["dec-007?", "`dec-007`", "(dec-007)", "dec-007."])
+def test_a_query_that_is_an_id_with_punctuation_around_it_finds_the_entry(svc, query):
+    answer = svc.get_context(query=query)
+    assert answer["results"][0]["entry"]["id"] == "dec-007" and answer["top_relevance"] == 1.0
+
+
+def test_an_unknown_id_in_another_spelling_is_answered_as_unknown(svc):
+    from context_keeper.errors import NotFound
+
+    with pytest.raises(NotFound, match="did you mean dec-013-a7f3"):
+        svc.get_context(id="DEC-13")
