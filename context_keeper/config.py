@@ -184,9 +184,14 @@ def checked(config: dict[str, Any], key: str, instead: str | None = None) -> tup
     case when it is not to use the default."""
     section, _, name = key.rpartition(".")
     values = config.get(section) if section else config
-    value = values.get(name) if isinstance(values, dict) else None  # a non-object section: doctor says so
+    value = values.get(name) if isinstance(values, dict) else None
     test, valid = _RULES[section][name] if section else _RULES[key]
     fallback = DEFAULTS[section][name] if section else DEFAULTS[key]
+    if section and values is not None and not isinstance(values, dict):
+        # "mmr": true read as the defaults without a word: the re-ranking stayed off.
+        return fallback, (f".context/config.json: \"{section}\" is {_show(values)}, but it must be an object with "
+                          f"the keys {', '.join(_RULES[section])} (such as {{\"{name}\": ...}}); the defaults apply. "
+                          "Fix or remove that key in config.json.")
     if value is None or test(value):
         return (fallback if value is None else value), None
     if instead is None:

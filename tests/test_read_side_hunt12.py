@@ -209,3 +209,15 @@ def test_an_unknown_id_in_another_spelling_is_answered_as_unknown(svc):
 
     with pytest.raises(NotFound, match="did you mean dec-013-a7f3"):
         svc.get_context(id="DEC-13")
+
+
+# ------------------------------------------------------------------ config sections
+
+
+@pytest.mark.parametrize(("section", "value"), [("mmr", True), ("semantic", "yes"), ("semantic", ["enabled"])])
+def test_a_config_section_that_is_not_an_object_is_warned_about(svc, project, section, value):
+    # "mmr": true reads as "turn it on", but the section's defaults applied (re-ranking off)
+    # and get_context said nothing, while it names a wrong value inside the section.
+    (project / ".context" / "config.json").write_text(json.dumps({section: value}), encoding="utf-8")
+    warnings = svc.get_context(query="carrier retries").get("warnings", [])
+    assert any(f'"{section}" is' in w and "must be an object" in w for w in warnings), warnings
