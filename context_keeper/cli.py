@@ -60,7 +60,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
-def _format_hit(item: dict[str, Any]) -> str:
+def _format_hit(item: dict[str, Any], ranked: bool = True) -> str:
     from context_keeper.model import KINDS, entry_title
 
     entry = item["entry"]
@@ -77,7 +77,7 @@ def _format_hit(item: dict[str, Any]) -> str:
     if item.get("shortened"):
         marks.append("shortened to fit the budget")
     head = f"{entry['id']}  {entry_title(kind, entry)}"
-    if "relevance" in item:
+    if "relevance" in item and ranked:  # a listing by filters alone has no relevance to show (all 0.00)
         head += f"  (relevance {item['relevance']:.2f}{', ' + ', '.join(marks) if marks else ''})"
     elif marks:
         head += f"  ({', '.join(marks)})"
@@ -94,6 +94,12 @@ def _format_hit(item: dict[str, Any]) -> str:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
+    if not (args.query or "").strip() and not (args.scope or args.type or args.tag or args.since or args.before):
+        from context_keeper.errors import InvalidInput
+
+        # The service's wording names the MCP parameters (an id, tags, types), which get has not.
+        raise InvalidInput("give a QUESTION (what you are about to work on), or an empty one with at least one "
+                           "filter: --tag, --scope, --type, --since or --before", field="query")
     svc = _service()
     result = svc.get_context(project_dir=args.project, query=args.query, scope=args.scope,
                              types=args.type or None, tags=args.tag or None, since=args.since,
@@ -114,7 +120,7 @@ def cmd_get(args: argparse.Namespace) -> int:
         rules = ", and the rules for the scope" if any(i.get("scope_rule") for i in result["results"]) else ""
         _print(f"No confident match (top relevance {result['top_relevance']:.2f}). Weak matches{rules}:")
     for item in result["results"]:
-        _print(_format_hit(item))
+        _print(_format_hit(item, ranked=result.get("top_relevance") is not None))
     return 0
 
 
@@ -197,8 +203,10 @@ def _tolerant_console() -> None:
 def _cli_message(exc: ContextKeeperError) -> str:
     message = str(exc)
     field = getattr(exc, "field", None)  # InvalidInput, and a NoProject for --project
-    if field in CLI_FLAGS:
-        message = re.sub(rf"\b{re.escape(field)}\b", CLI_FLAGS[field], message)
+    # A date range names both ends ("since (...) must be earlier than before (...)").
+    for name in ({"since", "before"} if field in ("since", "before") else {field}):
+        if name in CLI_FLAGS:
+            message = re.sub(rf"(?<!-)\b{re.escape(name)}\b", CLI_FLAGS[name], message)
     return message
 
 

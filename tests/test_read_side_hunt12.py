@@ -221,3 +221,32 @@ def test_a_config_section_that_is_not_an_object_is_warned_about(svc, project, se
     (project / ".context" / "config.json").write_text(json.dumps({section: value}), encoding="utf-8")
     warnings = svc.get_context(query="carrier retries").get("warnings", [])
     assert any(f'"{section}" is' in w and "must be an object" in w for w in warnings), warnings
+
+
+# ------------------------------------------------------------------ the CLI's get
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from context_keeper.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_date_range_error_names_both_flags(project, capsys):
+    code, _, err = _cli(capsys, "get", "carrier", "--since", "2026-01-01", "--before", "2025-01-01",
+                        "--project", str(project))
+    assert code == 2 and "--since (2026-01-01) must be earlier than --before (2025-01-01)" in err
+
+
+def test_cli_get_without_a_question_names_the_flags_it_has(project, capsys):
+    # The service's words, "an id, or at least one filter (tags, scope, types, ...)", name
+    # parameters that `get` does not have.
+    code, _, err = _cli(capsys, "get", "", "--project", str(project))
+    assert code == 2 and "--type" in err and "an id" not in err and "types" not in err
+
+
+def test_cli_listing_by_a_filter_shows_no_relevance(project, capsys):
+    code, out, _ = _cli(capsys, "get", "", "--type", "decisions", "--budget", "300", "--project", str(project))
+    assert code == 0 and "dec-" in out and "relevance" not in out
