@@ -16,12 +16,12 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
+    from typing import Any
 
 GLOBAL_SCOPES = frozenset({"", "global", "*", "**", "/"})
 GLOB_CHARS = "*?["
 _GLOB_CACHE_SIZE = 4096
-_glob_cache: dict[str, re.Pattern[str]] = {}
+_glob_cache: dict[str, _Glob] = {}
 
 
 def is_global(scope: str | None) -> bool:
@@ -97,7 +97,7 @@ def is_glob(pattern: str) -> bool:
     return any(c in pattern for c in GLOB_CHARS)
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
+def _glob_regex(pattern: str) -> _Glob:
     compiled = _glob_cache.get(pattern)
     if compiled is None:
         if len(_glob_cache) >= _GLOB_CACHE_SIZE:
@@ -107,38 +107,106 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
     return compiled
 
 
-def _translate_glob(pattern: str) -> re.Pattern[str]:
-    """Translate a glob where ``**`` spans directories and ``*`` stays within one component."""
-    import fnmatch
-    import re
+# Glob tokens: a literal character, "?", "*" (within a component), "**" (anything), "**/"
+# (nothing, or anything ending in "/"), and a bracket class.
+_LIT, _ONE, _STAR, _ANY, _DIRS, _CLASS = range(6)
 
-    out = []
+
+class _Glob:
+    """A glob where ``**`` spans directories and ``*`` stays within one component, matched at
+    the start of a path and covering what lies below a match (``hooks/*`` covers
+    ``hooks/a/b.py``).
+
+    Matched by stepping the set of pattern positions through the path once, so the cost is at
+    most (pattern length) x (path length): the regular expression this replaced backtracked
+    through every way of splitting the path among repeated ``**/``, and a scope such as
+    ``**/**/**/**/**/**/**/**/**/**/x.py`` took seconds per file (minutes at a dozen), in the
+    edit guard and every get_context with a scope."""
+
+    __slots__ = ("tokens",)
+
+    def __init__(self, tokens: list[tuple[int, Any]]) -> None:
+        self.tokens = tokens
+
+    def _closure(self, states: set[tuple[int, bool]]) -> set[tuple[int, bool]]:
+        out = set(states)
+        stack = list(states)
+        while stack:
+            i, inside = stack.pop()
+            if not inside and i < len(self.tokens) and self.tokens[i][0] in (_STAR, _ANY, _DIRS):
+                nxt = (i + 1, False)  # each of them may match nothing
+                if nxt not in out:
+                    out.add(nxt)
+                    stack.append(nxt)
+        return out
+
+    def match(self, text: str) -> bool:
+        end = len(self.tokens)
+        states = self._closure({(0, False)})
+        for position, char in enumerate(text):
+            if (end, False) in states and char == "/":
+                return True  # matched a directory above the path: it covers what lies below
+            following: set[tuple[int, bool]] = set()
+            for i, inside in states:
+                if i == end:
+                    continue
+                kind, value = self.tokens[i]
+                if inside or kind == _DIRS:  # inside "**/": any characters, leaving after a "/"
+                    following.add((i, True))
+                    if char == "/":
+                        following.add((i + 1, False))
+                elif kind == _LIT:
+                    if char == value:
+                        following.add((i + 1, False))
+                elif kind == _ONE:
+                    if char != "/":
+                        following.add((i + 1, False))
+                elif kind == _STAR:
+                    if char != "/":
+                        following.add((i, False))
+                elif kind == _ANY:
+                    following.add((i, False))
+                elif value.match(char):  # _CLASS
+                    following.add((i + 1, False))
+            if not following:
+                return False
+            states = self._closure(following)
+        return (end, False) in states
+
+
+def _translate_glob(pattern: str) -> _Glob:
+    """Parse a glob into the tokens ``_Glob`` matches."""
+    tokens: list[tuple[int, Any]] = []
     i = 0
     while i < len(pattern):
         if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
+            if not tokens or tokens[-1][0] != _DIRS:  # "**/**/" is "**/"
+                tokens.append((_DIRS, None))
             i += 3
         elif pattern.startswith("**", i):
-            out.append(".*")
+            tokens.append((_ANY, None))
             i += 2
         elif pattern[i] == "*":
-            out.append("[^/]*")
+            tokens.append((_STAR, None))
             i += 1
         elif pattern[i] == "?":
-            out.append("[^/]")
+            tokens.append((_ONE, None))
             i += 1
         elif pattern[i] == "[":
             end = pattern.find("]", i + 1)
             if end == -1:
-                out.append(re.escape("["))
+                tokens.append((_LIT, "["))
                 i += 1
             else:
-                out.append(fnmatch.translate(pattern[i : end + 1])[4:-3])
+                import fnmatch
+                import re
+
+                tokens.append((_CLASS, re.compile(fnmatch.translate(pattern[i : end + 1])[4:-3])))
                 i = end + 1
         else:
-            out.append(re.escape(pattern[i]))
+            tokens.append((_LIT, pattern[i]))
             i += 1
-    return re.compile("".join(out) + r"(?:/.*)?\Z")
+    return _Glob(tokens)
 
 
 def scope_covers(scope: str | None, path: str, project_root: str | None = None) -> bool:

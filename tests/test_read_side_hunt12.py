@@ -250,3 +250,39 @@ def test_cli_get_without_a_question_names_the_flags_it_has(project, capsys):
 def test_cli_listing_by_a_filter_shows_no_relevance(project, capsys):
     code, out, _ = _cli(capsys, "get", "", "--type", "decisions", "--budget", "300", "--project", str(project))
     assert code == 0 and "dec-" in out and "relevance" not in out
+
+
+# ------------------------------------------------------------------ pathological globs
+
+
+def test_a_glob_with_many_double_stars_is_matched_without_backtracking(svc, project):
+    # The glob was a regular expression with "(?:.*/)?" per "**/": matching a path it does not
+    # cover tried every way of splitting the path among them. Ten of them took seconds per
+    # path, in the edit guard and in every get_context with a scope; twenty never finished.
+    from context_keeper.scope import scope_covers
+
+    stars = "/".join(["**"] * 20) + "/x.py"
+    deep = "/".join("abcdefghijklmnopqrstuvw") + "/y.py"
+    assert scope_covers(stars, deep) is False
+    assert scope_covers(stars, deep[:-4] + "x.py") is True
+    assert scope_covers("/".join(["**/a"] * 20) + "/b", "/".join(["a"] * 40) + "/c") is False
+    assert scope_covers("a**" * 40 + "b", "a" * 120 + "c") is False
+    _add(project, "constraints.json", {
+        "id": "con-050", "rule": "Generated modules are never edited by hand.",
+        "reason": "They are rewritten by the generator on every build, so a hand edit is lost silently.",
+        "scope": stars, "hardness": "absolute", "status": "active"})
+    answer = svc.get_context(query="editing generated modules", scope=deep, types=["constraints"])
+    assert "con-050" not in _ids(answer)
+    assert "con-050" in _ids(svc.get_context(query="editing generated modules", scope=deep[:-4] + "x.py"))
+
+
+@pytest.mark.parametrize(("scope", "path", "covered"), [
+    ("hooks/*", "hooks/a/b.py", True), ("src/**", "src", False), ("src/**", "src/a.py", True),
+    ("**/x.py", "x.py", True), ("a/**/b", "a/b", True), ("a/**/b", "a/x/y/b/c.py", True),
+    ("docs/[ab].md", "docs/b.md", True), ("docs/[!ab].md", "docs/b.md", False), ("a[", "a[", True),
+    ("src/**.py", "src/a/b.py", True), ("*.py", "a.py/b", True), ("src/?.py", "src/ab.py", False),
+])
+def test_glob_matching_keeps_its_meaning(scope, path, covered):
+    from context_keeper.scope import scope_covers
+
+    assert scope_covers(scope, path) is covered
