@@ -94,6 +94,9 @@ def query_entries(
     # An emoji, "#": no word characters, so the text itself is the term (dropping the filter
     # would match every entry).
     terms = _WORD.findall(folded) or ([folded] if folded else [])
+    # Each once, longest first: a word repeated 2,000 times ("a a a ...") was looked for 2,000
+    # times in every entry (0.45 s at 3,600 entries), and a long word rules an entry out soonest.
+    terms = sorted(dict.fromkeys(terms), key=len, reverse=True)
     any_tags, all_tags = _lower_set(tags_any), _lower_set(tags_all)
     rel_scope = work_area(scope, str(store.root)) if scope else None
     # An entry replaced with deprecate_entry(superseded_by=...) names its successor; the

@@ -286,3 +286,9 @@ def test_glob_matching_keeps_its_meaning(scope, path, covered):
     from context_keeper.scope import scope_covers
 
     assert scope_covers(scope, path) is covered
+
+
+def test_query_entries_text_with_a_word_repeated_matches_as_the_word_once(svc):
+    # Each word is looked for once (a repeated word cost one scan of every entry per repeat).
+    once = svc.query_entries(text="carrier label", limit=1000)
+    assert svc.query_entries(text="carrier " * 300 + "label label", limit=1000) == once
