@@ -437,6 +437,7 @@ def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
             raise
         kind, entry = state.kind, found[0]
     answer: dict[str, Any] = {"type": kind.name, "entry": entry}
+    notes += _other_copies(store, kind, entry)
     if notes:
         answer["warnings"] = notes
     # doctor --fix gives one of two entries that share an id (after a merge) a new id and keeps
@@ -463,6 +464,23 @@ def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
     if replacement is not None:
         answer["replaced_by"] = replacement
     return answer
+
+
+def _other_copies(store: Store, kind: Any, entry: Mapping[str, Any]) -> list[str]:
+    """A warning naming the other items of the file that carry ``entry``'s id (a merge that
+    kept both sides): only the first is read, so the one fetched may not be the one meant."""
+    state = store.state(kind)
+    if state.error is not None:
+        return []
+    used = state.positions.get(entry["id"])
+    others = [i for i in sorted(state.item_problems) if i != used and isinstance(state.raw[i], dict)
+              and isinstance(state.raw[i].get("id"), str) and state.raw[i]["id"].strip() == entry["id"]]
+    if not others:
+        return []
+    named = ", ".join(f"item {i + 1} \"{model.entry_title(kind, state.raw[i])[:80]}\"" for i in others)
+    return [f"{kind.filename} has {len(others) + 1} items with the id {entry['id']}: this is the first; {named} "
+            "cannot be read until it has an id of its own (`context-keeper doctor` says how: two entries that "
+            "share an id are renumbered by `doctor --fix`, one entry edited on both sides is merged by hand)."]
 
 
 def _kept_in(entry: Mapping[str, Any], old_id: str) -> str:

@@ -292,3 +292,20 @@ def test_query_entries_text_with_a_word_repeated_matches_as_the_word_once(svc):
     # Each word is looked for once (a repeated word cost one scan of every entry per repeat).
     once = svc.query_entries(text="carrier label", limit=1000)
     assert svc.query_entries(text="carrier " * 300 + "label label", limit=1000) == once
+
+
+# ------------------------------------------------------------------ duplicate ids
+
+
+def test_fetching_an_id_that_two_items_carry_says_the_other_one_is_not_shown(svc, project):
+    # A merge that kept both sides: only the first item with the id is read, and get_context
+    # by id answered with it as if it were the only one.
+    first = {"id": "dec-106", "summary": "Label printers are paired per packing station", "tags": ["printers"],
+             "created_at": "2025-10-01T10:00:00+00:00"}
+    second = {"id": "dec-106", "summary": "Scanner batteries are swapped at every shift change", "tags": ["devices"],
+              "created_at": "2025-10-02T10:00:00+00:00"}
+    _add(project, "decisions.json", first, second)
+    answer = svc.get_context(id="dec-106")
+    assert answer["entry"]["summary"] == first["summary"]
+    assert any("Scanner batteries are swapped" in w and "dec-106" in w for w in answer.get("warnings", []))
+    assert "warnings" not in svc.get_context(id="dec-001")
