@@ -88,6 +88,10 @@ def query_entries(
     if limit < 1:
         raise InvalidInput("limit must be at least 1", field="limit")
     since_t, before_t = parse_date(since, "since"), parse_date(before, "before")
+    if since_t is not None and before_t is not None and since_t >= before_t:
+        # As get_context says it: an empty answer read as "nothing recorded in that range".
+        raise InvalidInput(f"since ({since}) must be earlier than before ({before}): no entry can be in that range",
+                           field="since")
     # Words without the punctuation glued to them ("storage?", "Redis,"); identifier and path
     # punctuation inside a word stays ("scope_guard.py").
     folded = nfc(text or "").strip().lower()

@@ -309,3 +309,11 @@ def test_fetching_an_id_that_two_items_carry_says_the_other_one_is_not_shown(svc
     assert answer["entry"]["summary"] == first["summary"]
     assert any("Scanner batteries are swapped" in w and "dec-106" in w for w in answer.get("warnings", []))
     assert "warnings" not in svc.get_context(id="dec-001")
+
+
+def test_query_entries_refuses_an_empty_date_range_as_get_context_does(svc):
+    from context_keeper.errors import InvalidInput
+
+    for read in (svc.get_context, svc.query_entries):
+        with pytest.raises(InvalidInput, match="must be earlier than before"):
+            read(since="2026-01-01", before="2025-01-01")
