@@ -755,7 +755,7 @@ def _pack(
                     continue
                 # The question's filters (types, tags, dates, scope, deprecated) hold for linked
                 # entries too: "tags": ["caching"] must not bring back untagged ones.
-                if entry.get("status") == "deprecated" or not admits(kind.name, entry["id"]):
+                if not admits(kind.name, entry["id"]):  # deprecated ones only with include_deprecated
                     continue
                 item = {"score": 0.0, "type": kind.name, "related": True, "via": primary["id"]}
                 annotate(item, kind.name, entry)

@@ -317,3 +317,14 @@ def test_query_entries_refuses_an_empty_date_range_as_get_context_does(svc):
     for read in (svc.get_context, svc.query_entries):
         with pytest.raises(InvalidInput, match="must be earlier than before"):
             read(since="2026-01-01", before="2025-01-01")
+
+
+def test_include_deprecated_brings_back_retired_entries_that_a_result_links_to(svc):
+    # dec-015 links dec-026. The linked entries follow the question's filters, deprecated
+    # included, but a retired link stayed out even when include_deprecated asked for it.
+    svc.deprecate_entry("dec-026", "scan checks moved into the handheld app itself")
+    query = "weigh each parcel against its expected weight before buying the label"
+    asked = svc.get_context(query=query, include_deprecated=True, token_budget=20000)
+    linked = [r for r in asked["results"] if r["entry"]["id"] == "dec-026"]
+    assert linked and linked[0].get("related") and linked[0]["deprecated"] is True
+    assert "dec-026" not in _ids(svc.get_context(query=query, token_budget=20000))
