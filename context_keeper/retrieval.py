@@ -169,6 +169,11 @@ def get_context(
                                         ("since", options.since), ("before", options.before)) if value]
     text = (query or "").strip()
     if not text and not (options.tags or options.scope or options.kinds or options.since or options.before):
+        if scope and scope.strip():
+            # "give at least one filter (..., scope, ...)" to a caller who gave one was no help.
+            raise InvalidInput(f"scope: {scope!r} is the project root, which every entry is in, so it filters nothing; "
+                               "give a query, or a file or directory inside the project (e.g. 'src/app.py')",
+                               field="scope")
         raise InvalidInput(
             "give a query (what you are about to work on or the question you have), an id, or at "
             "least one filter (tags, scope, types, since, before)",

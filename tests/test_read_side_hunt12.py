@@ -328,3 +328,15 @@ def test_include_deprecated_brings_back_retired_entries_that_a_result_links_to(s
     linked = [r for r in asked["results"] if r["entry"]["id"] == "dec-026"]
     assert linked and linked[0].get("related") and linked[0]["deprecated"] is True
     assert "dec-026" not in _ids(svc.get_context(query=query, token_budget=20000))
+
+
+@pytest.mark.parametrize("root", [".", "./", "{root}", "{root}/"])
+def test_a_scope_naming_the_whole_project_is_refused_for_what_it_is(svc, project, root):
+    # The answer was "give ... at least one filter (tags, scope, types, since, before)" to a
+    # caller who had given a scope.
+    from context_keeper.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="is the project root") as refused:
+        svc.get_context(scope=root.format(root=project))
+    assert refused.value.field == "scope"
+    assert svc.get_context(query="carrier retries", scope=root.format(root=project))["results"]
