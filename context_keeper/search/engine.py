@@ -484,10 +484,10 @@ class SearchIndex(InvertedIndex):
     def _answer_type(self, query: str, hits: list[Hit]) -> tuple[str | None, float]:
         """The answer-type check (answer_type.py): when ``query`` asks for a duration, an amount,
         a number or a version, how far the most relevant hit states one near the question's
-        words. None and ``answer_type_factor`` when it states none (the question is most likely
-        unrecorded; the kind is returned for the guidance), None and
-        ``answer_type_partial_factor`` when its values share only one of several question words,
-        otherwise None and 1.0. The factors are on the confidence scale."""
+        words. The kind and ``answer_type_factor`` when it states none (the question is most
+        likely unrecorded; the kind is for the guidance), None and ``answer_type_partial_factor``
+        when its values share only one of several question words, otherwise None and 1.0. The
+        factors are on the confidence scale."""
         t = self.tuning
         if (t.answer_type_factor >= 1.0 and t.answer_type_partial_factor >= 1.0) or not hits:
             return None, 1.0
@@ -498,7 +498,10 @@ class SearchIndex(InvertedIndex):
         if best.relevance <= 0.0:
             return None, 1.0
         topical = {w for w in terms(query) if not is_generic(w)}
-        shared = answer_type.value_overlap(kind, topical, best.entry, enough=min(2, len(topical)))
+        # Counting a second shared word matters only to the partial factor (off by default): the
+        # scan stops at the first value sentence sharing one word otherwise.
+        enough = 2 if t.answer_type_partial_factor < 1.0 else 1
+        shared = answer_type.value_overlap(kind, topical, best.entry, enough=min(enough, len(topical)))
         if shared == 0:
             return (kind, t.answer_type_factor) if t.answer_type_factor < 1.0 else (None, 1.0)
         if shared < 2 <= len(topical):
