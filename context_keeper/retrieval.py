@@ -181,15 +181,16 @@ def get_context(
         )
     from context_keeper.search.tokenize import terms
 
+    searchable = bool(text) and bool(terms(text))
     # "?" or "the and of" matches every entry equally (by priors alone): a page of noise.
-    wordless = bool(text) and not filters and not terms(text)
+    wordless = bool(text) and not filters and not searchable
     state = service.index(store)
     semantic, problems = _semantic_settings(config)
     config_warnings += problems
     blend = bool(text) and not wordless and semantic is not None
     if blend:
         options = replace(options, limit=SEMANTIC_CANDIDATES)
-    elif not wordless and not terms(text):
+    elif not wordless and not searchable:
         # Filters alone (or with only common words) list the entries that pass them, best prior
         # first: as many as could fit in the budget, the others counted in omitted. Cut at
         # MAX_HITS, types=["decisions"] listed 50 of 2,500 with nothing said about the rest.
