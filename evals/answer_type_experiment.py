@@ -11,7 +11,8 @@ is, which is the same since ``graded_0.8`` was measured on test and left off, se
 - ``two_words_number``: for a number, the sentence must share two topical words (any digit is a
   number, so one shared word is easy to meet);
 - ``two_words``: the same for every kind;
-- ``graded_F`` (``graded_0.8``, ``graded_0.6`` by default; any F): a value in a sentence sharing
+- ``graded_F`` (``graded_0.8``, ``graded_0.6`` by default; any F; the engine's
+  ``Tuning.answer_type_partial_factor``): a value in a sentence sharing
   only one topical word also lowers relevance, ×F (for a question of two or more topical words);
 - ``top2_relevance`` / ``top2_rank`` / ``top3_rank``: a value in any of the two most relevant hits,
   or of the first two or three ranked, clears the question;
@@ -36,7 +37,6 @@ import run_retrieval as rr  # noqa: E402
 from context_keeper.search import answer_type as A  # noqa: E402
 from context_keeper.search.abstain import CONF_GAMMA  # noqa: E402
 from context_keeper.search import engine as E  # noqa: E402
-from context_keeper.search.fields import group_texts  # noqa: E402
 from context_keeper.search.generic import is_generic  # noqa: E402
 from context_keeper.search.tokenize import terms  # noqa: E402
 from context_keeper.search.tuning import DEFAULT_TUNING  # noqa: E402
@@ -54,29 +54,26 @@ def _graded(variant: str) -> bool:
         return False
 
 
-def _overlap(kind: str, topical: list[str], entry) -> int:
-    """Most topical words a sentence holding a value of ``kind`` shares with the question."""
-    written = next(pattern for name, _, pattern in A._KINDS if name == kind)
-    wanted, best = set(topical), 0
-    for text in group_texts(entry):
-        for sentence in A._SENTENCE_END.split(text):
-            if written.search(sentence):
-                best = max(best, len(wanted & set(terms(sentence))))
-    return best
-
-
 _PLAIN_SEARCH = E.SearchIndex.search
+
+
+def _tuning(variant: str):
+    """The engine's own knob for the graded forms (``answer_type_partial_factor``); the
+    others run with the shipped tuning and a patched search."""
+    if _graded(variant):
+        return replace(DEFAULT_TUNING, answer_type_partial_factor=float(variant.split("_")[1]))
+    return DEFAULT_TUNING
 
 
 def _patched_search(variant: str):
     plain = _PLAIN_SEARCH
-    if variant == "round11":
-        variant = "graded_1.0"  # a value sharing one word clears the question, as in round 11
+    if variant in ("shipped", "round11") or _graded(variant):
+        return plain
 
     def search(self, query, options=E.SearchOptions()):
         res = plain(self, query, options)
         kind = A.asked_kind(query)
-        if variant == "shipped" or kind is None or not res.hits:
+        if kind is None or not res.hits:
             return res
         topical = [t for t in terms(query) if not is_generic(t)]
         hits = res.hits
@@ -86,16 +83,10 @@ def _patched_search(variant: str):
         if by_relevance[0].relevance <= 0.0:
             return res
         factor = 1.0
-        if variant.startswith("graded_") or variant.startswith("two_words"):
-            shared = _overlap(kind, topical, by_relevance[0].entry)
-            need = min(2, len(set(topical)))
-            if shared == 0:
+        if variant.startswith("two_words"):
+            shared = A.value_overlap(kind, topical, by_relevance[0].entry)
+            if shared < min(2, len(set(topical))) and (shared == 0 or variant == "two_words" or kind == "number"):
                 factor = DEFAULT_TUNING.answer_type_factor
-            elif shared < need:
-                if variant.startswith("graded_"):
-                    factor = float(variant.split("_")[1])
-                elif variant == "two_words" or kind == "number":
-                    factor = DEFAULT_TUNING.answer_type_factor
         else:
             look = {"top2_relevance": by_relevance[:2], "top2_rank": hits[:2], "top3_rank": hits[:3],
                     "relevance_or_first": [by_relevance[0], hits[0]]}[variant]
@@ -120,7 +111,7 @@ def main(argv: list[str]) -> int:
     try:
         for variant in chosen:
             E.SearchIndex.search = _patched_search(variant)
-            rows = calibrate.collect(DEFAULT_TUNING, stores, cases)
+            rows = calibrate.collect(_tuning(variant), stores, cases)
             cv = calibrate.cross_validate(rows, ["log_rel"], 0.04)
             print(f"{variant:20s} " + "  ".join(f"{k} {v:.3f}" for k, v in cv.items()))
     finally:

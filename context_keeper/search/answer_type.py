@@ -38,8 +38,9 @@ _LASTING = r"(?:timeouts?|time-outs?|lifetime|grace period)"
 
 class _Then:
     """A cue of two patterns, the second after the first on the same line: "what … charge". One
-    regex with ``.*`` between them scanned the rest of the line from every "what" (80 ms at
-    4,000 characters); here each line is scanned once, from its first "what"."""
+    regex with ``.*`` between them scanned the rest of the line from every "what", quadratic in a
+    question of many of them (benchmarks/bench_answer_type.py times it); here each line is
+    scanned once, from its first "what"."""
 
     def __init__(self, first: re.Pattern[str], then: re.Pattern[str]) -> None:
         self.first, self.then = first, then
