@@ -58,6 +58,7 @@ GUIDANCE_SCOPE_RULES = (
     "that file whatever the question."
 )
 MAX_HITS = 50
+_PROSE_FIELDS = ("guidance", "budget_note", "warnings")
 SEMANTIC_CANDIDATES = 200
 MIN_ENTRY_TOKENS = 24  # below this an entry cannot say what it is about: skipped, counted
 MIN_FIRST_ENTRY_TOKENS = 16  # an id and a title cut to budget.MIN_TITLE_CHARS
@@ -224,32 +225,53 @@ def get_context(
     # rules only this way. (Without a query, the scope filter alone already lists them.)
     rules = _scope_rules(store, options, admits) if text and options.scope else []
     unlisted = max(0, (result.matched or 0) - len(result.hits))  # passed the filters, past the listing's end
-    answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related, admits,
-                   predecessors, rules, unlisted)
-    # The lexical signal alone: a rule added for the scope says nothing about the question.
-    answer["top_relevance"] = round(result.top_relevance, 3) if text else None
     unreadable = [s for s in store.all_states() if s.error is not None
                   and (options.kinds is None or s.kind.name in options.kinds)]
-    if text and result.top_relevance < threshold:
-        answer["no_confident_match"] = True
+    warnings = service._warnings(store) + config_warnings + _last_good_notes(store, unreadable)
+
+    def guidance(results: Sequence[Mapping[str, Any]]) -> str | None:
+        if not text or result.top_relevance >= threshold:
+            return None
         if wordless:
-            answer["guidance"] = GUIDANCE_NO_WORDS
+            said = GUIDANCE_NO_WORDS
         elif unreadable:
-            answer["guidance"] = GUIDANCE_UNREADABLE.format(files=", ".join(s.path.name for s in unreadable))
-        elif any(not r.get("scope_rule") for r in answer["results"]):
+            said = GUIDANCE_UNREADABLE.format(files=", ".join(s.path.name for s in unreadable))
+        elif any(not r.get("scope_rule") for r in results):
             unstated = result.unstated
             article = "an" if unstated and unstated[0] in "aeiou" else "a"  # "an amount of money"
-            answer["guidance"] = GUIDANCE_UNSTATED.format(kind=f"{article} {unstated}") if unstated else GUIDANCE_NO_MATCH
+            said = GUIDANCE_UNSTATED.format(kind=f"{article} {unstated}") if unstated else GUIDANCE_NO_MATCH
         elif filters:
-            answer["guidance"] = GUIDANCE_FILTERED.format(filters=", ".join(filters))
+            said = GUIDANCE_FILTERED.format(filters=", ".join(filters))
         else:
-            answer["guidance"] = GUIDANCE_NOTHING
-        if rules and any(r.get("scope_rule") for r in answer["results"]):
-            answer["guidance"] += " " + GUIDANCE_SCOPE_RULES
-    warnings = service._warnings(store) + config_warnings + _last_good_notes(store, unreadable)
+            said = GUIDANCE_NOTHING
+        if rules and any(r.get("scope_rule") for r in results):
+            said += " " + GUIDANCE_SCOPE_RULES
+        return said
+
+    # The guidance and warnings are read as much as the results are, so they come out of the same
+    # budget: reserved before packing at the longest they can turn out (which guidance applies
+    # depends on what gets packed).
+    rule_item = [{"scope_rule": True}] if rules else []
+    prose = {"guidance": max((guidance(r) or "" for r in ([{}] + rule_item, rule_item)), key=len),
+             "warnings": warnings}
+    answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related, admits,
+                   predecessors, rules, unlisted, reserve=_prose_tokens(prose))
+    # The lexical signal alone: a rule added for the scope says nothing about the question.
+    answer["top_relevance"] = round(result.top_relevance, 3) if text else None
+    said = guidance(answer["results"])
+    if said is not None:
+        answer["no_confident_match"] = True
+        answer["guidance"] = said
     if warnings:
         answer["warnings"] = warnings
+    answer["tokens_used"] += _prose_tokens(answer)
     return answer
+
+
+def _prose_tokens(answer: Mapping[str, Any]) -> int:
+    """What an answer's own text (guidance, budget_note, warnings) adds to its results."""
+    prose = {key: answer[key] for key in _PROSE_FIELDS if answer.get(key)}
+    return chars_to_tokens(json_chars(prose)) if prose else 0
 
 
 def _last_good_notes(store: Store, states: Sequence[Any]) -> list[str]:
@@ -650,9 +672,16 @@ def _pack(
     predecessors: Callable[[str, Mapping[str, Any]], list[str]],
     scope_rules: Sequence[Mapping[str, Any]] = (),
     unlisted: int = 0,
+    reserve: int = 0,
 ) -> dict[str, Any]:
     """``scope_rules`` (constraints covering the scope asked about) are placed right after the
-    last confident match, so weak matches cannot take their room in the budget."""
+    last confident match, so weak matches cannot take their room in the budget. ``reserve`` is
+    what the answer's own text will take; the budget note's room is kept here as well. When the
+    rest cannot hold the best match, it is packed into the whole budget instead."""
+    asked = budget
+    most_omitted = len(hits) + len(scope_rules) + unlisted
+    reserve += _prose_tokens({"budget_note": _budget_note(most_omitted, asked)}) if most_omitted else 0
+    budget = max(asked - reserve, 0)
     results: list[dict[str, Any]] = []
     # The stored entry behind each result: a shortened copy has lost its related_to links.
     sources: list[Mapping[str, Any]] = []
@@ -665,11 +694,20 @@ def _pack(
     per_entry = min(max_entry_tokens, max(MIN_ENTRY_TOKENS, budget // 3))
 
     def try_add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
+        nonlocal budget
         if add(item, entry):
             return True
         # Too little room with what replaced it (or what it replaced) spelled out: those shrink
         # to ids, so the entry itself is not given up for a lower-ranked one.
-        return _compact_annotations(item, entry, predecessors(item["type"], entry)) and add(item, entry)
+        if _compact_annotations(item, entry, predecessors(item["type"], entry)) and add(item, entry):
+            return True
+        if results or budget == asked:
+            return False
+        # An answer of prose alone tells the agent nothing to check: the best match takes the
+        # whole budget. The budget note is then left out (omitted still counts what did not
+        # fit); guidance and warnings are not, and go over it.
+        budget = asked
+        return add(item, entry)
 
     def add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
         nonlocal used
@@ -812,11 +850,16 @@ def _pack(
     answer = {
         "results": results,
         "tokens_used": used,
-        "token_budget": budget,
+        "token_budget": asked,
         "entries_returned": len(results),
     }
     if omitted:
         answer["omitted"] = omitted
-        answer["budget_note"] = (f"{omitted} more matching entr{'y' if omitted == 1 else 'ies'} did not fit in "
-                                 f"token_budget {budget}; ask again with a larger token_budget, or by id.")
+        if budget < asked:
+            answer["budget_note"] = _budget_note(omitted, asked)
     return answer
+
+
+def _budget_note(omitted: int, budget: int) -> str:
+    return (f"{omitted} more matching entr{'y' if omitted == 1 else 'ies'} did not fit in "
+            f"token_budget {budget}; ask again with a larger token_budget, or by id.")

@@ -44,11 +44,35 @@ def test_nothing_found_is_not_called_weak_matches(svc):
 @pytest.mark.parametrize("query", ["carrier retries", "label printing stalls during a deploy", "handheld offline sync"])
 def test_tokens_used_is_the_estimate_of_every_returned_item(svc, budget, query):
     # Packing adds costs up from JSON lengths instead of serialising each finished item; this
-    # holds it to the estimate of what is actually returned (each item plus 2 for the list).
+    # holds it to the estimate of what is actually returned (each item plus 2 for the list, and
+    # the answer's own text), and the whole of it to the budget.
     answer = svc.get_context(query=query, token_budget=budget)
     assert answer["results"]
-    assert answer["tokens_used"] == sum(entry_tokens(item) + 2 for item in answer["results"])
+    assert answer["tokens_used"] == sum(entry_tokens(item) + 2 for item in answer["results"]) + _prose(answer)
     assert answer["tokens_used"] <= budget
+
+
+def _prose(answer) -> int:
+    prose = {k: answer[k] for k in ("guidance", "budget_note", "warnings") if k in answer}
+    return entry_tokens(prose) if prose else 0
+
+
+@pytest.mark.parametrize("budget", [300, 600, 1200])
+def test_guidance_and_warnings_fit_in_the_budget_with_the_results(project, budget):
+    # A question nothing answers, in a store with a config problem, asked with a budget the
+    # weak matches overfill. (Weak matches left out are not counted, so no budget note.)
+    (project / ".context" / "config.json").write_text('{"max_entry_tokens": "big"}', encoding="utf-8")
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
+    answer = svc.get_context(query="which font do the invoice emails use", token_budget=budget)
+    assert answer["no_confident_match"] and answer["guidance"] and answer["warnings"] and answer["results"]
+    shown = sum(entry_tokens(item) + 2 for item in answer["results"]) + _prose(answer)
+    assert shown == answer["tokens_used"] <= budget
+
+
+def test_an_answer_too_small_for_its_best_match_beside_the_note_keeps_the_match(svc):
+    answer = svc.get_context(query="carrier retries", token_budget=60)
+    assert answer["results"] and answer["omitted"] and "budget_note" not in answer
+    assert answer["tokens_used"] <= 60
 
 
 def test_a_superseded_entry_pulled_in_by_a_link_says_what_replaced_it(tmp_path):
@@ -183,7 +207,8 @@ def test_the_best_match_leads_even_the_smallest_answers(svc, query, budget):
     full = svc.get_context(query=query, token_budget=20000)
     small = svc.get_context(query=query, token_budget=budget)
     assert small["results"][0]["entry"]["id"] == full["results"][0]["entry"]["id"]
-    assert small["tokens_used"] <= budget
+    # Guidance is kept even when the best match leaves it no room (it says how to read the match).
+    assert small["tokens_used"] <= budget + _prose(small) * ("guidance" in small)
 
 
 def test_a_replaced_entry_squeezed_into_a_tiny_answer_still_names_its_successor(svc):
