@@ -521,7 +521,8 @@ class Service:
         store = self.store(project_dir, recorded=True)
         budget = int(token_budget or 2000)
         if budget < 100:
-            raise InvalidInput("token_budget must be at least 100 tokens", field="token_budget")
+            raise InvalidInput(f"token_budget must be at least 100 tokens (got {budget}); leave it out (or give 0) "
+                               "for the default of 2000", field="token_budget")
         states = {s.kind.name: s for s in store.all_states()}
         # Session start asks for the same summary over and over; it only changes with the files.
         key = (store.root, budget, tuple(s.stamp for s in states.values()), id(self.config(store)))

@@ -117,6 +117,8 @@ def test_a_budget_error_names_the_cli_flag(project):
         assert result.returncode == 2
         assert "--budget must be at least" in result.stderr and "token_budget" not in result.stderr
         assert "config's --budget" not in result.stderr  # the flag's name, not the config key's
+        # What was given and how to get the default, as for every refused value.
+        assert "(got 10)" in result.stderr and "default" in result.stderr
 
 
 def _run_into_a_closed_pipe(*args: str, cwd) -> subprocess.CompletedProcess:
