@@ -176,6 +176,16 @@ def kind_named(name: str) -> Kind:
 # ---------------------------------------------------------------- ids
 
 
+SHOWN_CHARS = 80
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` for a message, cut at ``SHOWN_CHARS``: a 5,000-character status quoted
+    whole buried the rest of doctor's report."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+
+
 def parse_id(entry_id: Any) -> tuple[str, int, str] | None:
     if not isinstance(entry_id, str):
         return None
@@ -354,7 +364,7 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
     entry_id = raw.get("id")
     parsed = parse_id(entry_id)
     if parsed is None:
-        return None, [f"entry without a valid id ({entry_id!r})"]
+        return None, [f"entry without a valid id ({shown(entry_id)})"]
     if parsed[0] != kind.prefix:
         return None, [f"{entry_id}: id prefix does not belong in {kind.filename}"]
     problems: list[str] = []
@@ -409,7 +419,7 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
         elif spec.shape == "enum":
             text = _as_text(value).strip().lower()
             if text not in spec.choices:
-                problems.append(f"{entry_id}: {spec.name} {value!r} is not one of {', '.join(spec.choices)}")
+                problems.append(f"{entry_id}: {spec.name} {shown(value)} is not one of {', '.join(spec.choices)}")
                 text = spec.default
             entry[spec.name] = text
         elif spec.shape == "id":
@@ -531,13 +541,13 @@ def clean_value(kind: Kind, name: str, value: Any) -> Any:
     if spec.shape == "enum":
         text = str(value).strip().lower() if value is not None else spec.default
         if text not in spec.choices:
-            raise _fail(name, f"{value!r} is not allowed; use one of: {', '.join(spec.choices)}")
+            raise _fail(name, f"{shown(value)} is not allowed; use one of: {', '.join(spec.choices)}")
         return text
     if spec.shape == "id":
         if value in (None, ""):
             return None
         if parse_id(value) is None:
-            raise _fail(name, f"{value!r} is not an entry id (like dec-001)")
+            raise _fail(name, f"{shown(value)} is not an entry id (like dec-001)")
         return value.strip()
     if spec.shape == "steps":
         return clean_steps(value)
@@ -569,7 +579,7 @@ def _clean_list(name: str, shape: str, value: Any) -> list[str]:
         if len(item) > MAX_SHORT_TEXT:
             raise _fail(name, f"an item is {len(item)} characters; the maximum is {MAX_SHORT_TEXT}")
         if shape == "id_list" and parse_id(item) is None:
-            raise _fail(name, f"{item!r} is not an entry id (like dec-001)")
+            raise _fail(name, f"{shown(item)} is not an entry id (like dec-001)")
         if item and item not in out:
             out.append(item)
     return out

@@ -200,3 +200,13 @@ def test_verify_quality_names_pipeline_steps_cut_down_to_a_character_or_two(tmp_
     (thin,) = [issue for issue in answer["issues"] if issue["issue"] == "thin_steps"]
     assert thin["id"] == "pipe-001" and answer["counts"]["thin_steps"] == 1
     assert "2 of its 4 steps" in thin["detail"] and "2 ('R'), 3 ('24')" in thin["detail"]
+
+
+def test_a_huge_bad_value_is_quoted_cut_in_the_problem():
+    # A hand-edited 5,000-character status quoted whole buried the rest of doctor's report.
+    from context_keeper.model import DECISION, SHOWN_CHARS, read_entry
+
+    entry, problems = read_entry(DECISION, {"id": "dec-001", "summary": "A decision", "status": "Z" * 5000})
+    assert entry is not None and entry["status"] == "active"
+    (problem,) = [p for p in problems if "status" in p]
+    assert "ZZZZ" in problem and len(problem) < SHOWN_CHARS + 120
