@@ -387,7 +387,9 @@ def merge_server(config: dict[str, Any], key: str, spec: dict[str, Any], *, remo
     elif isinstance(existing, dict) and not foreign:
         merged = {**existing, **spec}
         if isinstance(existing.get("env"), dict) and isinstance(spec.get("env"), dict):
-            merged["env"] = {**existing["env"], **spec["env"]}
+            # A variable the user set wins (a CONTEXT_KEEPER_PROJECT naming one project of a
+            # monorepo): install only adds the ones missing.
+            merged["env"] = {**existing["env"], **{k: v for k, v in spec["env"].items() if k not in existing["env"]}}
         servers[SERVER_NAME] = merged
     else:
         servers[SERVER_NAME] = spec

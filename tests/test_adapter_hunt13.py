@@ -1,0 +1,39 @@
+"""Adapter defects found in hunt 13: install/uninstall, hooks, init, doctor and the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.hook_helpers import hook_env
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "context_keeper", *args], cwd=cwd, capture_output=True,
+                          text=True, env=hook_env(), timeout=60)
+
+
+def _write(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def test_install_keeps_the_users_own_project_variable_and_uninstall_keeps_their_entry(tmp_path: Path):
+    project = tmp_path / "mono"
+    (project / ".context").mkdir(parents=True)
+    home = tmp_path / "home"
+    path = project / ".vscode" / "mcp.json"
+    users = {"type": "stdio", "command": "context-keeper", "args": ["serve"],
+             "env": {"CONTEXT_KEEPER_PROJECT": "/srv/mono/services/billing"}}
+    _write(path, {"servers": {"context-keeper": users}})
+    proc = _cli("install", "--client", "vscode", "--write", "--project", str(project), "--home", str(home),
+                cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    entry = json.loads(path.read_text(encoding="utf-8"))["servers"]["context-keeper"]
+    assert entry["env"] == {"CONTEXT_KEEPER_PROJECT": "/srv/mono/services/billing"}
+    proc = _cli("uninstall", "--client", "vscode", "--project", str(project), "--home", str(home), cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    entry = json.loads(path.read_text(encoding="utf-8"))["servers"]["context-keeper"]
+    assert entry["env"] == {"CONTEXT_KEEPER_PROJECT": "/srv/mono/services/billing"}
