@@ -67,6 +67,10 @@ def _nothing_saved(path: Path, exc: OSError) -> StoreError:
         where = Path(os.path.realpath(path)).parent
     if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
         remedy = "The disk (or your quota) is full: free some space"
+    elif exc.errno in (errno.EEXIST, errno.ENOTDIR) and os.path.lexists(path) and not path.is_dir():
+        # ``.context`` is a file (or a link to one): "check it is writable" would send the person
+        # off to check permissions that are fine.
+        remedy = f"{path} is a file, not a directory: move it aside"
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         remedy = f"{where} is not writable (a read-only mount or checkout?): make it writable"
     else:

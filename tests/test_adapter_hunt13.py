@@ -37,3 +37,12 @@ def test_install_keeps_the_users_own_project_variable_and_uninstall_keeps_their_
     assert proc.returncode == 0, proc.stderr
     entry = json.loads(path.read_text(encoding="utf-8"))["servers"]["context-keeper"]
     assert entry["env"] == {"CONTEXT_KEEPER_PROJECT": "/srv/mono/services/billing"}
+
+
+def test_init_where_dot_context_is_a_file_says_so(tmp_path: Path):
+    (tmp_path / ".context").write_text("notes\n", encoding="utf-8")
+    proc = _cli("init", str(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 5
+    assert "is a file, not a directory: move it aside" in proc.stderr
+    assert "writable" not in proc.stderr
+    assert (tmp_path / ".context").read_text(encoding="utf-8") == "notes\n"
