@@ -591,11 +591,12 @@ def _check_config(store: Store) -> list[Finding]:
                     file="config.json") for problem in problems]
 
 
-def _project_paths(root: Path) -> Iterator[str]:
-    """Project-relative paths of files and directories (VCS, dependency and cache dirs skipped)."""
+def _project_paths(root: Path, enter: frozenset[str] = frozenset()) -> Iterator[str]:
+    """Project-relative paths of files and directories (VCS, dependency and cache dirs skipped,
+    except those named in ``enter``)."""
     count = 0
     for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS or d in enter)
         rel = os.path.relpath(directory, root).replace(os.sep, "/")
         prefix = "" if rel == "." else rel + "/"
         for name in (*dirnames, *filenames):
@@ -618,8 +619,12 @@ def _check_scopes(store: Store) -> list[Finding]:
         # the like, which a rule may well be about.
         if is_glob(pattern) or not pattern or not os.path.lexists(os.path.join(root, pattern)):
             pending[e["id"]] = e["scope"]
+    # A rule about node_modules/ (or .venv/, ...) is looked for there: the scan skips those
+    # directories only for speed, and the edit guard applies the rule to files in them.
+    enter = frozenset(part for scope in pending.values() for part in normalize_path(scope, root).split("/")
+                      if part in _SKIP_DIRS and part != CONTEXT_DIR)
     scanned = 0
-    for path in _project_paths(store.root) if pending else ():
+    for path in _project_paths(store.root, enter) if pending else ():
         scanned += 1
         for entry_id in [i for i, scope in pending.items() if scope_covers(scope, path, root)]:
             del pending[entry_id]

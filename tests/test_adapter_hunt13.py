@@ -46,3 +46,20 @@ def test_init_where_dot_context_is_a_file_says_so(tmp_path: Path):
     assert "is a file, not a directory: move it aside" in proc.stderr
     assert "writable" not in proc.stderr
     assert (tmp_path / ".context").read_text(encoding="utf-8") == "notes\n"
+
+
+def test_doctor_finds_files_a_rule_about_node_modules_covers(tmp_path: Path):
+    (tmp_path / ".git").mkdir()
+    assert _cli("init", str(tmp_path), cwd=tmp_path).returncode == 0
+    (tmp_path / "node_modules" / "left-pad").mkdir(parents=True)
+    (tmp_path / "node_modules" / "left-pad" / "index.js").write_text("module.exports = 1\n", encoding="utf-8")
+    reason = "Hand patches vanish on the next npm ci; patch-package keeps them in patches/ under review."
+    _write(tmp_path / ".context" / "constraints.json", [
+        {"id": "con-001", "rule": "Never patch files in node_modules by hand", "reason": reason,
+         "scope": "node_modules/**/*.js"},
+        {"id": "con-002", "rule": "Never patch a package entry point by hand", "reason": reason,
+         "scope": "**/node_modules/*/index.js"},
+    ])
+    proc = _cli("doctor", "--json", "--project", str(tmp_path), cwd=tmp_path)
+    findings = json.loads(proc.stdout)["findings"]
+    assert [f for f in findings if f["code"] == "unmatched_scope"] == []
