@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from context_keeper import model, render
-from context_keeper.config import number
+from context_keeper.config import number, read_user_config
 from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
 from context_keeper.paths import markdown_target
@@ -166,10 +166,15 @@ class Service:
         context = root / CONTEXT_DIR
         created = not context.exists()
         store = Store(root)
+        warnings = []
         with store.transaction() as txn:
             config_path = context / "config.json"
             if not config_path.exists():
                 store.write_sidecar("config.json", {"project_name": project_name or root.name})
+            elif project_name and _configured_name(config_path) != project_name:
+                # init never rewrites an existing config, so a --name there would be lost unsaid.
+                warnings.append(f"{config_path} already exists, so the name {project_name!r} was not written; "
+                                "set \"project_name\" in it by hand to rename the project")
             for kind in KINDS.values():
                 if not store.path(kind).exists():
                     # Written as any store write is, so with a last-good copy: constraints.json is
@@ -179,11 +184,13 @@ class Service:
         answer = {"success": True, "project_dir": str(root), "context_dir": str(context), "created": created}
         outer = next((d for d in root.parents if (d / CONTEXT_DIR).is_dir()), None)
         if created and outer is not None:
-            answer["warnings"] = [
+            warnings.append(
                 f"{outer} already has a .context/: this is a second, separate project memory inside it. "
                 f"Tools and hooks started in {root} or below now use this one, not {outer}'s. If that is "
                 f"not what you meant, remove {context} and run init in {outer} (or not at all)."
-            ]
+            )
+        if warnings:
+            answer["warnings"] = warnings
         return answer
 
     # ------------------------------------------------------------ record
@@ -842,3 +849,8 @@ def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], m
         elif spec.shape in ("text", "short") and not (mine or "").strip() and (theirs or "").strip():
             out[spec.name] = theirs
     return out
+
+
+def _configured_name(config_path: Path) -> Any:
+    user, _ = read_user_config(config_path)
+    return user.get("project_name") if isinstance(user, dict) else None

@@ -63,3 +63,14 @@ def test_doctor_finds_files_a_rule_about_node_modules_covers(tmp_path: Path):
     proc = _cli("doctor", "--json", "--project", str(tmp_path), cwd=tmp_path)
     findings = json.loads(proc.stdout)["findings"]
     assert [f for f in findings if f["code"] == "unmatched_scope"] == []
+
+
+def test_init_name_on_an_existing_config_says_it_was_not_written(tmp_path: Path):
+    assert _cli("init", str(tmp_path), "--name", "billing", cwd=tmp_path).returncode == 0
+    proc = _cli("init", str(tmp_path), "--name", "payments", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "'payments' was not written" in proc.stdout
+    config = json.loads((tmp_path / ".context" / "config.json").read_text(encoding="utf-8"))
+    assert config["project_name"] == "billing"
+    again = _cli("init", str(tmp_path), "--name", "billing", cwd=tmp_path)
+    assert "Warning" not in again.stdout
