@@ -7,6 +7,7 @@ Exit codes: 0 ok · 1 unexpected failure, or stdout closed early (``| head``) ·
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
@@ -248,10 +249,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"context-keeper: {_cli_message(exc)}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:
-        # A read-only or full disk under init or doctor --fix: the person needs the path and the
-        # cause, not a traceback through filelock. (After BrokenPipeError, which is one too.)
-        print(f"context-keeper: the file system refused an operation ({exc}). Check that the project's "
-              ".context/ directory is writable and the disk has room, then run the command again.", file=sys.stderr)
+        # A read-only or full disk under init or doctor --fix, or a client config install cannot
+        # write: the person needs the path and the cause, not a traceback through filelock.
+        # (After BrokenPipeError, which is one too.)
+        print(f"context-keeper: the file system refused an operation ({exc}). {_os_error_hint(exc)}, then run "
+              "the command again.", file=sys.stderr)
         return 5
     except KeyboardInterrupt:
         return 130
+
+
+def _os_error_hint(exc: OSError) -> str:
+    where = exc.filename or "the project's .context/ directory"
+    if exc.errno == errno.EISDIR:
+        return f"{where} is a directory where a file belongs: move it aside"
+    if exc.errno == errno.ENOTDIR:
+        return f"A part of the path {where} is a file where a directory belongs: move it aside"
+    return f"Check that {where} is writable and the disk has room"

@@ -74,3 +74,12 @@ def test_init_name_on_an_existing_config_says_it_was_not_written(tmp_path: Path)
     assert config["project_name"] == "billing"
     again = _cli("init", str(tmp_path), "--name", "billing", cwd=tmp_path)
     assert "Warning" not in again.stdout
+
+
+def test_install_where_dot_claude_is_a_file_names_it_not_the_store(tmp_path: Path):
+    assert _cli("init", str(tmp_path), cwd=tmp_path).returncode == 0
+    (tmp_path / ".claude").write_text("", encoding="utf-8")
+    proc = _cli("install", "--project", str(tmp_path), "--home", str(tmp_path / "home"), cwd=tmp_path)
+    assert proc.returncode == 5
+    assert ".context/ directory is writable" not in proc.stderr
+    assert f"{tmp_path / '.claude' / 'settings.json'} is a file where a directory belongs" in proc.stderr
