@@ -874,6 +874,8 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
                 entry = entry.get(SERVER_NAME) if isinstance(entry, dict) else None
                 change.note = (_foreign_note(target.path, f"{target.key}.{SERVER_NAME}", entry)
                                or _kept_note(target.path, f"{target.key}.{SERVER_NAME}", user_keys(entry, spec)))
+            else:
+                change.warnings = _twin_notes(target.path, target.key, _load_json(target.path, change.before).get(target.key))
             changes.append(change)
         else:
             spec = client_server_spec(client, chosen, project, user)
@@ -893,21 +895,38 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
                 after = None  # only our table was in it: delete (with a backup) rather than leave it empty
             note = ((_foreign_note(target.path, f"mcp_servers.{SERVER_NAME}", entry) if remove else "")
                     or _kept_note(target.path, f"mcp_servers.{SERVER_NAME}", kept))
-            changes.append(Change(target.path, before, after if (after or before is not None) else None, note=note))
+            changes.append(Change(target.path, before, after if (after or before is not None) else None, note=note,
+                                  warnings=[] if remove else _twin_notes(target.path, "mcp_servers", _codex_servers(before))))
         changes[-1].backup_as = backup_base(target.path, project, home, target.in_project)
         changes[-1].shared = target.shared
     return changes
 
 
-def _codex_entry(text: str | None) -> Any:
-    """Our Codex table as parsed; None when there is none, the text does not parse (the edit then
-    refuses with the parse error) or Python 3.10 has no TOML parser (the table is edited blind)."""
+def _codex_servers(text: str | None) -> Any:
+    """The ``mcp_servers`` table of a Codex config as parsed; None when there is none, the text does
+    not parse (the edit then refuses with the parse error) or Python 3.10 has no TOML parser."""
     try:
         doc = _toml_parse(text or "")
     except ValueError:
         return None
-    servers = doc.get("mcp_servers") if doc else None
+    return doc.get("mcp_servers") if doc else None
+
+
+def _codex_entry(text: str | None) -> Any:
+    """Our Codex table as parsed (None as for ``_codex_servers``; then the table is edited blind)."""
+    servers = _codex_servers(text)
     return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+
+
+def _twin_notes(path: Path, key: str, servers: Any) -> list[str]:
+    """A note for each server entry under another name that starts context-keeper too (a
+    ``claude mcp add ck -- context-keeper``): with ours beside it the client would start two
+    servers and list every tool twice."""
+    if not isinstance(servers, dict):
+        return []
+    return [f"note: {path}: {key}.{name} starts context-keeper too, so with {key}.{SERVER_NAME} the client runs two "
+            f"servers and lists every tool twice; remove one of them" for name, entry in servers.items()
+            if name != SERVER_NAME and is_our_server(entry)]
 
 
 def _foreign_note(path: Path, where: str, entry: Any) -> str:

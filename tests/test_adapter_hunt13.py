@@ -83,3 +83,18 @@ def test_install_where_dot_claude_is_a_file_names_it_not_the_store(tmp_path: Pat
     assert proc.returncode == 5
     assert ".context/ directory is writable" not in proc.stderr
     assert f"{tmp_path / '.claude' / 'settings.json'} is a file where a directory belongs" in proc.stderr
+
+
+def test_install_names_a_second_registration_of_the_server_under_another_name(tmp_path: Path):
+    assert _cli("init", str(tmp_path), cwd=tmp_path).returncode == 0
+    mine = {"type": "stdio", "command": "context-keeper", "args": [], "env": {}}  # `claude mcp add -s project ck ...`
+    _write(tmp_path / ".mcp.json", {"mcpServers": {"ck": mine}})
+    proc = _cli("install", "--project", str(tmp_path), "--home", str(tmp_path / "home"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    servers = json.loads((tmp_path / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]
+    assert servers["ck"] == mine and "context-keeper" in servers
+    assert "mcpServers.ck starts context-keeper too" in proc.stderr
+    other = {"type": "stdio", "command": "gh-mcp", "args": []}
+    _write(tmp_path / ".mcp.json", {"mcpServers": {"github": other}})
+    proc = _cli("install", "--project", str(tmp_path), "--home", str(tmp_path / "home"), cwd=tmp_path)
+    assert "starts context-keeper too" not in proc.stderr
