@@ -26,7 +26,7 @@ from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
-from context_keeper.store import Store, readable_entries, write_gitignore
+from context_keeper.store import Store, folder_name, readable_entries, write_gitignore
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
@@ -170,7 +170,7 @@ class Service:
         with store.transaction() as txn:
             config_path = context / "config.json"
             if not config_path.exists():
-                store.write_sidecar("config.json", {"project_name": project_name or root.name})
+                store.write_sidecar("config.json", {"project_name": project_name or folder_name(root)})
             elif project_name and _configured_name(config_path) != project_name:
                 # init never rewrites an existing config, so a --name there would be lost unsaid.
                 warnings.append(f"{config_path} already exists, so the name {project_name!r} was not written; "

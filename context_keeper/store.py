@@ -238,6 +238,12 @@ class FileState:
                      for p in self.item_problems[index])
 
 
+def folder_name(root: Path) -> str:
+    """The project folder's name as text: bytes that are not UTF-8 (a Latin-1 directory name)
+    become U+FFFD, as Python's surrogate escapes cannot be written as UTF-8 or sent as JSON."""
+    return os.fsencode(root.name).decode("utf-8", "replace")
+
+
 def _scrub(value: Any) -> tuple[Any, bool]:
     """``value`` with lone surrogates replaced by U+FFFD (they cannot be sent as UTF-8)."""
     if isinstance(value, str):
@@ -795,7 +801,7 @@ class Store:
                 name = config.get("project_name")
                 if not isinstance(name, str) or not name.strip():
                     # A number or a list (a typo doctor names) was shown as its repr: "['a']".
-                    config["project_name"] = self.root.name
+                    config["project_name"] = folder_name(self.root)
                 self._config = (stamp, config, warnings)
             return self._config[1], self._config[2]
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.hook_helpers import hook_env
 
 
@@ -98,3 +100,34 @@ def test_install_names_a_second_registration_of_the_server_under_another_name(tm
     _write(tmp_path / ".mcp.json", {"mcpServers": {"github": other}})
     proc = _cli("install", "--project", str(tmp_path), "--home", str(tmp_path / "home"), cwd=tmp_path)
     assert "starts context-keeper too" not in proc.stderr
+
+
+LATIN1_DIR = b"caf\xe9"  # a directory name written by a Latin-1 system: not UTF-8
+
+
+def _latin1_project(tmp_path: Path) -> Path:
+    import os
+
+    path = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), LATIN1_DIR)))
+    path.mkdir()
+    return path
+
+
+def test_init_in_a_directory_whose_name_is_not_utf8(tmp_path: Path):
+    project = _latin1_project(tmp_path)
+    proc = _cli("init", str(project), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    config = json.loads((project / ".context" / "config.json").read_text(encoding="utf-8"))
+    assert config["project_name"] == "caf\ufffd"
+
+
+@pytest.mark.anyio
+async def test_summary_of_a_project_whose_folder_name_is_not_utf8_reaches_the_client(tmp_path: Path):
+    from context_keeper.service import Service
+    from tests.mcp_helpers import connect, ok
+
+    project = _latin1_project(tmp_path)
+    (project / ".context").mkdir()  # created by a first record: no config.json, so no project_name
+    async with connect(Service(env={}), "legacy") as client:
+        answer = await ok(client, "get_project_summary", {"project_dir": str(project)})
+    assert answer["summary"].startswith("Project memory for caf\ufffd:")
