@@ -749,7 +749,7 @@ def backup_base(target_path: Path, project: Path, home: Path, in_project: bool) 
     relative = target_path.relative_to(project)
     if (project / CONTEXT_DIR).is_dir():
         return project / CONTEXT_DIR / BACKUP_DIR / relative
-    digest = hashlib.sha256(str(project).encode("utf-8")).hexdigest()[:8]
+    digest = hashlib.sha256(os.fsencode(project)).hexdigest()[:8]  # any path, UTF-8 or not
     return home / ".local" / "state" / "context-keeper" / BACKUP_DIR / f"{project.name}-{digest}" / relative
 
 

@@ -131,3 +131,14 @@ async def test_summary_of_a_project_whose_folder_name_is_not_utf8_reaches_the_cl
     async with connect(Service(env={}), "legacy") as client:
         answer = await ok(client, "get_project_summary", {"project_dir": str(project)})
     assert answer["summary"].startswith("Project memory for caf\ufffd:")
+
+
+def test_install_backs_up_a_config_in_an_uninitialised_directory_whose_name_is_not_utf8(tmp_path: Path):
+    project = _latin1_project(tmp_path)
+    _write(project / ".mcp.json", {"mcpServers": {"github": {"type": "stdio", "command": "gh-mcp", "args": []}}})
+    home = tmp_path / "home"
+    proc = _cli("install", "--project", str(project), "--home", str(home), cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    servers = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]
+    assert set(servers) == {"github", "context-keeper"}
+    assert list((home / ".local" / "state" / "context-keeper" / "install-backups").glob("*/.mcp.json.bak-*"))
