@@ -250,12 +250,14 @@ def get_context(
 
     # The guidance and warnings are read as much as the results are, so they come out of the same
     # budget: reserved before packing at the longest they can turn out (which guidance applies
-    # depends on what gets packed).
+    # depends on what gets packed), with the answer's own keys and numbers.
     rule_item = [{"scope_rule": True}] if rules else []
     prose = {"guidance": max((guidance(r) or "" for r in ([{}] + rule_item, rule_item)), key=len),
              "warnings": warnings}
+    envelope = dict.fromkeys(("tokens_used", "token_budget", "entries_returned", "omitted"), budget)
+    envelope.update(results=[], top_relevance=0.001, no_confident_match=True)
     answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related, admits,
-                   predecessors, rules, unlisted, reserve=_prose_tokens(prose))
+                   predecessors, rules, unlisted, reserve=_prose_tokens(prose), envelope=_envelope_tokens(envelope))
     # The lexical signal alone: a rule added for the scope says nothing about the question.
     answer["top_relevance"] = round(result.top_relevance, 3) if text else None
     said = guidance(answer["results"])
@@ -264,7 +266,7 @@ def get_context(
         answer["guidance"] = said
     if warnings:
         answer["warnings"] = warnings
-    answer["tokens_used"] += _prose_tokens(answer)
+    answer["tokens_used"] += _prose_tokens(answer) + _envelope_tokens({**answer, "tokens_used": budget})
     return answer
 
 
@@ -272,6 +274,12 @@ def _prose_tokens(answer: Mapping[str, Any]) -> int:
     """What an answer's own text (guidance, budget_note, warnings) adds to its results."""
     prose = {key: answer[key] for key in _PROSE_FIELDS if answer.get(key)}
     return chars_to_tokens(json_chars(prose)) if prose else 0
+
+
+def _envelope_tokens(answer: Mapping[str, Any]) -> int:
+    """What the rest of an answer (its keys, counts and flags, the results' brackets) adds."""
+    return chars_to_tokens(json_chars({key: value for key, value in answer.items()
+                                       if key not in _PROSE_FIELDS and key != "results"}) + len(',"results":[]'))
 
 
 def _last_good_notes(store: Store, states: Sequence[Any]) -> list[str]:
@@ -673,15 +681,18 @@ def _pack(
     scope_rules: Sequence[Mapping[str, Any]] = (),
     unlisted: int = 0,
     reserve: int = 0,
+    envelope: int = 0,
 ) -> dict[str, Any]:
     """``scope_rules`` (constraints covering the scope asked about) are placed right after the
     last confident match, so weak matches cannot take their room in the budget. ``reserve`` is
-    what the answer's own text will take; the budget note's room is kept here as well. When the
-    rest cannot hold the best match, it is packed into the whole budget instead."""
+    what the answer's own text will take, ``envelope`` its keys and numbers; the budget note's
+    room is kept here as well. When the rest cannot hold the best match, it is packed into what
+    the envelope leaves instead (into the whole budget when even that is too small)."""
     asked = budget
     most_omitted = len(hits) + len(scope_rules) + unlisted
     reserve += _prose_tokens({"budget_note": _budget_note(most_omitted, asked)}) if most_omitted else 0
-    budget = max(asked - reserve, 0)
+    fallbacks = [max(asked - envelope, 0), asked]
+    budget = max(asked - envelope - reserve, 0)
     results: list[dict[str, Any]] = []
     # The stored entry behind each result: a shortened copy has lost its related_to links.
     sources: list[Mapping[str, Any]] = []
@@ -701,13 +712,16 @@ def _pack(
         # to ids, so the entry itself is not given up for a lower-ranked one.
         if _compact_annotations(item, entry, predecessors(item["type"], entry)) and add(item, entry):
             return True
-        if results or budget == asked:
-            return False
         # An answer of prose alone tells the agent nothing to check: the best match takes the
-        # whole budget. The budget note is then left out (omitted still counts what did not
-        # fit); guidance and warnings are not, and go over it.
-        budget = asked
-        return add(item, entry)
+        # room of the text. The budget note is then left out (omitted still counts what did not
+        # fit); guidance and warnings are not, and go over the budget.
+        while not results and fallbacks:
+            room = fallbacks.pop(0)
+            if room > budget:
+                budget = room
+                if add(item, entry):
+                    return True
+        return False
 
     def add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
         nonlocal used
@@ -855,7 +869,7 @@ def _pack(
     }
     if omitted:
         answer["omitted"] = omitted
-        if budget < asked:
+        if budget < asked - envelope:
             answer["budget_note"] = _budget_note(omitted, asked)
     return answer
 

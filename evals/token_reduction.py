@@ -43,7 +43,8 @@ def measure(service, name: str, project: Path) -> tuple[str, int, int, int, int]
     summary = service.get_project_summary(project_dir=str(project.resolve()))
     context = service.get_context(project_dir=str(project.resolve()), query=QUESTION)
     s_tokens = estimate_tokens(summary.get("summary", ""))
-    c_tokens = estimate_tokens(json.dumps(context, ensure_ascii=False))
+    # As the server sends it (compact JSON), the form token_budget is counted in.
+    c_tokens = estimate_tokens(json.dumps(context, ensure_ascii=False, separators=(",", ":")))
     return name, n, dump, s_tokens, c_tokens
 
 
