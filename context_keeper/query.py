@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from context_keeper import model
-from context_keeper.budget import entry_tokens
+from context_keeper.budget import entry_tokens, estimate_tokens
 from context_keeper.errors import ContextKeeperError, InvalidInput
 from context_keeper.model import KINDS
 from context_keeper.retrieval import check_bounds, kinds_filter, parse_date, work_area
@@ -153,10 +154,15 @@ def query_entries(
     matches.sort(key=lambda m: (list(KINDS).index(m[0]), model.id_sort_key(m[1]["id"])))
     results, used, truncated = [], 0, False
     next_cost = 0
-    for kind_name, entry in matches[:limit]:
+    # The budget bounds the whole answer as sent: its keys and counts, and the budget note
+    # (reserved at its longest), come out of it as well as the entries.
+    shown = matches[:limit]
+    overhead = _rest_tokens(len(matches), len(shown), token_budget or 0)
+    room = token_budget - overhead - estimate_tokens(_budget_note(len(shown), token_budget, token_budget)) if token_budget else 0
+    for kind_name, entry in shown:
         item = {"type": kind_name, "entry": entry}
-        cost = entry_tokens(item)
-        if token_budget and used + cost > token_budget:
+        cost = entry_tokens(item) + 1  # and its comma
+        if token_budget and used + cost > room:
             truncated, next_cost = True, cost
             break
         used += cost
@@ -170,12 +176,23 @@ def query_entries(
     if truncated or len(matches) > limit:
         answer["truncated"] = True
     if truncated:
-        left = min(limit, len(matches)) - len(results)
+        left = len(shown) - len(results)
         answer["omitted"] = left
-        # Entries are returned whole and in id order, so the next one's size is what to ask for.
-        answer["budget_note"] = (
-            f"{left} more matching entr{'y' if left == 1 else 'ies'} did not fit in token_budget {token_budget}; "
-            f"the next one alone needs about {next_cost} tokens. Ask again with a larger token_budget "
-            "(0 for no limit), or narrow the filters."
-        )
+        answer["budget_note"] = _budget_note(left, token_budget, next_cost + overhead)
+    answer["tokens_used"] = used + _rest_tokens(len(matches), len(results), token_budget or used) + (
+        estimate_tokens(answer["budget_note"]) if truncated else 0)
     return answer
+
+
+def _rest_tokens(matches: int, listed: int, budget: int) -> int:
+    """The answer's keys and counts, at their longest, beside its entries."""
+    rest = {"results": [], "entries_returned": listed, "total_matches": matches, "tokens_used": budget,
+            "truncated": True, "omitted": listed, "budget_note": ""}
+    return estimate_tokens(json.dumps(rest, separators=(",", ":")))
+
+
+def _budget_note(left: int, budget: int, next_alone: int) -> str:
+    # Entries are returned whole and in id order, so the next one's size is what to ask for.
+    return (f"{left} more matching entr{'y' if left == 1 else 'ies'} did not fit in token_budget {budget}; "
+            f"an answer with the next one alone needs about {next_alone} tokens. Ask again with a larger "
+            "token_budget (0 for no limit), or narrow the filters.")

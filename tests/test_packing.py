@@ -429,3 +429,11 @@ def test_what_the_confident_matches_link_to_is_not_crowded_out_by_weak_matches(s
     confident = [r["entry"]["id"] for r in plain["results"] if not r.get("weak_match")]
     assert [i for i in ids if i in confident] == confident
     assert linked["tokens_used"] <= linked["token_budget"]
+
+
+@pytest.mark.parametrize("budget", [200, 800, 1500])
+def test_query_entries_keeps_the_whole_answer_within_its_budget(svc, budget):
+    # The budget note and the answer's keys came on top of the entries that filled the budget.
+    answer = svc.query_entries(types=["decisions"], token_budget=budget)
+    assert answer["truncated"] and answer["budget_note"] and bool(answer["results"]) == (budget > 200)
+    assert _sent(answer) <= answer["tokens_used"] <= budget
