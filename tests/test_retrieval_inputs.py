@@ -184,9 +184,9 @@ def test_non_finite_numbers_in_config_fall_back_everywhere(service, project):
 
 def test_an_integer_too_big_for_a_float_in_config_is_a_number_not_a_crash(service, project):
     # math.isfinite raised OverflowError on it, from get_context and from doctor's checks.
-    plain = service.get_context(query="label printer jams")
+    plain = service.get_context(query="label printer jams", token_budget=50_000)
     (project / ".context" / "config.json").write_text('{"max_entry_tokens": 1' + "0" * 400 + "}", encoding="utf-8")
-    assert _ids(service.get_context(query="label printer jams")) == _ids(plain)
+    assert _ids(service.get_context(query="label printer jams", token_budget=50_000)) == _ids(plain)
     assert config_problems({"max_entry_tokens": 10**400}) == []
 
 

@@ -458,10 +458,10 @@ def test_only_true_turns_the_semantic_blend_on(tmp_path, scripted, value):
 
 
 def test_only_true_turns_mmr_on(service, project):
-    plain = service.get_context(query="carrier quotes cache", include_related=False)
+    plain = service.get_context(query="carrier quotes cache", include_related=False, token_budget=50_000)
     (project / ".context" / "config.json").write_text(json.dumps({"mmr": {"enabled": "false", "lambda": 0.3}}),
                                                       encoding="utf-8")
-    answer = service.get_context(query="carrier quotes cache", include_related=False)
+    answer = service.get_context(query="carrier quotes cache", include_related=False, token_budget=50_000)
     assert _ids(answer) == _ids(plain)
     assert any('"mmr.enabled"' in w for w in answer["warnings"])
 
@@ -471,9 +471,10 @@ def test_an_mmr_lambda_out_of_range_is_warned_about_and_read_as_the_default(serv
     # 7 was clamped to 1 (no diversity at all) and "x" read as 0.7, both without a word, where
     # every other setting that breaks its rule is named in the answer's warnings.
     (project / ".context" / "config.json").write_text('{"mmr": {"enabled": true, "lambda": 0.7}}', encoding="utf-8")
-    default = service.get_context(query="carrier quotes cache", include_related=False)
+    # A budget the matches do not fill: the warning takes its room from the budget too.
+    default = service.get_context(query="carrier quotes cache", include_related=False, token_budget=50_000)
     (project / ".context" / "config.json").write_text('{"mmr": {"enabled": true, "lambda": %s}}' % value, encoding="utf-8")
-    answer = service.get_context(query="carrier quotes cache", include_related=False)
+    answer = service.get_context(query="carrier quotes cache", include_related=False, token_budget=50_000)
     assert _ids(answer) == _ids(default)
     assert any('"mmr.lambda"' in w and "used the default 0.7" in w for w in answer["warnings"]), answer.get("warnings")
 
