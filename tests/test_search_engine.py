@@ -66,6 +66,25 @@ def test_paths_are_split_into_segments_and_words():
     assert {"hooks/scope_guard.py", "scope_guard", "hook", "scope", "guard"} <= got
 
 
+@pytest.mark.parametrize("text", ["how long do we hang on to GPS pings?", "we hold onto the exports", "kept around for audits"])
+def test_a_phrasal_verb_for_keeping_reads_as_keep(text):
+    # "hang on to the records" asks how long they are kept; "hang" alone would expand to freezes.
+    assert "keep" in terms(text) and "hang" not in terms(text) and "hold" not in terms(text)
+
+
+@pytest.mark.parametrize("text", ["the worker hangs on startup", "hold on, to be clear", "put it on top"])
+def test_hang_and_hold_keep_their_own_meaning_elsewhere(text):
+    assert "keep" not in terms(text)
+
+
+def test_a_retention_question_in_a_phrasal_verb_finds_the_retention_rule():
+    ix = SearchIndex()
+    ix.upsert(Doc("constraint", {"id": "con-001", "rule": "We keep GPS pings for 90 days after delivery", "status": "active"}))
+    ix.upsert(Doc("decision", {"id": "dec-001", "summary": "GPS pings stop when the tracking app hangs", "status": "active"}))
+    hits = ix.search("how long do we hang on to GPS pings?", SearchOptions(limit=2)).hits
+    assert [h.entry["id"] for h in hits] == ["con-001", "dec-001"]
+
+
 def test_stop_words_do_not_become_terms():
     assert terms("what is the reason why we did it?") == ["reason"]
 

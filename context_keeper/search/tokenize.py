@@ -26,6 +26,10 @@ _LETTERS_DIGITS = re.compile(r"(?<![A-Za-z])[A-Za-z]+\d+(?!\d)")
 # An apostrophe goes, and with it a possessive or a contraction's clitic: "they're" → "they",
 # "isn't" → "isn" (both stop words), "I'd" → "I", not the terms "theyr" and "id".
 _APOSTROPHE = re.compile(r"(?<=\w)['’](?:(?:s|re|ve|ll|d|m|t)\b)?", re.IGNORECASE)
+# Phrasal verbs whose words say nothing alone: "hang on to the records" asks how long they are
+# kept, and "hang" alone is a freeze. Read as the verb they mean.
+_PHRASAL = re.compile(r"\b(?:hang|hangs|hanging|hung|hold|holds|holding|held) on ?to\b|\b(?:keep|keeps|keeping|kept) around\b",
+                      re.IGNORECASE)
 # Names made of a letter and symbols the chunking drops ("C++" was no term at all): spelled as
 # people also write them.
 _SYMBOL_NAMES = re.compile(r"(?<![\w+#])([cCfF])(\+\+|#)(?![\w+#])")
@@ -162,6 +166,8 @@ def iter_tagged(text: str) -> Iterator[tuple[str, bool]]:
     if not text:
         return
     text = _APOSTROPHE.sub("", nfc(text))
+    if " on" in text or " around" in text:
+        text = _PHRASAL.sub("keep", text)
     if "+" in text or "#" in text:
         text = _SYMBOL_NAMES.sub(_spelled, text)
     if "\\" in text:
