@@ -66,7 +66,10 @@ def shorten_entry(entry: Mapping[str, Any], max_tokens: int, chars: int | None =
         for key, value in list(out.items()):
             if isinstance(value, list) and len(value) > 8:
                 out[key] = value[:8] + [f"… {len(value) - 8} more"]
-        fits = entry_tokens(out) <= max_tokens
+        # Every string is in the JSON whole (escaping only lengthens it): while the strings alone
+        # are over the budget the entry cannot fit, and is not encoded to find that out.
+        text_chars = sum(len(v) for v in out.values() if isinstance(v, str))
+        fits = text_chars <= budget_chars and entry_tokens(out) <= max_tokens
         if fits:
             break
     if not fits:
