@@ -115,10 +115,18 @@ def kinds_filter(types: Sequence[str] | str | None) -> frozenset[str] | None:
     return frozenset(model.kind_named(t).name for t in types)
 
 
-def get_context(
+def get_context(service: Service, *, project_dir: str | None = None, **asked: Any) -> dict[str, Any]:
+    """The answer to one get_context call (the tool's arguments in ``asked``)."""
+    store = service.store(project_dir, recorded=True)
+    # One answer, one reading of each store file and of config.json (see Store.pinned).
+    with store.pinned():
+        return _answer(service, store, **asked)
+
+
+def _answer(
     service: Service,
+    store: Store,
     *,
-    project_dir: str | None = None,
     id: str | None = None,
     query: str | None = None,
     tags: Sequence[str] | None = None,
@@ -132,7 +140,6 @@ def get_context(
     include_deprecated: bool = False,
 ) -> dict[str, Any]:
     check_bounds(query=query, tags=tags, types=types, scope=scope)
-    store = service.store(project_dir, recorded=True)
     if id:
         return _fetched(_by_id(store, _id_asked(store, id)), token_budget,
                         [name for name, value in (("query", query), ("tags", tags), ("scope", scope), ("types", types),

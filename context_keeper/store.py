@@ -751,14 +751,42 @@ class Store:
         self._mutex = threading.RLock()
         self._lock: Any = None  # a filelock.FileLock, made on the first write (keeps read-only start-up light)
         self.generation = 0  # bumps on every change seen, for derived caches
+        self._pins = threading.local()  # pinned(): per thread, what the block has read (or None)
 
     def path(self, kind: Kind) -> Path:
         return self.dir / kind.filename
 
     # ------------------------------------------------------------ reads
 
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Within the block, this thread reads each store file and config.json once: later
+        ``state`` and ``config`` calls return what the first one found. For one answer made from
+        several reads, which should see the store as it was when the answer began (get_context
+        read each file three times, and every read costs a stat). Writes are not affected: a
+        transaction reads the files itself, under the lock. A nested block keeps the outer
+        one's reads."""
+        if getattr(self._pins, "read", None) is not None:
+            yield
+            return
+        self._pins.read = {}
+        try:
+            yield
+        finally:
+            self._pins.read = None
+
     def state(self, kind: Kind) -> FileState:
-        """The file as it is now on disk (re-parsed only when its stamp changed)."""
+        """The file as it is now on disk (re-parsed only when its stamp changed), or as it was
+        at its first read inside ``pinned``."""
+        pins = getattr(self._pins, "read", None)
+        if pins is None:
+            return self._state(kind)
+        state = pins.get(kind.name)
+        if state is None:
+            state = pins[kind.name] = self._state(kind)
+        return state
+
+    def _state(self, kind: Kind) -> FileState:
         path = self.path(kind)
         stamp = _file_stamp(path)
         with self._mutex:
@@ -793,6 +821,14 @@ class Store:
         return kind, entry
 
     def config(self) -> tuple[dict, list[str]]:
+        pins = getattr(self._pins, "read", None)
+        if pins is None:
+            return self._read_config()
+        if "config.json" not in pins:  # not a kind's name
+            pins["config.json"] = self._read_config()
+        return pins["config.json"]
+
+    def _read_config(self) -> tuple[dict, list[str]]:
         path = self.dir / "config.json"
         stamp = _stamp(path)
         with self._mutex:

@@ -56,3 +56,28 @@ def test_own_write_updates_the_cache_without_reparsing(project, monkeypatch):
     assert store.state(DECISION).entries_by_id["dec-003"]["tags"] == ["x"]
     assert calls == []
     assert os.path.exists(project / ".context" / ".last-good" / "decisions.json")
+
+
+def test_a_pinned_block_sees_the_store_as_it_began(project):
+    store = Store(project)
+    path = project / ".context" / "decisions.json"
+    with store.pinned():
+        before = store.state(DECISION)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data[0]["summary"] = "Postgres remains the system of record (edited by hand)"
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        assert store.state(DECISION) is before
+        with store.pinned():
+            assert store.state(DECISION) is before
+        assert store.state(DECISION) is before  # the inner block ending leaves the outer one's reads
+    assert store.state(DECISION).entries_by_id["dec-001"]["summary"].endswith("(edited by hand)")
+
+
+def test_one_answer_reads_each_store_file_once(project, monkeypatch):
+    from context_keeper.service import Service
+
+    stamped = []
+    real = store_module._file_stamp
+    monkeypatch.setattr(store_module, "_file_stamp", lambda path: stamped.append(path.name) or real(path))
+    Service(env={}).get_context(project_dir=str(project), query="how do we retry carrier label purchases?")
+    assert sorted(stamped) == ["constraints.json", "decisions.json", "pipelines.json"]
