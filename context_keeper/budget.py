@@ -57,15 +57,16 @@ def shorten_entry(entry: Mapping[str, Any], max_tokens: int, chars: int | None =
     budget_chars = max_tokens * CHARS_PER_TOKEN
     text_keys = [k for k in _SHORTEN_ORDER if isinstance(out.get(k), str)]
     text_keys += [k for k, v in out.items() if isinstance(v, str) and k not in text_keys and len(v) > 200]
+    # Once, before the text caps: trimmed again, a list of 20 tags said "… 1 more".
+    for key, value in list(out.items()):
+        if isinstance(value, list) and len(value) > 8:
+            out[key] = value[:8] + [f"… {len(value) - 8} more"]
     fits = False
     for cap in (600, 300, 150, 60):
         for key in text_keys:
             value = out.get(key)
             if isinstance(value, str) and len(value) > cap:
                 out[key] = value[:cap].rstrip() + "…"
-        for key, value in list(out.items()):
-            if isinstance(value, list) and len(value) > 8:
-                out[key] = value[:8] + [f"… {len(value) - 8} more"]
         # Every string is in the JSON whole (escaping only lengthens it): while the strings alone
         # are over the budget the entry cannot fit, and is not encoded to find that out.
         text_chars = sum(len(v) for v in out.values() if isinstance(v, str))

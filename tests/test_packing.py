@@ -437,3 +437,12 @@ def test_query_entries_keeps_the_whole_answer_within_its_budget(svc, budget):
     answer = svc.query_entries(types=["decisions"], token_budget=budget)
     assert answer["truncated"] and answer["budget_note"] and bool(answer["results"]) == (budget > 200)
     assert _sent(answer) <= answer["tokens_used"] <= budget
+
+
+def test_a_long_list_cut_in_a_shortened_entry_counts_what_it_left_out():
+    from context_keeper.budget import shorten_entry
+
+    entry = {"id": "dec-001", "summary": "Tags galore", "problem": "p " * 400, "why_chosen": "w " * 400,
+             "tags": [f"tag{i}" for i in range(20)]}
+    short, cut = shorten_entry(entry, 120)
+    assert cut and short["tags"][:8] == entry["tags"][:8] and short["tags"][8:] == ["… 12 more"]
