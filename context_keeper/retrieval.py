@@ -706,29 +706,35 @@ def _pack(
     seen: set[str] = set()
     used = 0
     omitted = 0
+    squeezed = False  # the best match took the room of the answer's own text
 
     # No one entry takes more than a third of a small budget: a long first match is shortened
     # instead of crowding out the next ones (at the default budget this is above max_entry_tokens).
     per_entry = min(max_entry_tokens, max(MIN_ENTRY_TOKENS, budget // 3))
 
     def try_add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
-        nonlocal budget
+        nonlocal budget, squeezed
         if add(item, entry):
             return True
         # Too little room with what replaced it (or what it replaced) spelled out: those shrink
         # to ids, so the entry itself is not given up for a lower-ranked one.
         if _compact_annotations(item, entry, predecessors(item["type"], entry)) and add(item, entry):
             return True
+        if results:
+            return False
         # An answer of prose alone tells the agent nothing to check: the best match takes the
         # room of the text. The budget note is then left out (omitted still counts what did not
-        # fit); guidance and warnings are not, and go over the budget.
-        while not results and fallbacks:
-            room = fallbacks.pop(0)
-            if room > budget:
+        # fit); guidance and warnings are not, and go over the budget. That room is the match's
+        # alone: the entries after it are packed into the budget as it was.
+        packing = budget
+        for room in fallbacks:
+            if room > packing:
                 budget = room
-                if add(item, entry):
-                    return True
-        return False
+                squeezed = add(item, entry)
+                if squeezed:
+                    break
+        budget = packing
+        return squeezed
 
     def add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
         nonlocal used
@@ -876,7 +882,7 @@ def _pack(
     }
     if omitted:
         answer["omitted"] = omitted
-        if budget < asked - envelope:
+        if not squeezed:
             answer["budget_note"] = _budget_note(omitted, asked)
     return answer
 

@@ -93,6 +93,15 @@ def test_an_answer_too_small_for_its_best_match_beside_the_note_keeps_the_match(
     assert _sent(answer) <= answer["tokens_used"]
 
 
+@pytest.mark.parametrize("budget", [150, 180, 250])
+def test_the_room_the_best_match_takes_from_the_guidance_holds_no_other_entry(svc, budget):
+    # At 150 the best weak match took the guidance's room, and the next one was packed into
+    # what it left: 189 tokens sent, more than at a budget of 200.
+    answer = svc.get_context(query="which font do the invoice emails use", token_budget=budget)
+    assert answer["guidance"] and answer["results"]
+    assert _sent(answer) <= budget or len(answer["results"]) == 1
+
+
 def test_a_superseded_entry_pulled_in_by_a_link_says_what_replaced_it(tmp_path):
     # The link target shares no word with the question, so it arrives only through related_to.
     ctx = tmp_path / "proj" / ".context"
