@@ -178,7 +178,7 @@ def query_entries(
     if truncated:
         left = len(shown) - len(results)
         answer["omitted"] = left
-        answer["budget_note"] = _budget_note(left, token_budget, next_cost + overhead)
+        answer["budget_note"] = _budget_note(left, token_budget, _needed(next_cost, len(matches), len(shown)))
     answer["tokens_used"] = used + _rest_tokens(len(matches), len(results), token_budget or used) + (
         estimate_tokens(answer["budget_note"]) if truncated else 0)
     return answer
@@ -189,6 +189,16 @@ def _rest_tokens(matches: int, listed: int, budget: int) -> int:
     rest = {"results": [], "entries_returned": listed, "total_matches": matches, "tokens_used": budget,
             "truncated": True, "omitted": listed, "budget_note": ""}
     return estimate_tokens(json.dumps(rest, separators=(",", ":")))
+
+
+def _needed(cost: int, matches: int, listed: int) -> int:
+    """The smallest token_budget whose room holds an entry costing ``cost`` as the first one:
+    the keys' and the budget note's room, reserved from every budget, grow with its digits."""
+    budget = cost
+    while (wider := cost + _rest_tokens(matches, listed, budget)
+           + estimate_tokens(_budget_note(listed, budget, budget))) != budget:
+        budget = wider
+    return budget
 
 
 def _budget_note(left: int, budget: int, next_alone: int) -> str:

@@ -4,6 +4,7 @@ what did not fit."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -446,6 +447,19 @@ def test_query_entries_keeps_the_whole_answer_within_its_budget(svc, budget):
     answer = svc.query_entries(types=["decisions"], token_budget=budget)
     assert answer["truncated"] and answer["budget_note"] and bool(answer["results"]) == (budget > 200)
     assert _sent(answer) <= answer["tokens_used"] <= budget
+
+
+def test_query_entries_asked_again_with_the_budget_its_note_names_returns_the_next_entry(svc):
+    # The figure left out the room every budget reserves for the note itself: asked again with
+    # it, the answer came back empty with the same note.
+    svc.record("decision", {"summary": "Okapi striping in every table of the dispatch console",
+                            "problem": "okapi " * 300, "why_chosen": "Rows are easier to follow across wide tables when every other one is shaded."})
+    first = svc.query_entries(text="okapi", token_budget=100)
+    assert first["results"] == [] and first["omitted"] == 1
+    needed = int(re.search(r"needs about (\d+) tokens", first["budget_note"]).group(1))
+    again = svc.query_entries(text="okapi", token_budget=needed)
+    assert [r["entry"]["summary"] for r in again["results"]] == ["Okapi striping in every table of the dispatch console"]
+    assert _sent(again) <= again["tokens_used"] <= needed
 
 
 def test_a_long_list_cut_in_a_shortened_entry_counts_what_it_left_out():
