@@ -66,7 +66,8 @@ def test_paths_are_split_into_segments_and_words():
     assert {"hooks/scope_guard.py", "scope_guard", "hook", "scope", "guard"} <= got
 
 
-@pytest.mark.parametrize("text", ["how long do we hang on to GPS pings?", "we hold onto the exports", "kept around for audits"])
+@pytest.mark.parametrize("text", ["how long do we hang on to GPS pings?", "we hold onto the exports", "kept around for audits",
+                                  "Hang On To Audit Logs", "WE HOLD ONTO THE EXPORTS", "Kept Around For Audits"])
 def test_a_phrasal_verb_for_keeping_reads_as_keep(text):
     # "hang on to the records" asks how long they are kept; "hang" alone would expand to freezes.
     assert "keep" in terms(text) and "hang" not in terms(text) and "hold" not in terms(text)

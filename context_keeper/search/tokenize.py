@@ -166,7 +166,8 @@ def iter_tagged(text: str) -> Iterator[tuple[str, bool]]:
     if not text:
         return
     text = _APOSTROPHE.sub("", nfc(text))
-    if " on" in text or " around" in text:
+    folded = text.lower()  # the pattern ignores case, so its cheap pre-check must too ("Hang On To")
+    if " on" in folded or " around" in folded:
         text = _PHRASAL.sub("keep", text)
     if "+" in text or "#" in text:
         text = _SYMBOL_NAMES.sub(_spelled, text)
