@@ -117,6 +117,8 @@ def kinds_filter(types: Sequence[str] | str | None) -> frozenset[str] | None:
 
 def get_context(service: Service, *, project_dir: str | None = None, **asked: Any) -> dict[str, Any]:
     """The answer to one get_context call (the tool's arguments in ``asked``)."""
+    # Arguments first, as before: an oversized query is refused whatever the project.
+    check_bounds(query=asked.get("query"), tags=asked.get("tags"), types=asked.get("types"), scope=asked.get("scope"))
     store = service.store(project_dir, recorded=True)
     # One answer, one reading of each store file and of config.json (see Store.pinned).
     with store.pinned():
@@ -139,7 +141,6 @@ def _answer(
     min_relevance: float | None = None,
     include_deprecated: bool = False,
 ) -> dict[str, Any]:
-    check_bounds(query=query, tags=tags, types=types, scope=scope)
     if id:
         return _fetched(_by_id(store, _id_asked(store, id)), token_budget,
                         [name for name, value in (("query", query), ("tags", tags), ("scope", scope), ("types", types),

@@ -763,9 +763,9 @@ class Store:
         """Within the block, this thread reads each store file and config.json once: later
         ``state`` and ``config`` calls return what the first one found. For one answer made from
         several reads, which should see the store as it was when the answer began (get_context
-        read each file three times, and every read costs a stat). Writes are not affected: a
-        transaction reads the files itself, under the lock. A nested block keeps the outer
-        one's reads."""
+        read each file three times, and every read costs a stat). A write inside the block is
+        not seen by the block's later reads, so a block that writes must not read back what it
+        wrote (get_context writes no store file). A nested block keeps the outer one's reads."""
         if getattr(self._pins, "read", None) is not None:
             yield
             return

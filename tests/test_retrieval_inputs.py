@@ -195,3 +195,11 @@ def test_a_min_relevance_outside_0_to_1_is_refused_outside_the_mcp_schema_too(se
     # The MCP schema bounds it; the service took 5, NaN or a string from any other caller.
     with pytest.raises(InvalidInput, match="min_relevance must be a number from 0 to 1"):
         service.get_context(query="carrier timeouts", min_relevance=bad)
+
+
+def test_an_oversized_query_is_refused_before_the_project_is_looked_for(tmp_path):
+    from context_keeper.retrieval import MAX_QUERY_CHARS
+    from context_keeper.service import Service
+
+    with pytest.raises(InvalidInput, match="query"):
+        Service(env={}).get_context(project_dir=str(tmp_path / "missing"), query="x" * (MAX_QUERY_CHARS + 1))
