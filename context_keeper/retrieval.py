@@ -385,15 +385,20 @@ def _asked_budget(token_budget: int) -> int:
 def _fetched(answer: dict[str, Any], token_budget: int | None, ignored: list[str]) -> dict[str, Any]:
     """An entry fetched by id: within ``token_budget`` when one is given (shortened as a ranked
     answer shortens its entries), and saying which other arguments a fetch by id does not use."""
-    if token_budget:
-        entry, shortened = shorten_entry(answer["entry"], _asked_budget(token_budget))
-        answer["entry"] = entry
-        if shortened:
-            answer["shortened"] = True
-        answer["tokens_used"] = chars_to_tokens(json_chars(entry))
     if ignored:
         note = f"id given, so {', '.join(ignored)} {'was' if len(ignored) == 1 else 'were'} not used: the entry is returned as it is"
         answer["warnings"] = [*answer.get("warnings", []), note]
+    if token_budget:
+        budget = _asked_budget(token_budget)
+        # The whole answer within the budget, as for a ranked one: the entry gets what its
+        # warnings and keys leave (at least an id and a title).
+        rest = {**answer, "entry": {}, "shortened": True, "tokens_used": budget}
+        room = max(budget - chars_to_tokens(json_chars(rest)), MIN_FIRST_ENTRY_TOKENS)
+        entry, shortened = shorten_entry(answer["entry"], room)
+        answer["entry"] = entry
+        if shortened:
+            answer["shortened"] = True
+        answer["tokens_used"] = chars_to_tokens(json_chars({**answer, "tokens_used": budget}))
     return answer
 
 

@@ -165,7 +165,16 @@ def test_a_fetch_by_id_keeps_to_a_token_budget(service):
     assert entry_tokens(whole["entry"]) > 60 and "shortened" not in whole
     cut = service.get_context(id="dec-007", token_budget=60)
     assert cut["shortened"] is True and cut["entry"]["id"] == "dec-007"
-    assert entry_tokens(cut["entry"]) == cut["tokens_used"] <= 60
+    # The whole answer as sent, its keys included, as for a ranked answer.
+    assert entry_tokens(cut) <= cut["tokens_used"] <= 60
+
+
+def test_a_fetch_by_id_with_ignored_filters_keeps_its_warning_within_the_budget(service):
+    from context_keeper.budget import entry_tokens
+
+    cut = service.get_context(id="dec-007", token_budget=100, tags=["x"], scope="src/app.py")
+    assert cut["warnings"] and cut["entry"]["id"] == "dec-007"
+    assert entry_tokens(cut) <= cut["tokens_used"] <= 100
 
 
 def test_a_fetch_by_id_says_which_arguments_it_did_not_use(service):
