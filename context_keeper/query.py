@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -188,7 +187,7 @@ def _rest_tokens(matches: int, listed: int, budget: int) -> int:
     """The answer's keys and counts, at their longest, beside its entries."""
     rest = {"results": [], "entries_returned": listed, "total_matches": matches, "tokens_used": budget,
             "truncated": True, "omitted": listed, "budget_note": ""}
-    return estimate_tokens(json.dumps(rest, separators=(",", ":")))
+    return entry_tokens(rest)
 
 
 def _needed(cost: int, matches: int, listed: int) -> int:

@@ -263,7 +263,7 @@ def _answer(
     prose = {"guidance": max((guidance(r) or "" for r in ([{}] + rule_item, rule_item)), key=len),
              "warnings": warnings}
     envelope = dict.fromkeys(("tokens_used", "token_budget", "entries_returned", "omitted"), budget)
-    envelope.update(results=[], top_relevance=0.001, no_confident_match=True)
+    envelope.update(top_relevance=0.001, no_confident_match=True)
     answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related, admits,
                    predecessors, rules, unlisted, reserve=_prose_tokens(prose), envelope=_envelope_tokens(envelope))
     # The lexical signal alone: a rule added for the scope says nothing about the question.
