@@ -1,6 +1,7 @@
 """Choose one ranking knob by leave-one-store-out MRR on dev, and say how the choice holds out.
 
     python evals/knob_cv.py procedure_prior 1 1.25 1.5 1.75 2 2.5 3
+    python evals/knob_cv.py group_weights "[3,2,1,0.6]" "[3,2,1,0.8]"
 
 For each store, the value with the best dev MRR over the other stores (ties to the value
 nearest the default) is applied to that store's dev positives; the held-out reciprocal ranks are
@@ -12,6 +13,7 @@ is never read.
 from __future__ import annotations
 
 import argparse
+import json
 import dataclasses
 import sys
 from pathlib import Path
@@ -25,7 +27,12 @@ import run_retrieval as rr  # noqa: E402
 from context_keeper.search.tuning import DEFAULT_TUNING  # noqa: E402
 
 
-def _parsed(text: str, kind: type) -> Any:
+def _parsed(text: str, kind: type, length: int = 0) -> Any:
+    if kind is tuple:
+        value = json.loads(text)
+        if not isinstance(value, list) or len(value) != length or not all(isinstance(x, (int, float)) for x in value):
+            raise ValueError(f"{text!r} is not a JSON list of {length} numbers")
+        return tuple(float(x) for x in value)
     if kind is bool:
         if text.lower() not in ("true", "false"):
             raise ValueError(f"{text!r} is not true or false")
@@ -33,18 +40,24 @@ def _parsed(text: str, kind: type) -> Any:
     return kind(text)
 
 
+def _distance(value: Any, default: Any) -> float:
+    """How far a value is from the default, to break ties towards it."""
+    if isinstance(default, tuple):
+        return sum(abs(a - b) for a, b in zip(value, default))
+    return abs(float(value) - float(default))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("knob", help="a field of context_keeper.search.tuning.Tuning, e.g. procedure_prior")
-    ap.add_argument("values", nargs="+", help="values of the knob's own type: 1.5, 3, true")
+    ap.add_argument("values", nargs="+", help="values of the knob's own type: 1.5, 3, true, or a JSON list for a tuple knob")
     args = ap.parse_args(argv)
     if args.knob not in {f.name for f in dataclasses.fields(DEFAULT_TUNING)}:
         ap.error(f"no knob named {args.knob!r} in Tuning")
     default = getattr(DEFAULT_TUNING, args.knob)
-    if isinstance(default, tuple):
-        ap.error(f"{args.knob} is a tuple; this script takes one number or flag per value")
+    length = len(default) if isinstance(default, tuple) else 0
     try:
-        args.values = [_parsed(v, type(default)) for v in args.values]
+        args.values = [_parsed(v, type(default), length) for v in args.values]
     except ValueError as exc:
         ap.error(f"{args.knob} takes {type(default).__name__} values: {exc}")
     stores = rr.load_stores()
@@ -64,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = []
     for store in sorted({c.store for c in cases}):
         train = [c for c in cases if c.store != store]
-        best = max(args.values, key=lambda v: (mrr(v, train), -abs(float(v) - float(default))))
+        best = max(args.values, key=lambda v: (mrr(v, train), -_distance(v, default)))
         chosen.append(f"{store}={best}")
         held.extend(found[(best, c.id)] for c in cases if c.store == store)
     print("chosen per held-out store:", " ".join(chosen))
