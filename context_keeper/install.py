@@ -6,7 +6,9 @@ server in ``<project>/.mcp.json``. Cursor, VS Code, Windsurf, Gemini CLI and Cod
 server registration, printed by default and merged into their config file with ``--write``.
 
 Every write is a merge: other servers, other hooks and unknown keys stay as they were; an entry
-is "ours" only when its command runs context-keeper (see ``is_our_command``). Re-running is a
+is "ours" only when its command's program is context-keeper's (see ``is_our_command``): a
+command of the person's that runs our hook inside it is theirs, and install adds no second copy
+of that hook beside it (``wrapped_hook``). Re-running is a
 no-op, an older wiring of ours (the ``python .../hooks/<name>.py`` style of context-keeper
 0.x) is replaced rather than duplicated, a timestamped backup of each file written is kept (a
 project file's out of the working tree, a user-level file's beside it: see ``backup_base``),
@@ -54,13 +56,13 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from context_keeper.errors import InvalidInput, StoreError
-from context_keeper.hookio import EVENTS
+from context_keeper.hookio import EVENTS, event_named
 
 SERVER_NAME = "context-keeper"
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent
@@ -166,38 +168,120 @@ _OUR_MARKERS = ("context_keeper", "context-keeper", "Context Keeper")
 # The launcher form exactly as install writes it. A committed file can carry it from a teammate's
 # machine, where the checkout path does not exist here to be checked for our markers.
 _WRITTEN_LAUNCHER = re.compile(r'"[^"]+" -S "[^"]*[/\\]hooks[/\\](?:%s)"' % "|".join(map(re.escape, _OUR_NAMES)))
+_HOOK_PROGRAMS = ("context-keeper-hook", "context-keeper-hook.exe")
+_CLI_PROGRAMS = ("context-keeper", "context-keeper.exe")
+_PYTHON = re.compile(r"(?:python|pythonw|py)(?:\d+(?:\.\d+)*)?(?:\.exe)?", re.IGNORECASE)
+_PROJECT_VARS = ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "%CLAUDE_PROJECT_DIR%")
+_WORD = re.compile(r""""([^"]*)"|'([^']*)'|([^\s"']+)""")
+
+
+def command_words(command: str) -> list[str]:
+    """The words of a command line, quotes taken off. Backslashes are not escapes: a Windows path
+    keeps them (the forms install writes quote every path instead)."""
+    return [a or b or c for a, b, c in _WORD.findall(command)]
+
+
+def program_name(word: str) -> str:
+    """The file name of a program word: ``/venv/bin/context-keeper-hook`` -> ``context-keeper-hook``."""
+    return word.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _interpreter_args(words: list[str]) -> list[str] | None:
+    """What a Python interpreter (the first word) runs: the words after its own options; None when
+    the program is not Python."""
+    if not words or not _PYTHON.fullmatch(program_name(words[0])):
+        return None
+    rest = words[1:]
+    while rest and rest[0].startswith("-") and rest[0] not in ("-m", "-c", "-"):
+        rest = rest[2 if rest[0] in ("-X", "-W") else 1:]
+    return rest
+
+
+def _launcher_path(word: str, project: Path | None) -> str | None:
+    """``word`` with ``$CLAUDE_PROJECT_DIR`` filled in, when it names a file with one of our hook
+    names in a ``hooks/`` folder; else None."""
+    norm = word.strip().replace("\\", "/")
+    if program_name(norm) not in _OUR_NAMES or "hooks/" not in norm:
+        return None
+    for var in _PROJECT_VARS:
+        if var in norm and project is not None:
+            norm = norm.replace(var, str(project))
+    return norm
+
+
+def _is_our_launcher(word: str, project: Path | None) -> bool:
+    """Does ``word`` name one of our ``hooks/<name>.py`` launchers? One that exists here is read for
+    our markers (the user may have a script of that name); one that does not needs them in its path."""
+    norm = _launcher_path(word, project)
+    if norm is None:
+        return False
+    try:
+        if Path(norm).is_file():
+            head = Path(norm).read_text(encoding="utf-8", errors="replace")[:4000]
+            return any(marker in head for marker in _OUR_MARKERS)
+    except OSError:
+        pass
+    return any(marker in norm for marker in _OUR_MARKERS)
 
 
 def is_our_command(command: Any, project: Path | None = None) -> bool:
-    """Does a hook command run context-keeper (this version or the 0.x launchers)?"""
+    """Is a hook command context-keeper's own: one whose program, the first word (bare or a path,
+    quoted or not), is ``context-keeper-hook``, ``context-keeper hook``, a Python running
+    ``-m context_keeper.hookio`` or one of our ``hooks/<name>.py`` launchers (this version's or
+    0.x's), with nothing after the hook's own arguments?
+
+    A command of the person's that runs our hook inside it (``bash -lc '. venv/bin/activate &&
+    context-keeper-hook session-start'``, ``with-env.sh context-keeper-hook session-start``,
+    ``context-keeper-hook session-start || true``) is theirs: install and uninstall leave it
+    (see ``wrapped_hook``)."""
     if not isinstance(command, str):
         return False
-    if "context-keeper-hook" in command or "context_keeper.hookio" in command:
-        return True
+    words = command_words(command)
+    if not words:
+        return False
+    program = program_name(words[0])
+    if program in _HOOK_PROGRAMS:
+        return len(words) <= 2  # with no event named, the hook takes it from the payload
+    if program in _CLI_PROGRAMS:
+        return words[1:2] == ["hook"] and len(words) <= 3
     if _WRITTEN_LAUNCHER.fullmatch(command.strip()):
         return True
-    words = command.replace('"', " ").replace("'", " ").split()
-    if any(w.replace("\\", "/").rsplit("/", 1)[-1] in ("context-keeper", "context-keeper.exe")
-           and words[i + 1:i + 2] == ["hook"] for i, w in enumerate(words)):
-        return True  # the CLI form, `context-keeper hook <event>`
-    for token in command.replace("'", '"').split('"') + command.split():
-        token = token.strip().strip('"')
-        norm = token.replace("\\", "/")
-        name = norm.rsplit("/", 1)[-1]
-        if name not in _OUR_NAMES or "hooks/" not in norm:
+    rest = _interpreter_args(words)
+    if rest is not None and rest[:2] == ["-m", "context_keeper.hookio"]:
+        return len(rest) <= 3
+    script = words if rest is None else rest
+    return len(script) == 1 and _is_our_launcher(script[0], project)
+
+
+def hook_run_by(command: Any, project: Path | None = None) -> str | None:
+    """The context-keeper hook a command runs (``session-start``, ...), whether it is ours or the
+    person's command that runs it inside; ``""`` when it runs one but which cannot be told, None
+    when it shows no sign of running one."""
+    if not isinstance(command, str):
+        return None
+    ours = is_our_command(command, project)
+    # The words of quoted words too (``bash -lc '...'``), split at the shell's command separators.
+    tokens = [t for word in command_words(command) for part in re.split(r"[;&|()`]", word)
+              for t in command_words(part)]
+    for i, token in enumerate(tokens):
+        name = program_name(token)
+        if name in _HOOK_PROGRAMS or token == "context_keeper.hookio":
+            given = tokens[i + 1:i + 2]
+        elif name in _CLI_PROGRAMS and tokens[i + 1:i + 2] == ["hook"]:
+            given = tokens[i + 2:i + 3]
+        elif _is_our_launcher(token, project) or (ours and _launcher_path(token, project) is not None):
+            given = [name]
+        else:
             continue
-        for var in ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "%CLAUDE_PROJECT_DIR%"):
-            if var in norm and project is not None:
-                norm = norm.replace(var, str(project))
-        path = Path(norm)
-        try:
-            if path.is_file():
-                head = path.read_text(encoding="utf-8", errors="replace")[:4000]
-                return any(marker in head for marker in _OUR_MARKERS)
-        except OSError:
-            pass
-        return any(marker in norm for marker in _OUR_MARKERS)
-    return False
+        event = event_named(given[0]) if given else None
+        return event.name if event is not None else ""
+    return None
+
+
+def wrapped_hook(command: Any, project: Path | None = None) -> str | None:
+    """For the person's own command that seems to run our hook inside it (not ``is_our_command``),
+    the hook it runs (``""``: which cannot be told); None for any other command."""
+    return None if is_our_command(command, project) else hook_run_by(command, project)
 
 
 def unconfirmed_old_hooks(settings: dict[str, Any], project: Path | None = None) -> list[tuple[str, str]]:
@@ -205,17 +289,9 @@ def unconfirmed_old_hooks(settings: dict[str, Any], project: Path | None = None)
     ``hooks/`` folder but could not be confirmed as ours (the path does not exist here and has no
     context-keeper marker in it): a 0.x wiring from a teammate's checkout, or the user's own
     script with the same name. Install leaves these, so it names them."""
-    out = []
-    hooks = settings.get("hooks")
-    for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
-        for group in groups if isinstance(groups, list) else ():
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            for hook in inner if isinstance(inner, list) else ():
-                command = hook.get("command") if isinstance(hook, dict) else None
-                if (isinstance(command, str) and _names_missing_hook_file(command, project)
-                        and not is_our_command(command, project)):
-                    out.append((event, command))
-    return out
+    return [(event, hook["command"]) for event, _, hook in hook_entries(settings.get("hooks"))
+            if isinstance(hook.get("command"), str) and _names_missing_hook_file(hook["command"], project)
+            and hook_run_by(hook["command"], project) is None]
 
 
 def _names_missing_hook_file(command: str, project: Path | None) -> bool:
@@ -223,19 +299,27 @@ def _names_missing_hook_file(command: str, project: Path | None) -> bool:
     exists was read for our markers by ``is_our_command``: without them it is the user's.)"""
     named = False
     for token in command.replace("'", '"').split('"') + command.split():  # quoted parts, then words
-        norm = token.strip().strip('"').replace("\\", "/")
-        if norm.rsplit("/", 1)[-1] not in _OUR_NAMES or "hooks/" not in norm:
+        norm = _launcher_path(token.strip().strip('"'), project)
+        if norm is None:
             continue
         named = True
-        for var in ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "%CLAUDE_PROJECT_DIR%"):
-            if var in norm and project is not None:
-                norm = norm.replace(var, str(project))
         try:
             if Path(norm).is_file():
                 return False
         except OSError:
             continue
     return named
+
+
+def hook_entries(hooks: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """``(event, group, hook)`` for each hook entry of a settings file's ``"hooks"`` object, skipping
+    shapes Claude Code does not read."""
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+        for group in groups if isinstance(groups, list) else ():
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else ():
+                if isinstance(hook, dict):
+                    yield event, group, hook
 
 
 # ------------------------------------------------------------------ merging
@@ -245,7 +329,9 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
                        project: Path | None = None) -> dict[str, Any]:
     """``settings`` with exactly ``desired`` as our hook entries; everything else untouched.
 
-    ``desired`` items are (client event, matcher, command, timeout); an empty list uninstalls.
+    ``desired`` items are (client event, matcher, command, timeout); an empty list uninstalls. One
+    is not added where the person's own command already runs that hook under that event (see
+    ``wrapped_hook``).
     Raises ``InvalidInput`` (and changes nothing) when an event we must add to is not a list:
     guessing how to merge into a shape Claude Code does not read could lose the user's entries.
     """
@@ -263,10 +349,12 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
                 f'e.g. "{event}": [{{"matcher": "", "hooks": [{{"type": "command", "command": "..."}}]}}]. '
                 "Fix it by hand first (nothing was written)", field=f"hooks.{event}")
     wanted = {(event, matcher or "", command): timeout for event, matcher, command, timeout in desired}
-    present = {(event, g.get("matcher") or "", h.get("command"))
-               for event, groups in hooks.items() if isinstance(groups, list)
-               for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-               for h in g["hooks"] if isinstance(h, dict) and is_our_command(h.get("command"), project)}
+    present = {(event, g.get("matcher") or "", h.get("command")) for event, g, h in hook_entries(hooks)
+               if is_our_command(h.get("command"), project)}
+    # A hook the person's own command already runs under that event (a wrapper that activates a
+    # venv first, say) is not added beside it: both would run.
+    wrapped = {(event, wrapped_hook(h.get("command"), project)) for event, _, h in hook_entries(hooks)
+               if wrapped_hook(h.get("command"), project)}
     # A wanted command not in the file yet takes the place of an old one of ours with the same
     # event and matcher: appending it would move the event to the end of "hooks" (its groups
     # emptied and re-added), a large diff for a committed file that only changed commands.
@@ -307,7 +395,7 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
             del hooks[event]
     for event, matcher, command, timeout in desired:
         key = (event, matcher or "", command)
-        if key in satisfied:
+        if key in satisfied or (event, hook_run_by(command, project)) in wrapped:
             continue
         satisfied.add(key)
         group: dict[str, Any] = {"matcher": matcher} if matcher else {}
@@ -859,11 +947,13 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
         if target.kind == "claude-hooks":
             desired = [] if remove else _desired_hooks(chosen, project, user)
             change = _json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project), remove=remove)
-            if not remove and change.after is not None:
-                change.warnings = [
+            after = _load_json(target.path, change.after) if change.after is not None else {}
+            change.warnings = _wrapper_notes(target.path, after, desired, project, remove=remove)
+            if not remove:
+                change.warnings += [
                     f"note: left `{command}` ({event}) in {target.path}: it has one of context-keeper's old hook "
                     "names but could not be confirmed as ours (its path does not exist here); remove it if it is"
-                    for event, command in unconfirmed_old_hooks(_load_json(target.path, change.after), project)]
+                    for event, command in unconfirmed_old_hooks(after, project)]
             changes.append(change)
         elif target.kind == "json-servers":
             spec = client_server_spec(client, chosen, project, user)
@@ -900,6 +990,38 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
         changes[-1].backup_as = backup_base(target.path, project, home, target.in_project)
         changes[-1].shared = target.shared
     return changes
+
+
+def _wrapper_notes(path: Path, settings: dict[str, Any], desired: Sequence[tuple[str, str | None, str, int]],
+                   project: Path, *, remove: bool) -> list[str]:
+    """A note for each command of the person's that seems to run our hook inside it (a wrapper:
+    see ``wrapped_hook``). Install and uninstall leave it; install does not add that hook beside it
+    under the same event (``merge_claude_hooks``), and says when one of ours runs there too."""
+    hooks = settings.get("hooks")
+    ours = {(event, hook_run_by(h["command"], project)): h["command"] for event, _, h in hook_entries(hooks)
+            if is_our_command(h.get("command"), project)}
+    wanted = {(event, hook_run_by(command, project)): command for event, _, command, _ in desired}
+    notes = []
+    for event, _, hook in hook_entries(hooks):
+        runs = wrapped_hook(hook.get("command"), project)
+        if runs is None:
+            continue
+        left = f"note: left `{hook['command']}` ({event}) in {path}: it is your own command"
+        what = f"context-keeper's {runs} hook" if runs else "a context-keeper hook"
+        if remove:
+            notes.append(f"{left}, though it seems to run {what}; remove it by hand if context-keeper should no "
+                         "longer run")
+        elif (event, runs) in ours:
+            notes.append(f"{left}, and it seems to run {what}, which `{ours[(event, runs)]}` runs there too, so "
+                         "that hook runs twice: remove one of them")
+        elif (event, runs) in wanted:
+            notes.append(f"{left}, and it seems to run {what}, so install did not add `{wanted[(event, runs)]}` "
+                         "beside it (the hook would run twice); if it does not run that hook, replace it with "
+                         "that command")
+        else:
+            notes.append(f"{left}, and it seems to run {what} too: check that none of the hooks install wires "
+                         "runs twice")
+    return notes
 
 
 def _codex_servers(text: str | None) -> Any:
@@ -1123,7 +1245,8 @@ def _committed_wiring_note(project: Path, option: str) -> str | None:
     here and the new ones are the only ones that work. Either way the committed file is the
     team's: the advice never removes it."""
     shared = project / ".claude" / "settings.json"
-    ours = [c for c in _hook_commands(shared) if is_our_command(c, project)]
+    # A wrapper of the person's that runs our hook counts: with the new hooks it runs twice too.
+    ours = [c for c in _hook_commands(shared) if hook_run_by(c, project) is not None]
     if not ours:
         return None
     program = PORTABLE_PROGRAMS["claude-hooks"]
@@ -1163,10 +1286,7 @@ def _hook_commands(path: Path) -> list[Any]:
 
 
 def _hook_commands_in(data: dict[str, Any]) -> list[Any]:
-    hooks = data.get("hooks")
-    groups = [g for v in hooks.values() if isinstance(v, list) for g in v] if isinstance(hooks, dict) else []
-    return [h.get("command") for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-            for h in g["hooks"] if isinstance(h, dict)]
+    return [h.get("command") for _, _, h in hook_entries(data.get("hooks"))]
 
 
 def _add_common(parser: argparse.ArgumentParser, remove: bool) -> None:

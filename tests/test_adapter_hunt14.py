@@ -1,0 +1,104 @@
+"""Adapter defects found in hunt 14: whose hook commands are whose, kept matchers, doctor on the wiring."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from context_keeper import install
+from tests.hook_helpers import hook_env
+
+ACTIVATE = "bash -lc 'source ~/venvs/ck/bin/activate && context-keeper-hook session-start'"
+WITH_ENV = "/home/me/bin/with-env.sh context-keeper-hook scope-guard"
+
+
+def _cli(*args: str, cwd: Path, home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "context_keeper", *args, "--project", str(cwd), "--home", str(home)],
+                          cwd=cwd, capture_output=True, text=True, env=env or hook_env(), timeout=60)
+
+
+def _write(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _commands(settings: dict) -> list[tuple[str, str]]:
+    return [(event, h["command"]) for event, groups in settings.get("hooks", {}).items()
+            for g in groups for h in g["hooks"]]
+
+
+# ------------------------------------------------------------------ a wrapper is the user's
+
+
+@pytest.mark.parametrize("command,ours", [
+    (ACTIVATE, False),
+    ("/home/me/bin/with-env.sh context-keeper-hook session-start", False),
+    ("context-keeper-hook session-start || true", False),
+    ("CONTEXT_KEEPER_PROJECT=/srv/mono context-keeper-hook session-start", False),
+    ("uv run python -m context_keeper.hookio session-start", False),
+    ("bash -c 'python /opt/context-keeper/hooks/session_start.py'", False),
+    ("context-keeper-hook session-start", True),
+    ('"/home/me/.venv/bin/context-keeper-hook" session-start', True),
+    ("'/home/me/my venv/bin/context-keeper-hook' session-start", True),
+    (r"C:\Users\me\venv\Scripts\context-keeper-hook.exe session-start", True),
+    ('"/usr/bin/python3" -m context_keeper.hookio session-start', True),
+    ("context-keeper hook session-start", True),
+    ("python /opt/context-keeper/hooks/session_start.py", True),
+])
+def test_only_a_command_whose_program_is_the_hook_is_ours(command, ours):
+    assert install.is_our_command(command) is ours
+    assert install.hook_run_by(command) == "session-start"
+
+
+def test_install_leaves_a_wrapper_and_does_not_add_the_hook_it_runs_beside_it(project: Path, tmp_path: Path):
+    path = project / ".claude" / "settings.json"
+    _write(path, {"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": ACTIVATE}]}],
+        "PreToolUse": [{"matcher": install.EDIT_TOOLS, "hooks": [{"type": "command", "command": WITH_ENV}]}]}})
+    home = tmp_path / "home"
+    proc = _cli("install", cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    commands = _commands(_read(path))
+    assert ("SessionStart", ACTIVATE) in commands and ("PreToolUse", WITH_ENV) in commands
+    assert [c for e, c in commands if e == "SessionStart"] == [ACTIVATE]
+    assert [c for e, c in commands if e == "PreToolUse"] == [WITH_ENV]
+    assert any(e == "PostToolUse" and "scope-guard" in c for e, c in commands)  # no wrapper there: ours added
+    assert (f"note: left `{ACTIVATE}` (SessionStart) in {path}: it is your own command, and it seems to run "
+            "context-keeper's session-start hook, so install did not add") in proc.stderr
+    assert "left `" + WITH_ENV + "` (PreToolUse)" in proc.stderr
+    again = _cli("install", cwd=project, home=home)
+    assert f"{path}: already up to date" in again.stdout
+    proc = _cli("uninstall", cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert _commands(_read(path)) == [("SessionStart", ACTIVATE), ("PreToolUse", WITH_ENV)]
+    assert f"left `{ACTIVATE}` (SessionStart) in {path}: it is your own command, though it seems to run" in proc.stderr
+    assert "remove it by hand" in proc.stderr
+
+
+def test_install_says_when_a_wrapper_and_its_own_hook_both_run(project: Path, tmp_path: Path):
+    path = project / ".claude" / "settings.json"
+    proc = _cli("install", cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    settings = _read(path)
+    settings["hooks"]["SessionStart"].append({"hooks": [{"type": "command", "command": ACTIVATE}]})
+    _write(path, settings)
+    proc = _cli("install", cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    assert _read(path) == settings
+    assert "so that hook runs twice: remove one of them" in proc.stderr
+
+
+def test_local_install_beside_a_committed_wrapper_says_the_hook_would_run_twice(project: Path, tmp_path: Path):
+    _write(project / ".claude" / "settings.json", {"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": ACTIVATE}]}]}})
+    proc = _cli("install", "--local", cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    assert "wires context-keeper hooks too" in proc.stderr and "twice" in proc.stderr
