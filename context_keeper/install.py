@@ -8,10 +8,11 @@ server registration, printed by default and merged into their config file with `
 Every write is a merge: other servers, other hooks and unknown keys stay as they were; an entry
 is "ours" only when its command's program is context-keeper's (see ``is_our_command``): a
 command of the person's that runs our hook inside it is theirs, and install adds no second copy
-of that hook beside it (``wrapped_hook``). Re-running is a
-no-op, an older wiring of ours (the ``python .../hooks/<name>.py`` style of context-keeper
-0.x) is replaced rather than duplicated, a timestamped backup of each file written is kept (a
-project file's out of the working tree, a user-level file's beside it: see ``backup_base``),
+of that hook beside it (``wrapped_hook``). Re-running is a no-op (a matcher the person changed
+on one of our entries stays: ``kept_matchers``), an older wiring of ours (the
+``python .../hooks/<name>.py`` style of context-keeper 0.x) is replaced rather than duplicated,
+a timestamped backup of each file written is kept (a project file's out of the working tree, a
+user-level file's beside it: see ``backup_base``),
 ``--dry-run`` prints a unified diff and writes nothing, and ``uninstall`` removes only our
 entries. A server entry that holds keys install does not write was the user's before install
 merged into it, so uninstall leaves it (see ``merge_server``). A config file that does not parse
@@ -329,9 +330,10 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
                        project: Path | None = None) -> dict[str, Any]:
     """``settings`` with exactly ``desired`` as our hook entries; everything else untouched.
 
-    ``desired`` items are (client event, matcher, command, timeout); an empty list uninstalls. One
-    is not added where the person's own command already runs that hook under that event (see
-    ``wrapped_hook``).
+    ``desired`` items are (client event, matcher, command, timeout); an empty list uninstalls. An
+    entry of ours for the same event and hook takes each one's place, keeping a matcher the person
+    changed on it (``kept_matchers``) unless it is a 0.x launcher; one is not added where the
+    person's own command already runs that hook under that event (see ``wrapped_hook``).
     Raises ``InvalidInput`` (and changes nothing) when an event we must add to is not a list:
     guessing how to merge into a shape Claude Code does not read could lose the user's entries.
     """
@@ -348,21 +350,30 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
                 f'"hooks.{event}" is {found}; Claude Code expects a list of groups, '
                 f'e.g. "{event}": [{{"matcher": "", "hooks": [{{"type": "command", "command": "..."}}]}}]. '
                 "Fix it by hand first (nothing was written)", field=f"hooks.{event}")
-    wanted = {(event, matcher or "", command): timeout for event, matcher, command, timeout in desired}
-    present = {(event, g.get("matcher") or "", h.get("command")) for event, g, h in hook_entries(hooks)
-               if is_our_command(h.get("command"), project)}
+    # Each wanted hook is matched to an entry of ours by event and hook, not by matcher, so that a
+    # matcher the person changed on it (the edit guard narrowed to Edit|Write) stays. A wanted
+    # command not in the file yet takes the place of the old one: appending it would move the
+    # event to the end of "hooks" (its groups emptied and re-added), a large diff for a committed
+    # file that only changed commands.
+    slots = {_slot(event, command, project): (matcher or "", command, timeout)
+             for event, matcher, command, timeout in desired}
+    ours = [(event, g, h) for event, g, h in hook_entries(hooks) if is_our_command(h.get("command"), project)]
+    passes: tuple[Callable[[str, str, str, str], bool], ...] = (
+        lambda matcher, command, want_matcher, want_command: (matcher, command) == (want_matcher, want_command),
+        lambda matcher, command, want_matcher, _: matcher != want_matcher and _current_form(command),
+        lambda matcher, _, want_matcher, __: matcher == want_matcher,  # an older form of ours
+    )
+    keeper: dict[tuple[str, str], Any] = {}
+    for fits in passes:
+        for event, group, hook in ours:
+            slot = _slot(event, hook["command"], project)
+            if slot in slots and slot not in keeper and fits(group.get("matcher") or "", hook["command"],
+                                                             *slots[slot][:2]):
+                keeper[slot] = hook
     # A hook the person's own command already runs under that event (a wrapper that activates a
     # venv first, say) is not added beside it: both would run.
     wrapped = {(event, wrapped_hook(h.get("command"), project)) for event, _, h in hook_entries(hooks)
                if wrapped_hook(h.get("command"), project)}
-    # A wanted command not in the file yet takes the place of an old one of ours with the same
-    # event and matcher: appending it would move the event to the end of "hooks" (its groups
-    # emptied and re-added), a large diff for a committed file that only changed commands.
-    missing: dict[tuple[str, str], list[tuple[str, int]]] = {}
-    for event, matcher, command, timeout in desired:
-        if (event, matcher or "", command) not in present:
-            missing.setdefault((event, matcher or ""), []).append((command, timeout))
-    satisfied: set[tuple[str, str, str]] = set()
     for event in list(hooks):
         groups = hooks[event]
         if not isinstance(groups, list):
@@ -379,14 +390,12 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
                 if not is_our_command(command, project):
                     kept.append(hook)
                     continue
-                key = (event, group.get("matcher") or "", command)
-                if key in wanted and key not in satisfied:
-                    satisfied.add(key)
-                    kept.append(hook)
-                elif missing.get(key[:2]):
-                    replacement, timeout = missing[key[:2]].pop(0)
-                    satisfied.add((*key[:2], replacement))
-                    kept.append({**hook, "type": "command", "command": replacement, "timeout": timeout})
+                slot = _slot(event, command, project)
+                if keeper.get(slot) is not hook:
+                    continue  # a second copy, an old form in another group, or a hook no longer wired
+                _, wanted, timeout = slots[slot]
+                kept.append(hook if command == wanted else
+                            {**hook, "type": "command", "command": wanted, "timeout": timeout})
             if kept or not inner:
                 new_groups.append({**group, "hooks": kept})
         if new_groups or not groups:
@@ -394,18 +403,53 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
         else:
             del hooks[event]
     for event, matcher, command, timeout in desired:
-        key = (event, matcher or "", command)
-        if key in satisfied or (event, hook_run_by(command, project)) in wrapped:
+        slot = _slot(event, command, project)
+        if slot in keeper or slot in wrapped:
             continue
-        satisfied.add(key)
         group: dict[str, Any] = {"matcher": matcher} if matcher else {}
         group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        keeper[slot] = group["hooks"][0]
         hooks.setdefault(event, []).append(group)
     if hooks:
         settings["hooks"] = hooks
     else:
         settings.pop("hooks", None)
     return settings
+
+
+def _slot(event: str, command: str, project: Path | None) -> tuple[str, str]:
+    """What a hook entry of ours is for: its client event and the hook it runs."""
+    return event, hook_run_by(command, project) or command
+
+
+def _current_form(command: str) -> bool:
+    """Is a command of ours in a form this installer writes (in any style), rather than a 0.x
+    launcher wired by hand from that version's README, whose matchers were that README's?"""
+    words = command_words(command)
+    rest = _interpreter_args(words)
+    return (program_name(words[0]) in _HOOK_PROGRAMS + _CLI_PROGRAMS
+            or bool(_WRITTEN_LAUNCHER.fullmatch(command.strip()))
+            or (rest is not None and rest[:2] == ["-m", "context_keeper.hookio"]))
+
+
+def kept_matchers(settings: dict[str, Any], desired: Sequence[tuple[str, str | None, str, int]],
+                  project: Path | None = None) -> list[tuple[str, str, str, str]]:
+    """``(event, hook, matcher in the file, matcher install writes)`` for each hook entry of ours in
+    ``settings`` (as merged) whose group has a matcher other than the one install writes: one the
+    person changed, which ``merge_claude_hooks`` keeps."""
+    wanted = {_slot(event, command, project): matcher or "" for event, matcher, command, _ in desired}
+    out = []
+    for event, group, hook in hook_entries(settings.get("hooks")):
+        if not is_our_command(hook.get("command"), project):
+            continue
+        slot = _slot(event, hook["command"], project)
+        if slot in wanted and (group.get("matcher") or "") != wanted[slot]:
+            out.append((event, slot[1], group.get("matcher") or "", wanted[slot]))
+    return out
+
+
+def _matcher_shown(matcher: str) -> str:
+    return json.dumps(matcher) if matcher else "no matcher (every occurrence of the event)"
 
 
 def is_our_server(entry: Any) -> bool:
@@ -948,7 +992,10 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
             desired = [] if remove else _desired_hooks(chosen, project, user)
             change = _json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project), remove=remove)
             after = _load_json(target.path, change.after) if change.after is not None else {}
-            change.warnings = _wrapper_notes(target.path, after, desired, project, remove=remove)
+            change.warnings = _wrapper_notes(target.path, after, desired, project, remove=remove) + [
+                f"{target.path}: kept the matcher {_matcher_shown(kept)} you set on context-keeper's {event} hook "
+                f"({hook}); install would have written {_matcher_shown(written)}"
+                for event, hook, kept, written in kept_matchers(after, desired, project)]
             if not remove:
                 change.warnings += [
                     f"note: left `{command}` ({event}) in {target.path}: it has one of context-keeper's old hook "

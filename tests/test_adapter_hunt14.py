@@ -102,3 +102,59 @@ def test_local_install_beside_a_committed_wrapper_says_the_hook_would_run_twice(
     proc = _cli("install", "--local", cwd=project, home=tmp_path / "home")
     assert proc.returncode == 0, proc.stderr
     assert "wires context-keeper hooks too" in proc.stderr and "twice" in proc.stderr
+
+
+# ------------------------------------------------------------------ a matcher the user changed
+
+
+def _narrow_the_edit_guard(path: Path, matcher: str) -> dict:
+    settings = _read(path)
+    group = next(g for g in settings["hooks"]["PreToolUse"] if g.get("matcher") == install.EDIT_TOOLS)
+    group["matcher"] = matcher
+    _write(path, settings)
+    return settings
+
+
+def test_reinstall_keeps_a_matcher_the_user_narrowed_and_says_so(project: Path, tmp_path: Path):
+    path = project / ".claude" / "settings.json"
+    home = tmp_path / "home"
+    first = _cli("install", cwd=project, home=home)
+    assert first.returncode == 0, first.stderr
+    assert "kept the matcher" not in first.stdout
+    untouched = _cli("install", cwd=project, home=home)
+    assert f"{path}: already up to date" in untouched.stdout and "kept the matcher" not in untouched.stdout
+    narrowed = _narrow_the_edit_guard(path, "Edit|Write")
+    before = path.read_bytes()
+    proc = _cli("install", cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert path.read_bytes() == before
+    assert _read(path) == narrowed
+    kept = [line for line in proc.stdout.splitlines() if "kept the matcher" in line]
+    assert kept == [f'{path}: kept the matcher "Edit|Write" you set on context-keeper\'s PreToolUse hook '
+                    f'(scope-guard); install would have written "{install.EDIT_TOOLS}"']
+
+
+def test_a_kept_matcher_stays_when_install_rewrites_the_command(project: Path, tmp_path: Path):
+    path = project / ".claude" / "settings.json"
+    old = '"/home/old/.venv/bin/context-keeper-hook" scope-guard'
+    _write(path, {"hooks": {
+        "PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": old, "timeout": 10}]},
+                       {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}})
+    proc = _cli("install", cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    groups = _read(path)["hooks"]["PreToolUse"]
+    assert [g["matcher"] for g in groups] == ["Write", "Bash"]
+    assert len(groups[0]["hooks"]) == 1 and groups[0]["hooks"][0]["command"] != old
+    assert install.hook_run_by(groups[0]["hooks"][0]["command"]) == "scope-guard"
+    assert "kept the matcher \"Write\" you set on context-keeper's PreToolUse hook (scope-guard)" in proc.stdout
+
+
+def test_the_matcher_of_0x_wiring_is_replaced_with_the_current_one():
+    old = "python /path/to/context-keeper/hooks/scope_guard.py"
+    settings = {"hooks": {"PreToolUse": [{"matcher": "Edit|Write|NotebookEdit",  # 0.19's README
+                                          "hooks": [{"type": "command", "command": old}]}]}}
+    desired = [("PreToolUse", install.EDIT_TOOLS, "context-keeper-hook scope-guard", 10)]
+    merged = install.merge_claude_hooks(settings, desired)
+    assert merged["hooks"]["PreToolUse"] == [{"matcher": install.EDIT_TOOLS, "hooks": [
+        {"type": "command", "command": "context-keeper-hook scope-guard", "timeout": 10}]}]
+    assert install.kept_matchers(merged, desired) == []
