@@ -9,7 +9,9 @@ differ only in zero padding or suffix case (``dec-5``, ``dec-005``); dangling
 disagree; constraint scopes that match no file
 or directory; an unreadable ``config.json`` and values in it that are unknown, of the wrong type
 or out of range; missing or unusable last-good copies; temp files left by a writer that died;
-bookkeeping files that ``.context/.gitignore`` does not keep out of git.
+bookkeeping files that ``.context/.gitignore`` does not keep out of git; context-keeper's hooks and
+server in the project's Claude Code files (``.claude/settings.json``, ``settings.local.json``,
+``.mcp.json``) naming a program that is not there (see ``wiring_check``).
 
 ``--fix`` changes only what can be changed without losing anything, under the store lock:
 
@@ -62,6 +64,7 @@ from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.scope import is_glob, is_global, normalize_path, scope_covers
 from context_keeper.store import BACKUP_DIR, GITIGNORE, Store, next_number, parse_bytes
+from context_keeper.wiring_check import wiring_problems
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 EXIT_OK, EXIT_WARNINGS, EXIT_NO_PROJECT, EXIT_ERRORS = 0, 1, 4, 5
@@ -779,6 +782,7 @@ def diagnose(root: Path) -> Report:
     findings += _check_scopes(store)
     findings += _check_leftovers(store)
     findings += _check_gitignore(store)
+    findings += [Finding(WARNING, "wiring", message, file=name) for name, message in wiring_problems(root)]
     return Report(str(root), findings)
 
 
@@ -1133,7 +1137,8 @@ def _emit(text: str) -> None:
 def register_cli(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "doctor",
-        help="check the store for corrupt files, malformed entries, broken links; --fix repairs what is safe",
+        help="check the store for corrupt files, malformed entries, broken links, and the Claude Code wiring for "
+             "missing programs; --fix repairs what is safe",
         description=__doc__.split("\n\n")[0],
     )
     p.add_argument("--fix", action="store_true", help="repair what can be repaired without losing anything")

@@ -172,7 +172,7 @@ _WRITTEN_LAUNCHER = re.compile(r'"[^"]+" -S "[^"]*[/\\]hooks[/\\](?:%s)"' % "|".
 _HOOK_PROGRAMS = ("context-keeper-hook", "context-keeper-hook.exe")
 _CLI_PROGRAMS = ("context-keeper", "context-keeper.exe")
 _PYTHON = re.compile(r"(?:python|pythonw|py)(?:\d+(?:\.\d+)*)?(?:\.exe)?", re.IGNORECASE)
-_PROJECT_VARS = ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "%CLAUDE_PROJECT_DIR%")
+PROJECT_VARS = ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "%CLAUDE_PROJECT_DIR%")
 _WORD = re.compile(r""""([^"]*)"|'([^']*)'|([^\s"']+)""")
 
 
@@ -187,7 +187,7 @@ def program_name(word: str) -> str:
     return word.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-def _interpreter_args(words: list[str]) -> list[str] | None:
+def interpreter_args(words: list[str]) -> list[str] | None:
     """What a Python interpreter (the first word) runs: the words after its own options; None when
     the program is not Python."""
     if not words or not _PYTHON.fullmatch(program_name(words[0])):
@@ -204,7 +204,7 @@ def _launcher_path(word: str, project: Path | None) -> str | None:
     norm = word.strip().replace("\\", "/")
     if program_name(norm) not in _OUR_NAMES or "hooks/" not in norm:
         return None
-    for var in _PROJECT_VARS:
+    for var in PROJECT_VARS:
         if var in norm and project is not None:
             norm = norm.replace(var, str(project))
     return norm
@@ -247,7 +247,7 @@ def is_our_command(command: Any, project: Path | None = None) -> bool:
         return words[1:2] == ["hook"] and len(words) <= 3
     if _WRITTEN_LAUNCHER.fullmatch(command.strip()):
         return True
-    rest = _interpreter_args(words)
+    rest = interpreter_args(words)
     if rest is not None and rest[:2] == ["-m", "context_keeper.hookio"]:
         return len(rest) <= 3
     script = words if rest is None else rest
@@ -426,7 +426,7 @@ def _current_form(command: str) -> bool:
     """Is a command of ours in a form this installer writes (in any style), rather than a 0.x
     launcher wired by hand from that version's README, whose matchers were that README's?"""
     words = command_words(command)
-    rest = _interpreter_args(words)
+    rest = interpreter_args(words)
     return (program_name(words[0]) in _HOOK_PROGRAMS + _CLI_PROGRAMS
             or bool(_WRITTEN_LAUNCHER.fullmatch(command.strip()))
             or (rest is not None and rest[:2] == ["-m", "context_keeper.hookio"]))

@@ -158,3 +158,79 @@ def test_the_matcher_of_0x_wiring_is_replaced_with_the_current_one():
     assert merged["hooks"]["PreToolUse"] == [{"matcher": install.EDIT_TOOLS, "hooks": [
         {"type": "command", "command": "context-keeper-hook scope-guard", "timeout": 10}]}]
     assert install.kept_matchers(merged, desired) == []
+
+
+# ------------------------------------------------------------------ doctor on the client wiring
+
+
+def _doctor(project: Path, env: dict[str, str] | None = None) -> tuple[int, list[dict]]:
+    proc = subprocess.run([sys.executable, "-m", "context_keeper", "doctor", "--json", "--project", str(project)],
+                          cwd=project, capture_output=True, text=True, env=env or hook_env(), timeout=60)
+    return proc.returncode, [f for f in json.loads(proc.stdout)["findings"] if f["code"] == "wiring"]
+
+
+def test_doctor_names_wiring_whose_context_keeper_program_is_gone(project: Path, tmp_path: Path):
+    from tests.test_install import _fake_install
+
+    bin_dir = tmp_path / "venv" / "bin"
+    _fake_install(bin_dir)
+    proc = _cli("install", "--command-style", "console", cwd=project, home=tmp_path / "home",
+                env=hook_env(PATH=f"{bin_dir}:/usr/bin:/bin"))
+    assert proc.returncode == 0, proc.stderr
+    assert _doctor(project) == (0, [])
+    for script in bin_dir.iterdir():
+        script.unlink()
+    code, found = _doctor(project)
+    assert code == 1
+    assert [f["file"] for f in found] == [".claude/settings.json", ".mcp.json"]
+    hooks, server = (f["message"] for f in found)
+    assert all(f["severity"] == "warning" for f in found)
+    assert hooks.startswith(f".claude/settings.json: {bin_dir}/context-keeper-hook does not exist, so "
+                            "context-keeper's hooks there cannot run")
+    assert f'SessionStart `"{bin_dir}/context-keeper-hook" session-start`' in hooks
+    assert f'PreToolUse `"{bin_dir}/context-keeper-hook" scope-guard`' in hooks
+    assert "Re-run `context-keeper install`" in hooks
+    assert server.startswith(f".mcp.json: {bin_dir}/context-keeper does not exist, so Claude Code cannot start the "
+                             f"server mcpServers.context-keeper (`{bin_dir}/context-keeper serve`)")
+    assert "Re-run `context-keeper install`" in server
+
+
+def test_doctor_names_bare_commands_that_are_not_on_path(project: Path, tmp_path: Path):
+    _write(project / ".claude" / "settings.json", {"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": "context-keeper-hook session-start"}]}]}})
+    _write(project / ".claude" / "settings.local.json", {"hooks": {
+        "Stop": [{"hooks": [{"type": "command", "command": "context-keeper hook post-compact"}]}]}})
+    _write(project / ".mcp.json", {"mcpServers": {"ck": {"type": "stdio", "command": "context-keeper",
+                                                         "args": ["serve"]}}})
+    code, found = _doctor(project, hook_env(PATH="/nonexistent"))
+    assert code == 1
+    shared, local, server = (f["message"] for f in found)
+    assert shared.startswith(".claude/settings.json: `context-keeper-hook` is not on PATH, so context-keeper's hook "
+                             "there cannot run")
+    assert "SessionStart `context-keeper-hook session-start`" in shared
+    assert "Put context-keeper on PATH" in shared and "context-keeper install --local" in shared
+    assert "Stop `context-keeper hook post-compact`" in local
+    assert "Re-run `context-keeper install --local`" in local and "on PATH" in local
+    assert "server mcpServers.ck (`context-keeper serve`)" in server and "Put context-keeper on PATH" in server
+
+
+def test_doctor_leaves_other_hooks_and_servers_alone(project: Path, tmp_path: Path):
+    gone = tmp_path / "gone"
+    _write(project / ".claude" / "settings.json", {"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"},
+                                                      {"type": "command", "command": f"{gone}/lint --fast"}]}],
+        "SessionStart": [{"hooks": [{"type": "command", "command": WITH_ENV},
+                                    {"type": "command", "command": ACTIVATE},
+                                    {"type": "command", "command": "not-a-program-anywhere"}]}]}})
+    _write(project / ".mcp.json", {"mcpServers": {"github": {"type": "stdio", "command": f"{gone}/gh-mcp"}}})
+    assert _doctor(project, hook_env(PATH="/nonexistent")) == (0, [])
+
+
+def test_doctor_says_when_a_claude_code_file_does_not_parse(project: Path):
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text('{"hooks": {,}}\n', encoding="utf-8")
+    code, found = _doctor(project)
+    assert code == 1
+    assert found[0]["message"].startswith(".claude/settings.json does not parse as JSON (Expecting property name "
+                                          "enclosed in double quotes at line 1, column 12)")
+    assert "fix it by hand" in found[0]["message"]

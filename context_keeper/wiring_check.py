@@ -1,0 +1,131 @@
+"""``doctor``'s look at the client wiring: do the programs that run context-keeper still exist?
+
+It reads the project's Claude Code files that ``install`` writes: ``.claude/settings.json`` and
+``.claude/settings.local.json`` (hooks) and ``.mcp.json`` (servers). Only context-keeper's own
+entries are checked (``install.is_our_command`` / ``install.is_our_server``): another hook or
+server, or a command of the person's that runs our hook inside it, is theirs to look after.
+
+A program (and the script a Python runs) named by a path must exist: a relative path is taken
+from the project root, where Claude Code runs them, and ``$CLAUDE_PROJECT_DIR`` and ``~`` are
+filled in. A bare name must be on PATH. A word with another variable in it cannot be resolved
+here and is not reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from context_keeper import install
+
+# (file, what it wires, the install command that rewrites it)
+FILES = ((".claude/settings.json", "hooks", "context-keeper install"),
+         (".claude/settings.local.json", "hooks", "context-keeper install --local"),
+         (".mcp.json", "servers", "context-keeper install"))
+ON_PATH = ("context-keeper on PATH where Claude Code starts (pipx install / uv tool install, or activate "
+           "its venv before starting it)")
+
+
+def wiring_problems(root: Path, env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """``(file relative to root, message)`` for each problem with context-keeper's wiring in the
+    project's Claude Code files: a file that cannot be read, or a program it names that is not
+    there. Hooks of one file that fail for one reason are reported together."""
+    env = os.environ if env is None else env
+    out: list[tuple[str, str]] = []
+    for name, kind, rerun in FILES:
+        data = _read_json(root / name)
+        if isinstance(data, str):
+            out.append((name, f"{name} {data}, so context-keeper's wiring in it was not checked, and Claude Code "
+                              "cannot read it either: fix it by hand"))
+            continue
+        if kind == "servers":
+            out += [(name, message) for message in _server_problems(name, data, root, env, rerun)]
+            continue
+        failing: dict[str, list[str]] = {}
+        for event, _, hook in install.hook_entries(data.get("hooks")):
+            command = hook.get("command")
+            if install.is_our_command(command, root):
+                reason = _hook_absent(command, root, env)
+                if reason:
+                    failing.setdefault(reason, []).append(f"{event} `{command}`")
+        for reason, hooks in failing.items():
+            several = len(hooks) > 1
+            out.append((name, f"{name}: {reason}, so context-keeper's hook{'s' if several else ''} there cannot run "
+                              f"(Claude Code reports a hook error and the agent gets nothing from "
+                              f"{'them' if several else 'it'}): {'; '.join(hooks)}. "
+                              + _advice(reason, name, rerun, "them" if several else "it")))
+    return out
+
+
+def _read_json(path: Path) -> dict[str, Any] | str:
+    """The object in a JSON config file ({} when there is none), or what is wrong with it."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    except UnicodeDecodeError as exc:
+        return f"is not valid UTF-8 (byte {exc.start + 1})"
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        return f"does not parse as JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+    return data if isinstance(data, dict) else "is not a JSON object"
+
+
+def _server_problems(name: str, data: dict[str, Any], root: Path, env: Mapping[str, str], rerun: str) -> list[str]:
+    servers = data.get("mcpServers")
+    out = []
+    for server, entry in (servers.items() if isinstance(servers, dict) else ()):
+        if not install.is_our_server(entry):
+            continue
+        args = [a for a in entry.get("args") or [] if isinstance(a, str)] if isinstance(entry.get("args"), list) else []
+        launcher = args[:1] if args[:1] and args[0].endswith("server.py") else []  # a checkout's server.py
+        words = [entry["command"], *launcher]
+        reason = next(filter(None, (_absent(word, root, env) for word in words)), None)
+        if reason:
+            shown = " ".join([entry["command"], *args])
+            out.append(f"{name}: {reason}, so Claude Code cannot start the server mcpServers.{server} (`{shown}`). "
+                       + _advice(reason, name, rerun, "it"))
+    return out
+
+
+def _advice(reason: str, name: str, rerun: str, it: str) -> str:
+    if not reason.endswith("is not on PATH"):
+        return (f"Re-run `{rerun}` to point {it} at this machine's context-keeper (the path is from a venv that "
+                "moved or was deleted, or from another machine)")
+    if name == ".claude/settings.local.json":
+        return f"Re-run `{rerun}`, which writes this machine's absolute paths, or put {ON_PATH}"
+    return (f"Put {ON_PATH}; this file is one a team commits, so its commands name the "
+            "programs bare" + (", and `context-keeper install --local` wires hooks for this machine alone"
+                               if name == ".claude/settings.json" else ""))
+
+
+def _hook_absent(command: str, root: Path, env: Mapping[str, str]) -> str | None:
+    """Why a hook command of ours cannot run here (its program, or the script its Python runs, is
+    missing); None when both are there or cannot be told."""
+    words = install.command_words(command)
+    rest = install.interpreter_args(words)
+    script = rest[:1] if rest and not rest[0].startswith("-") else []
+    return next(filter(None, (_absent(word, root, env) for word in words[:1] + script)), None)
+
+
+def _absent(word: str, root: Path, env: Mapping[str, str]) -> str | None:
+    """Why the program or script ``word`` cannot be found here; None when it is there or when
+    ``word`` holds a variable that cannot be filled in here."""
+    for var in install.PROJECT_VARS:
+        word = word.replace(var, str(root))
+    home = env.get("HOME") or env.get("USERPROFILE")
+    if home and (word == "~" or word.startswith(("~/", "~\\"))):
+        word = home + word[1:]
+    if "$" in word or "%" in word or word.startswith("~"):
+        return None
+    if "/" not in word and "\\" not in word:
+        return None if shutil.which(word, path=env.get("PATH", os.defpath)) else f"`{word}` is not on PATH"
+    path = Path(word) if os.path.isabs(word) else root / word
+    return None if path.is_file() else f"{path} does not exist"
