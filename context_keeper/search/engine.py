@@ -215,28 +215,46 @@ class SearchIndex(InvertedIndex):
         raw relevance. Priors and filters are evaluated best-first on a shortlist that grows
         until no unexamined candidate could still enter the top ``limit`` even with the largest
         possible prior — so a query touching thousands of entries evaluates only a few dozen.
-        Relevance (coherence needs a look at every query word's postings) is computed only for
-        the candidates whose score can still place them: those at or above the ``limit``-th score.
+        Within a shortlist the examination stops as soon as the next candidate (hence every
+        later one) is below the ``limit``-th score with the largest prior, lent to its successor
+        or not. Relevance (coherence needs a look at every query word's postings) is computed only
+        for the candidates whose score can still place them: those at or above the ``limit``-th
+        score.
         """
         max_raw = q.max_raw
         if limit <= 0 or not order or max_raw <= 0.0:
             return []
         t = self.tuning
+        most = P.max_prior(history, flt.scope is not None, max(flt.kind_prior.values(), default=1.0))
+        lent = max(1.0, t.successor_credit)  # a superseded candidate's successor gets up to this share
         k = limit * _SHORTLIST_FACTOR + 16
         # A grown shortlist starts with the previous one (the order is total: score, then slot),
         # so what was examined is kept, not examined again.
         prior_scored: dict[int, float] = {}
+        # The ``limit`` highest of them (a min-heap): credit only raises scores, so the
+        # ``limit``-th score after it is at least lowest[0].
+        lowest: list[float] = []
         replaced: list[int] = []  # superseded entries among them, for the successor credit
         relevances: dict[int, float] = {}
         examined = 0
         while True:
             exhausted = k >= len(order)
             shortlist = _largest(order, len(order) if exhausted else k)
+            settled = False
             for slot, raw in shortlist[examined:]:
+                # Strictly below: a candidate that could tie the limit-th score is examined, as
+                # the whole shortlist was, so ties are broken as before.
+                if len(lowest) == limit and lowest[0] > raw / max_raw * most * lent:
+                    settled = True
+                    break
                 info = self._entries[slot]
                 if info is None or not flt.passes(info):
                     continue
-                prior_scored[slot] = raw / max_raw * flt.prior(info, now, history)
+                score = prior_scored[slot] = raw / max_raw * flt.prior(info, now, history)
+                if len(lowest) < limit:
+                    heapq.heappush(lowest, score)
+                elif score > lowest[0]:
+                    heapq.heapreplace(lowest, score)
                 if info.status == "superseded":
                     replaced.append(slot)
             examined = len(shortlist)
@@ -253,9 +271,9 @@ class SearchIndex(InvertedIndex):
                 if slot not in relevances:
                     relevances[slot] = self._relevance(q, slot, relevance)
             best = heapq.nlargest(limit, ((v, relevances[slot], slot) for v, slot in placed))
-            if exhausted:
+            if exhausted or settled:
                 return best
-            ceiling = shortlist[-1][1] / max_raw * P.max_prior(history, flt.scope is not None, max(flt.kind_prior.values(), default=1.0))
+            ceiling = shortlist[-1][1] / max_raw * most
             if len(best) == limit and best[-1][0] >= ceiling:
                 return best
             k *= 2
