@@ -2,8 +2,8 @@
 
     python benchmarks/bench_shortlist.py [2 3 4 5 6 8]
 
-``SearchIndex._rank`` examines ``limit × factor + 16`` candidates first and doubles the
-shortlist while one outside it could still place. Each factor is timed on the same warm service,
+``SearchIndex._rank`` sorts the best ``limit × factor + 16`` candidates first, examines them
+until none left could place, and doubles the shortlist while one outside it still could. Each factor is timed on the same warm service,
 interleaved query by query (so the machine's changing speed affects every factor alike); the
 figure is the median over queries of the fastest of five passes. The answers are compared too:
 the factor may change the cost, never the answer.

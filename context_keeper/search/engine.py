@@ -40,11 +40,13 @@ class _Query:
     topical: bool = True                    # some query word is not an everyday one
 
 
-# _rank examines limit × this + 16 candidates first and doubles the shortlist while one outside
-# could still place. At 10,000 entries ×4 costs least, with fewest redos for what it adds
-# (benchmarks/bench_shortlist.py: 3.9 ms per get_context against 4.3 ms for ×3 and 4.6 ms for
-# ×2); the answers do not depend on it.
-_SHORTLIST_FACTOR = 4
+# _rank sorts the best limit × this + 16 candidates first, examines them until none left could
+# place, and doubles the shortlist while one outside it still could. Since it stops inside a
+# shortlist, a longer one costs only its sorting and saves regrowths: ×8 against ×4, 2.34 against
+# 2.62 ms per get_context at 10,000 entries, 1.89 against 1.97 ms at 1,500
+# (benchmarks/bench_shortlist.py; ×12 and ×16 measured the same as ×8). The answers do not
+# depend on it.
+_SHORTLIST_FACTOR = 8
 _LEAD_RANKS = 2          # history questions: predecessors of the first two entries lead them
 _SIMILAR_TERMS = 12      # similar(): candidates from the probe's heaviest terms only
 _SIMILAR_SHORTLIST = 20  # ... and exact cosine for this many of them
