@@ -724,7 +724,9 @@ def _pack(
             return True
         # Too little room with what replaced it (or what it replaced) spelled out: those shrink
         # to ids, so the entry itself is not given up for a lower-ranked one.
-        if _compact_annotations(item, entry, predecessors(item["type"], entry)) and add(item, entry):
+        # What it replaced is looked up again only when there is a "predecessor" to shrink.
+        replaced = predecessors(item["type"], entry) if item.get("predecessor") else ()
+        if _compact_annotations(item, entry, replaced) and add(item, entry):
             return True
         if results:
             return False

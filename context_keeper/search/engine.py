@@ -152,7 +152,9 @@ class SearchIndex(InvertedIndex):
 
     def predecessors(self, kind: str, entry_id: str) -> list[str]:
         """Ids of the entries of this kind that name this one as their ``superseded_by``."""
-        slots = self._predecessors.get((kind, entry_id), ())
+        slots = self._predecessors.get((kind, entry_id))
+        if not slots:  # most entries replaced none: asked for every entry an answer packs
+            return []
         return sorted(F.entry_id(info.doc.entry) or "" for info in (self._entries[s] for s in slots) if info is not None)
 
     def _query(self, query: str) -> _Query:
