@@ -752,9 +752,12 @@ class Store:
         self._lock: Any = None  # a filelock.FileLock, made on the first write (keeps read-only start-up light)
         self.generation = 0  # bumps on every change seen, for derived caches
         self._pins = threading.local()  # pinned(): per thread, what the block has read (or None)
+        # Every read stats these: joined once (a Path also keeps its string, which stat uses).
+        self._paths = {kind.name: self.dir / kind.filename for kind in KINDS.values()}
+        self._config_path = self.dir / "config.json"
 
     def path(self, kind: Kind) -> Path:
-        return self.dir / kind.filename
+        return self._paths[kind.name]
 
     # ------------------------------------------------------------ reads
 
@@ -829,7 +832,7 @@ class Store:
         return pins["config.json"]
 
     def _read_config(self) -> tuple[dict, list[str]]:
-        path = self.dir / "config.json"
+        path = self._config_path
         stamp = _stamp(path)
         with self._mutex:
             if self._config is None or self._config[0] != stamp:
