@@ -6,6 +6,7 @@ import json
 import random
 import re
 from collections import Counter
+from itertools import accumulate
 from pathlib import Path
 
 def _vocabulary() -> list[str]:
@@ -22,11 +23,14 @@ def _vocabulary() -> list[str]:
 
 
 WORDS = _vocabulary()
-_WEIGHTS = [1.0 / (rank + 1) for rank in range(len(WORDS))]
+# Cumulative weights, summed once: ``rng.choices(WORDS, weights=...)`` sums all ~20,000 of them
+# again on every call. Handing it the sums draws exactly the same words (choices() builds the
+# same list itself) and makes a 1,900-entry store in a fraction of a second instead of ~16 s.
+_CUM_WEIGHTS = list(accumulate(1.0 / (rank + 1) for rank in range(len(WORDS))))
 
 
 def _sentence(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choices(WORDS, weights=_WEIGHTS, k=n)).capitalize() + "."
+    return " ".join(rng.choices(WORDS, cum_weights=_CUM_WEIGHTS, k=n)).capitalize() + "."
 
 
 def make_store(root: Path, decisions: int, constraints: int, pipelines: int, seed: int = 7) -> Path:
