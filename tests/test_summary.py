@@ -166,11 +166,21 @@ def test_equally_shared_tags_get_the_same_groups_whatever_the_string_hash_seed(t
         for i in range(4)
     ]
     (tmp_path / ".context" / "decisions.json").write_text(json.dumps(decisions), encoding="utf-8")
+    # The processes only read the store (a summary writes nothing): they run side by side.
+    procs = [subprocess.Popen([sys.executable, "-c", _SUMMARY_OF, str(tmp_path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONHASHSEED": seed})
+             for seed in ("1", "2", "3", "4", "5", "6")]
     summaries = set()
-    for seed in ("1", "2", "3", "4", "5", "6"):
-        proc = subprocess.run([sys.executable, "-c", _SUMMARY_OF, str(tmp_path)], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONHASHSEED": seed}, timeout=120, check=True)
-        summaries.add(proc.stdout)
+    try:
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err[-2000:]
+            summaries.add(out)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert len(summaries) == 1, summaries
     (summary,) = summaries
     decisions_part = summary.split("Decisions:")[1].split("Pipelines:")[0]
