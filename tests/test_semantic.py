@@ -56,11 +56,16 @@ class FakeEmbeddings(BaseHTTPRequestHandler):
         pass
 
 
+# How often serve_forever looks for shutdown(): at its default of 0.5 s every test's teardown
+# waited up to half a second for the server thread to notice (about 18 s over this file).
+SHUTDOWN_POLL = 0.01
+
+
 @pytest.fixture
 def fake_server():
     FakeEmbeddings.requests = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeEmbeddings)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
@@ -199,7 +204,7 @@ def scripted():
     Scripted.delay = 0.0
     Scripted.requests = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL}, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
