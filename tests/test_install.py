@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shlex
@@ -40,8 +42,33 @@ OTHER_MCP = {"mcpServers": {"github": {"type": "stdio", "command": "gh-mcp", "ar
 
 
 def _cli(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "context_keeper", *args, "--home", str(home)], cwd=cwd,
-                          capture_output=True, text=True, env=hook_env(), timeout=60)
+    """``context-keeper ARGS --home HOME`` from ``cwd``, without CONTEXT_KEEPER_PROJECT or
+    CLAUDE_PROJECT_DIR (as ``hook_env()`` gives a child), run by ``cli.main`` in this process.
+
+    What these tests check is what install and uninstall write and say, not the process around
+    them, and a spawn cost ~0.25 s each (about 90 of them). The console entry point and the
+    ``python -m context_keeper install`` process keep their own tests: _install_as below, the
+    shell-wiring test, test_cli.py and test_adapter_hunt13.py.
+    """
+    from context_keeper.cli import main
+
+    saved_cwd = os.getcwd()
+    saved_env = {k: os.environ.pop(k) for k in ("CONTEXT_KEEPER_PROJECT", "CLAUDE_PROJECT_DIR") if k in os.environ}
+    out, err = io.StringIO(), io.StringIO()
+    argv = [*args, "--home", str(home)]
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as exc:  # argparse's refusals, as the process would exit
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                if not isinstance(exc.code, (int, type(None))):
+                    err.write(f"{exc.code}\n")
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 def _write(path: Path, data) -> None:
