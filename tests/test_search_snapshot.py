@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -35,9 +36,15 @@ def _built(store: Store) -> SearchIndex:
     return index
 
 
+@functools.lru_cache(maxsize=1)
+def _golden() -> tuple[dict, ...]:
+    """evals/golden.jsonl, parsed once for all the stores (it grows by ~48 cases a store)."""
+    text = (REPO / "evals" / "golden.jsonl").read_text(encoding="utf-8")
+    return tuple(json.loads(line) for line in text.splitlines() if line.strip())
+
+
 def _questions(root: Path) -> list[str]:
-    cases = [json.loads(line) for line in (REPO / "evals" / "golden.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
-    mine = [c["query"] for c in cases if c.get("store") == root.name and c.get("split") == "dev"]
+    mine = [c["query"] for c in _golden() if c.get("store") == root.name and c.get("split") == "dev"]
     assert mine, root.name
     return mine[:25] + ["", "label printer", "how did we handle retries before", "zzz nothing here"]
 
