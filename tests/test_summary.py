@@ -9,9 +9,25 @@ from context_keeper.budget import estimate_tokens
 from context_keeper.service import Service
 
 
+@pytest.fixture(scope="module")
+def big_store(tmp_path_factory):
+    """1,900 synthetic entries, made once for the tests below: a summary only reads the store
+    (test_a_summary_leaves_the_big_store_as_it_was checks that)."""
+    root = make_store(tmp_path_factory.mktemp("summary") / "big", decisions=1500, constraints=300, pipelines=100)
+    _AS_MADE[root] = _files(root)
+    return root
+
+
+_AS_MADE: dict = {}
+
+
+def _files(root):
+    return {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
 @pytest.mark.parametrize("budget", [150, 400, 2000])
-def test_a_big_store_still_gets_a_summary_within_budget(tmp_path, budget):
-    root = make_store(tmp_path / "big", decisions=1500, constraints=300, pipelines=100)
+def test_a_big_store_still_gets_a_summary_within_budget(big_store, budget):
+    root = big_store
     answer = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}).get_project_summary(budget)
     assert estimate_tokens(answer["summary"]) <= budget
     assert answer["summary"].startswith("Project memory for synthetic: 1500 active decisions")
@@ -62,10 +78,15 @@ def test_many_decisions_do_not_crowd_out_the_pipelines(service):
     assert answer["summary"].count("\n- dec-") >= 15  # reasons shortened or dropped before decisions
 
 
-def test_a_big_store_shows_every_section(tmp_path):
-    root = make_store(tmp_path / "big", decisions=1500, constraints=300, pipelines=100)
-    text = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}).get_project_summary(2000)["summary"]
+def test_a_big_store_shows_every_section(big_store):
+    text = Service(env={"CONTEXT_KEEPER_PROJECT": str(big_store)}).get_project_summary(2000)["summary"]
     assert "- dec-" in text and "- pipe-" in text and _empty_headings(text) == []
+
+
+def test_a_summary_leaves_the_big_store_as_it_was(big_store):
+    # As make_store left it, after this summary and the ones the tests above asked for.
+    Service(env={"CONTEXT_KEEPER_PROJECT": str(big_store)}).get_project_summary(2000)
+    assert _files(big_store) == _AS_MADE[big_store]
 
 
 def _shapes(seed: int = 7, count: int = 12):
