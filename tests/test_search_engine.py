@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from context_keeper.search import DEFAULT_MIN_RELEVANCE, Doc, SearchIndex, SearchOptions
 from context_keeper.search.tokenize import terms
+from tests.process_helpers import outputs_under_hash_seeds
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
 
@@ -608,28 +609,12 @@ print(json.dumps(out))
 
 
 def test_rankings_do_not_depend_on_the_string_hash_seed():
-    import os
-    import subprocess
-    import sys
     from pathlib import Path
 
     repo = Path(__file__).resolve().parent.parent
     # The two processes only read the stores: they run side by side (two cores), not one after
     # the other.
-    procs = [subprocess.Popen([sys.executable, "-c", _RANK_ALL, str(repo)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONHASHSEED": seed})
-             for seed in ("1", "2")]
-    runs = []
-    try:
-        for proc in procs:
-            out, err = proc.communicate(timeout=300)
-            assert proc.returncode == 0, err[-2000:]
-            runs.append(out)
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    runs = outputs_under_hash_seeds(_RANK_ALL, str(repo), ("1", "2"), timeout=300)
     assert runs[0] == runs[1]
 
 

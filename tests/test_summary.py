@@ -7,6 +7,7 @@ import pytest
 from benchmarks.synthetic import make_store
 from context_keeper.budget import estimate_tokens
 from context_keeper.service import Service
+from tests.process_helpers import outputs_under_hash_seeds
 
 
 @pytest.fixture(scope="module")
@@ -175,9 +176,6 @@ def test_equally_shared_tags_get_the_same_groups_whatever_the_string_hash_seed(t
     # Twelve tags shared by two decisions each, six to a decision, for eight groups: in set order,
     # which tags win a group (and so each decision's heading) would follow the hash seed.
     import json
-    import os
-    import subprocess
-    import sys
 
     Service(env={}).init_project(str(tmp_path))
     tags = [f"area{n:02}" for n in range(12)]
@@ -188,20 +186,7 @@ def test_equally_shared_tags_get_the_same_groups_whatever_the_string_hash_seed(t
     ]
     (tmp_path / ".context" / "decisions.json").write_text(json.dumps(decisions), encoding="utf-8")
     # The processes only read the store (a summary writes nothing): they run side by side.
-    procs = [subprocess.Popen([sys.executable, "-c", _SUMMARY_OF, str(tmp_path)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONHASHSEED": seed})
-             for seed in ("1", "2", "3", "4", "5", "6")]
-    summaries = set()
-    try:
-        for proc in procs:
-            out, err = proc.communicate(timeout=120)
-            assert proc.returncode == 0, err[-2000:]
-            summaries.add(out)
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    summaries = set(outputs_under_hash_seeds(_SUMMARY_OF, str(tmp_path), "123456", timeout=120))
     assert len(summaries) == 1, summaries
     (summary,) = summaries
     decisions_part = summary.split("Decisions:")[1].split("Pipelines:")[0]
