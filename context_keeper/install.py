@@ -372,8 +372,7 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
                 keeper[slot] = hook
     # A hook the person's own command already runs under that event (a wrapper that activates a
     # venv first, say) is not added beside it: both would run.
-    wrapped = {(event, wrapped_hook(h.get("command"), project)) for event, _, h in hook_entries(hooks)
-               if wrapped_hook(h.get("command"), project)}
+    wrapped = {(event, runs) for event, _, h in hook_entries(hooks) if (runs := wrapped_hook(h.get("command"), project))}
     for event in list(hooks):
         groups = hooks[event]
         if not isinstance(groups, list):
