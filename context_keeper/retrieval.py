@@ -765,11 +765,21 @@ def _pack(
             # would be a lower-ranked match.
             if room < (MIN_ENTRY_TOKENS if results else MIN_FIRST_ENTRY_TOKENS):
                 return False
-            shortened, _ = shorten_entry(entry, room // 2 if room // 2 >= MIN_ENTRY_TOKENS else room, chars)
+            target = room // 2 if room // 2 >= MIN_ENTRY_TOKENS else room
+            shortened, _ = shorten_entry(entry, target, chars)
             cut = True
             cost = chars_to_tokens(rest + _ENTRY_FIELD + _SHORTENED_FIELD + json_chars(shortened)) + 2
             if used + cost > budget:
-                return False
+                # The room was measured without the "shortened" flag's own length when the
+                # entry was not cut before, and rounding to tokens can add one more: cut it
+                # again by what it is over, rather than leave the room unused.
+                target -= used + cost - budget
+                if target < (MIN_ENTRY_TOKENS if results else MIN_FIRST_ENTRY_TOKENS):
+                    return False
+                shortened, _ = shorten_entry(entry, target, chars)
+                cost = chars_to_tokens(rest + _ENTRY_FIELD + _SHORTENED_FIELD + json_chars(shortened)) + 2
+                if used + cost > budget:
+                    return False
         item["entry"] = shortened if cut else dict(entry)
         if cut:
             item["shortened"] = True

@@ -469,3 +469,40 @@ def test_a_long_list_cut_in_a_shortened_entry_counts_what_it_left_out():
              "tags": [f"tag{i}" for i in range(20)]}
     short, cut = shorten_entry(entry, 120)
     assert cut and short["tags"][:8] == entry["tags"][:8] and short["tags"][8:] == ["… 12 more"]
+
+
+@pytest.mark.parametrize("query", ["carrier retries", "retry window for carrier label calls"])
+def test_no_hit_is_refused_while_the_room_left_holds_it_shortened(tmp_path, monkeypatch, query):
+    # An entry that fit as it was, refused once it had to be cut: the room was measured without
+    # the "shortened" flag's own length, so the cut copy went over it by a few tokens.
+    from context_keeper import retrieval
+    from context_keeper.budget import chars_to_tokens, json_chars
+
+    project = _many_sizes_project(tmp_path)
+    svc = Service()
+    full = svc.get_context(project_dir=str(project), query=query, token_budget=200_000)
+    plain = {item["entry"]["id"]: {k: v for k, v in item.items() if k != "entry"} for item in full["results"]}
+    real, packed = retrieval._pack, []
+
+    def recording(store, hits, budget, *args, reserve=0, envelope=0, **kwargs):
+        answer = real(store, hits, budget, *args, reserve=reserve, envelope=envelope, **kwargs)
+        note = retrieval._prose_tokens({"budget_note": retrieval._budget_note(len(hits), budget)})
+        packed.append((budget - envelope - reserve - note - answer["tokens_used"], hits, answer))
+        return answer
+
+    monkeypatch.setattr(retrieval, "_pack", recording)
+    for budget in range(60, 1200, 7):
+        svc.get_context(project_dir=str(project), query=query, token_budget=budget)
+    refused = 0
+    for left, hits, answer in packed:
+        if len(answer["results"]) < 1:
+            continue
+        returned = {item["entry"]["id"] for item in answer["results"]}
+        for hit in hits:
+            if hit.entry["id"] in returned or hit.entry["id"] not in plain:
+                continue
+            refused += 1
+            # The item without its entry, flagged as shortened, then the least an entry may be.
+            least = chars_to_tokens(json_chars({**plain[hit.entry["id"]], "shortened": True, "entry": {}}) - 2) + 2
+            assert least + retrieval.MIN_ENTRY_TOKENS > left, (answer["token_budget"], hit.entry["id"], left)
+    assert refused > 100, refused  # the sweep means something only where hits were refused
