@@ -87,6 +87,9 @@ def query_entries(
             raise InvalidInput(f"{name}: {value!r} is not one of {', '.join(choices)}", field=name)
     if limit < 1:
         raise InvalidInput("limit must be at least 1", field="limit")
+    if token_budget is not None and token_budget < 0:
+        raise InvalidInput(f"token_budget must be 0 (no limit) or a number of tokens (got {token_budget})",
+                           field="token_budget")
     since_t, before_t = parse_date(since, "since"), parse_date(before, "before")
     if since_t is not None and before_t is not None and since_t >= before_t:
         # As get_context says it: an empty answer read as "nothing recorded in that range".
@@ -174,12 +177,24 @@ def query_entries(
     }
     if truncated or len(matches) > limit:
         answer["truncated"] = True
+    if truncated and room < 0:
+        # Not even the counts and the note fit: an answer over the budget it was asked to keep,
+        # saying only that nothing fitted, is no answer.
+        floor = _needed(0, len(matches), len(shown))
+        raise InvalidInput(f"token_budget {token_budget} is too small for this listing: its counts and budget note "
+                           f"alone take about {floor} tokens, and an answer with the first of its {len(shown)} "
+                           f"matching entries about {_needed(next_cost, len(matches), len(shown))}; ask with at "
+                           "least that, give 0 for no limit, or narrow the filters", field="token_budget")
     if truncated:
         left = len(shown) - len(results)
         answer["omitted"] = left
         answer["budget_note"] = _budget_note(left, token_budget, _needed(next_cost, len(matches), len(shown)))
     answer["tokens_used"] = used + _rest_tokens(len(matches), len(results), token_budget or used) + (
         estimate_tokens(answer["budget_note"]) if truncated else 0)
+    if token_budget and answer["tokens_used"] > token_budget:
+        raise InvalidInput(f"token_budget {token_budget} is too small for any answer: its counts alone take about "
+                           f"{answer['tokens_used']} tokens; ask with at least that, or give 0 for no limit",
+                           field="token_budget")
     return answer
 
 

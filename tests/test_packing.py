@@ -9,6 +9,7 @@ import re
 import pytest
 
 from context_keeper.budget import entry_tokens, estimate_tokens
+from context_keeper.errors import InvalidInput
 from context_keeper.service import Service
 
 
@@ -506,3 +507,25 @@ def test_no_hit_is_refused_while_the_room_left_holds_it_shortened(tmp_path, monk
             least = chars_to_tokens(json_chars({**plain[hit.entry["id"]], "shortened": True, "entry": {}}) - 2) + 2
             assert least + retrieval.MIN_ENTRY_TOKENS > left, (answer["token_budget"], hit.entry["id"], left)
     assert refused > 100, refused  # the sweep means something only where hits were refused
+
+
+def test_query_entries_refuses_a_budget_that_cannot_hold_its_own_counts_and_note(svc):
+    # It answered 78 tokens to token_budget 50: no entry, and the note saying none fitted.
+    with pytest.raises(InvalidInput, match=r"token_budget 50 is too small .* about (\d+) tokens") as refused:
+        svc.query_entries(types=["decisions"], token_budget=50)
+    floor = int(re.search(r"alone take about (\d+) tokens", str(refused.value)).group(1))
+    needed = int(re.search(r"matching entries about (\d+);", str(refused.value)).group(1))
+    assert svc.query_entries(types=["decisions"], token_budget=floor)["tokens_used"] <= floor
+    with pytest.raises(InvalidInput):
+        svc.query_entries(types=["decisions"], token_budget=floor - 1)
+    first = svc.query_entries(types=["decisions"], token_budget=needed)
+    assert first["entries_returned"] == 1 and first["tokens_used"] <= needed
+
+
+def test_query_entries_refuses_a_negative_budget_and_one_too_small_for_an_empty_answer(svc):
+    with pytest.raises(InvalidInput, match="0 \\(no limit\\) or a number of tokens"):
+        svc.query_entries(types=["decisions"], token_budget=-5)
+    with pytest.raises(InvalidInput, match=r"too small for any answer: its counts alone take about (\d+)") as refused:
+        svc.query_entries(text="no-such-word-anywhere", token_budget=5)
+    least = int(re.search(r"about (\d+) tokens", str(refused.value)).group(1))
+    assert svc.query_entries(text="no-such-word-anywhere", token_budget=least)["tokens_used"] <= least

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -208,11 +209,16 @@ async def test_query_entries_filters_exactly(service, mode):
 
 async def test_query_entries_says_when_the_budget_holds_not_even_one_entry(service, mode):
     async with connect(service, mode) as client:
-        tiny = await ok(client, "query_entries", {"token_budget": 20})
+        # Too small for its own counts and note: refused, naming what it takes (it answered over
+        # the budget). At that much, the answer is the note alone.
+        refused = await err(client, "query_entries", {"token_budget": 20})
+        floor = int(re.search(r"alone take about (\d+) tokens", refused).group(1))
+        tiny = await ok(client, "query_entries", {"token_budget": floor})
         some = await ok(client, "query_entries", {"types": ["decisions"], "token_budget": 1500})
         whole = await ok(client, "query_entries", {"types": ["decisions"]})
-    assert tiny["results"] == [] and tiny["truncated"] is True
-    assert "token_budget 20" in tiny["budget_note"] and tiny["omitted"] == min(50, tiny["total_matches"])  # the default limit
+    assert "token_budget 20 is too small" in refused
+    assert tiny["results"] == [] and tiny["truncated"] is True and tiny["tokens_used"] <= floor
+    assert f"token_budget {floor}" in tiny["budget_note"] and tiny["omitted"] == min(50, tiny["total_matches"])  # the default limit
     assert 0 < some["entries_returned"] < whole["entries_returned"]
     assert some["omitted"] == whole["entries_returned"] - some["entries_returned"]
     assert "budget_note" not in whole
