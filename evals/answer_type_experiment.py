@@ -16,7 +16,10 @@ is, which is the same since ``graded_0.8`` was measured on test and left off, se
   only one topical word also lowers relevance, ×F (for a question of two or more topical words);
 - ``top2_relevance`` / ``top2_rank`` / ``top3_rank``: a value in any of the two most relevant hits,
   or of the first two or three ranked, clears the question;
-- ``relevance_or_first``: a value in the most relevant hit or the first ranked one clears it.
+- ``relevance_or_first``: a value in the most relevant hit or the first ranked one clears it;
+- ``window_1`` / ``window_2`` / ``paragraph`` (round 15): the words of the one or two sentences
+  on each side of a value's sentence, or of its whole line of text, count as its own (answerable
+  value questions worded apart from the value's sentence were flagged).
 
 Figures are calibrate.py's protocol (threshold fitted on all stores but one at ≤ 4% of their dev
 positives flagged, applied to the one left out, pooled). The test split is never read.
@@ -42,7 +45,25 @@ from context_keeper.search.tokenize import terms  # noqa: E402
 from context_keeper.search.tuning import DEFAULT_TUNING  # noqa: E402
 
 VARIANTS = ("shipped", "round11", "two_words_number", "two_words", "graded_0.8", "graded_0.6",
-            "top2_relevance", "top2_rank", "top3_rank", "relevance_or_first")
+            "top2_relevance", "top2_rank", "top3_rank", "relevance_or_first", "window_1", "window_2",
+            "paragraph")
+
+
+def _near_overlap(kind: str, query_terms, entry, reach: int | None) -> int:
+    """Round 15: value_overlap with the words of the sentences next to a value's own counted as
+    its (``reach`` sentences on each side; None: the whole line of text it is in, a field's value)."""
+    written = next(pattern for name, _, pattern in A._KINDS if name == kind)
+    wanted = set(query_terms)
+    best = 0
+    for text in A.group_texts(entry):
+        for line in text.split("\n"):
+            sentences = A._SENTENCE_END.split(line)
+            words = [set(terms(sentence)) for sentence in sentences]
+            for i, sentence in enumerate(sentences):
+                if written.search(sentence):
+                    near = words[max(0, i - reach):i + reach + 1] if reach is not None else words
+                    best = max(best, len(wanted.intersection(set().union(*near))))
+    return best
 
 
 def _graded(variant: str) -> bool:
@@ -83,7 +104,11 @@ def _patched_search(variant: str):
         if by_relevance[0].relevance <= 0.0:
             return res
         factor = 1.0
-        if variant.startswith("two_words"):
+        if variant.startswith("window_") or variant == "paragraph":
+            reach = int(variant.split("_")[1]) if variant != "paragraph" else None
+            if _near_overlap(kind, topical, by_relevance[0].entry, reach) == 0:
+                factor = DEFAULT_TUNING.answer_type_factor
+        elif variant.startswith("two_words"):
             shared = A.value_overlap(kind, topical, by_relevance[0].entry)
             if shared < min(2, len(set(topical))) and (shared == 0 or variant == "two_words" or kind == "number"):
                 factor = DEFAULT_TUNING.answer_type_factor
