@@ -5,8 +5,9 @@
 The check of round 11 (``search/answer_type.py``) halves the relevance of an answer to a
 question asking for a value when the most relevant hit has no value of that kind in a sentence
 sharing a topical word with the question. Each variant changes one thing, patched into the
-engine in this process only (``round11`` is that check alone; ``shipped`` is the engine as it
-is, which is the same since ``graded_0.8`` was measured on test and left off, see evals/README.md):
+engine in this process only (``shipped`` is the engine as it is: since round 15 the value's
+sentence must share what the value is of when the question names it, ``answer_type.focus_terms``;
+``round11`` is the check without that):
 
 - ``two_words_number``: for a number, the sentence must share two topical words (any digit is a
   number, so one shared word is easy to meet);
@@ -17,6 +18,8 @@ is, which is the same since ``graded_0.8`` was measured on test and left off, se
 - ``top2_relevance`` / ``top2_rank`` / ``top3_rank``: a value in any of the two most relevant hits,
   or of the first two or three ranked, clears the question;
 - ``relevance_or_first``: a value in the most relevant hit or the first ranked one clears it;
+- ``focus_N`` (round 15, before ``focus_terms`` left out the value's own words): the sentence
+  must share a topical word among the N words after the question's value cue, when there is one;
 - ``window_1`` / ``window_2`` / ``paragraph`` (round 15): the words of the one or two sentences
   on each side of a value's sentence, or of its whole line of text, count as its own (answerable
   value questions worded apart from the value's sentence were flagged).
@@ -46,8 +49,17 @@ from context_keeper.search.tuning import DEFAULT_TUNING  # noqa: E402
 
 VARIANTS = ("shipped", "round11", "two_words_number", "two_words", "graded_0.8", "graded_0.6",
             "top2_relevance", "top2_rank", "top3_rank", "relevance_or_first", "window_1", "window_2",
-            "paragraph")
+            "paragraph", "focus_2", "focus_3", "focus_4", "focus_5", "focus_6", "focus_3_graded", "focus_4_graded")
 
+def _focus(query: str, topical, reach: int):
+    """Round 15: the topical words within ``reach`` words after the question's first value cue
+    ("how many mid-roll slots", "the maximum number of employees"): what the value is of."""
+    lowered = query.lower().replace("\u2019", "'")
+    found = A._FOCUS_CUE.search(lowered)
+    if found is None:
+        return set()
+    after = " ".join(lowered[found.end():].split()[:reach])
+    return set(terms(after)) & set(topical)
 
 def _near_overlap(kind: str, query_terms, entry, reach: int | None) -> int:
     """Round 15: value_overlap with the words of the sentences next to a value's own counted as
@@ -83,6 +95,8 @@ def _tuning(variant: str):
     others run with the shipped tuning and a patched search."""
     if _graded(variant):
         return replace(DEFAULT_TUNING, answer_type_partial_factor=float(variant.split("_")[1]))
+    if variant == "round11":
+        return replace(DEFAULT_TUNING, answer_type_focus=0)
     return DEFAULT_TUNING
 
 
@@ -104,7 +118,14 @@ def _patched_search(variant: str):
         if by_relevance[0].relevance <= 0.0:
             return res
         factor = 1.0
-        if variant.startswith("window_") or variant == "paragraph":
+        if variant.startswith("focus_"):
+            focus = _focus(query, topical, int(variant.split("_")[1]))
+            shared_all = A.value_overlap(kind, topical, by_relevance[0].entry, enough=1)
+            if shared_all == 0:
+                factor = DEFAULT_TUNING.answer_type_factor
+            elif focus and A.value_overlap(kind, focus, by_relevance[0].entry, enough=1) == 0:
+                factor = 0.8 if variant.endswith("graded") else DEFAULT_TUNING.answer_type_factor
+        elif variant.startswith("window_") or variant == "paragraph":
             reach = int(variant.split("_")[1]) if variant != "paragraph" else None
             if _near_overlap(kind, topical, by_relevance[0].entry, reach) == 0:
                 factor = DEFAULT_TUNING.answer_type_factor

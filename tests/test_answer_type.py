@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from context_keeper.search import DEFAULT_MIN_RELEVANCE, Doc, SearchIndex, SearchOptions
-from context_keeper.search.answer_type import asked_kind, states_value, value_overlap
+from context_keeper.search.answer_type import asked_kind, focus_terms, states_value, value_overlap
 from context_keeper.search.tokenize import terms
 from context_keeper.search.tuning import DEFAULT_TUNING
 
@@ -262,3 +262,44 @@ def test_a_question_that_only_names_a_value_word_keeps_its_confident_answer(entr
     result = ix.search(question, SearchOptions(now=NOW))
     assert result.hits[0].entry["id"] == "dec-001"
     assert result.unstated is None and result.top_relevance >= DEFAULT_MIN_RELEVANCE
+
+
+@pytest.mark.parametrize(
+    ("question", "focus"),
+    [
+        ("how many mid-roll slots can a single episode have at most?", "mid-roll slots"),
+        ("At what wind speed do the quay cranes have to stop working?", "wind speed"),
+        ("what's the retry cap on label calls?", "retry"),  # "cap" names the value
+        ("What's the maximum number of employees one account can enrol?", ""),  # only the value's words
+        ("How long do we keep delivery photos before they are deleted?", ""),  # only everyday words
+        ("where do delivery photos get stored?", ""),  # no value asked for
+    ],
+)
+def test_what_a_value_asked_for_is_of(question, focus):
+    topical = set(terms(question))
+    assert focus_terms(question, topical, DEFAULT_TUNING.answer_type_focus) == set(terms(focus)) & topical
+
+
+def _episodes_index(tuning, why_chosen):
+    ix = SearchIndex(tuning)
+    ix.upsert(Doc("decision", {"id": "dec-001", "summary": "Ads are stitched into each episode at request time",
+                               "problem": "Baked-in mid-roll ads in an episode went stale and could not be sold again.",
+                               "why_chosen": why_chosen}))
+    ix.upsert(Doc("decision", {"id": "dec-002", "summary": "Feeds are rendered when an episode changes",
+                               "problem": "Rendering every feed on request was slow."}))
+    return ix
+
+
+def test_a_number_of_something_else_does_not_answer_how_many_of_the_thing_asked_about():
+    question = "how many mid-roll slots can a single episode have?"
+    # A number in a sentence sharing "episode" only: it counts episodes, not slots.
+    other = "The stitcher caches the ad set of an episode for 24 hours, and a show keeps up to 500 episodes."
+    unfocused = replace(DEFAULT_TUNING, answer_type_focus=0)
+    on = _episodes_index(DEFAULT_TUNING, other).search(question, SearchOptions(now=NOW))
+    off = _episodes_index(unfocused, other).search(question, SearchOptions(now=NOW))
+    assert [h.entry["id"] for h in on.hits] == [h.entry["id"] for h in off.hits]  # the order stays
+    assert off.relevance_scale == 1.0
+    assert on.relevance_scale == DEFAULT_TUNING.answer_type_factor and on.unstated == "number"
+    stated = "An episode may carry at most 3 mid-roll slots, placed at silences."
+    answered = _episodes_index(DEFAULT_TUNING, stated).search(question, SearchOptions(now=NOW))
+    assert answered.relevance_scale == 1.0 and answered.top_relevance > on.top_relevance

@@ -31,7 +31,10 @@ async def test_stdio_server_records_and_retrieves(project, launcher):
         })
         assert not recorded.is_error, recorded.content[0].text
         new_id = json.loads(recorded.content[0].text)["id"]
-        found = await client.call_tool("get_context", {"query": "what resolution should label images use?"})
+        # The question names the entry's topic: this tests the round trip through the process,
+        # not ranking (a question sharing only "label" with it is a weak match, which the links
+        # of confident matches may crowd out of a full answer).
+        found = await client.call_tool("get_context", {"query": "what dpi do we render label PDFs at?"})
         answer = json.loads(found.content[0].text)
         assert new_id in [r["entry"]["id"] for r in answer["results"]]
         failed = await client.call_tool("get_context", {"id": "con-999"})

@@ -520,6 +520,9 @@ class SearchIndex(InvertedIndex):
         if best.relevance <= 0.0:
             return None, 1.0
         topical = {w for w in terms(query) if not is_generic(w)}
+        # What the value is of, when the question says so right after asking for it: a value
+        # in a sentence sharing only other words of the question is most likely of something else.
+        topical = answer_type.focus_terms(query, topical, t.answer_type_focus) or topical
         # Counting a second shared word matters only to the partial factor (off by default): the
         # scan stops at the first value sentence sharing one word otherwise.
         enough = 2 if t.answer_type_partial_factor < 1.0 else 1

@@ -51,6 +51,10 @@ class Tuning:
     # (0.647 -> 0.659) and near the default operating point it flagged fewer unanswered
     # questions (0.259 -> 0.236 at 5% of answerable ones flagged), so it is not on by default.
     answer_type_partial_factor: float = 1.0
+    # ... and the sentence stating the value must share one of the topical words among the first
+    # ``answer_type_focus`` words after the question's value cue, when there are any (0 = off):
+    # "how many mid-roll slots" is not answered by a number of episodes (answer_type.focus_terms).
+    answer_type_focus: int = 2
     # Related-term expansion: a related word stands in for a query word at this discount.
     synonyms: bool = True
     synonym_weight: float = 0.5
