@@ -62,7 +62,7 @@ class Service:
         self._hook_timers: dict[Path, threading.Timer] = {}
         self._stores: dict[Path, Store] = {}
         self._indexes: dict[Path, _IndexState] = {}
-        self._summaries: dict[tuple, dict[str, Any]] = {}
+        self._summaries: dict[tuple, tuple[dict[str, Any], dict[str, Any]]] = {}  # key -> (config, answer)
         self._mutex = threading.Lock()
 
     # ------------------------------------------------------------ plumbing
@@ -532,10 +532,13 @@ class Service:
                                "for the default of 2000", field="token_budget")
         states = {s.kind.name: s for s in store.all_states()}
         # Session start asks for the same summary over and over; it only changes with the files.
-        key = (store.root, budget, tuple(s.stamp for s in states.values()), id(self.config(store)))
+        # The entry keeps the config it was made with: by id() alone, a later config read that
+        # got a freed config's address was served that older config's summary (another name).
+        config = self.config(store)
+        key = (store.root, budget, tuple(s.stamp for s in states.values()), id(config))
         cached = self._summaries.get(key)
-        if cached is not None:
-            return copy.deepcopy(cached)
+        if cached is not None and cached[0] is config:
+            return copy.deepcopy(cached[1])
         # A file broken by a hand edit is summarised from its last good copy, as the hooks do:
         # "0 constraints" would tell the agent the project has no rules.
         entries, from_backup = {}, []
@@ -545,7 +548,7 @@ class Service:
                 from_backup.append(f"{state.kind.filename} does not parse; the summary shows its last good copy "
                                    "(.context/.last-good/) until it is fixed")
         answer = build_summary(
-            self.config(store)["project_name"],
+            config["project_name"],
             entries["decision"],
             entries["pipeline"],
             entries["constraint"],
@@ -557,7 +560,7 @@ class Service:
         with self._mutex:
             if len(self._summaries) > 16:
                 self._summaries.clear()
-            self._summaries[key] = copy.deepcopy(answer)
+            self._summaries[key] = (config, copy.deepcopy(answer))
         return answer
 
     def reload_constraints(self, *, project_dir: str | None = None) -> dict[str, Any]:
