@@ -392,14 +392,25 @@ def _fetched(answer: dict[str, Any], token_budget: int | None, ignored: list[str
         budget = _asked_budget(token_budget)
         # The whole answer within the budget, as for a ranked one: the entry gets what its
         # warnings and keys leave (at least an id and a title).
-        rest = {**answer, "entry": {}, "shortened": True, "tokens_used": budget}
-        room = max(budget - chars_to_tokens(json_chars(rest)), MIN_FIRST_ENTRY_TOKENS)
-        entry, shortened = shorten_entry(answer["entry"], room)
+        room = _room_for_entry(answer, budget)
+        entry, shortened = shorten_entry(answer["entry"], max(room, MIN_FIRST_ENTRY_TOKENS))
+        # What replaced it, spelled out (the successor's title and whole reasoning), left the
+        # entry asked for a stub and the answer still over the budget: when the entry does not
+        # fit beside it, it shrinks to ids as in a ranked answer (superseded_by still names it).
+        if chars_to_tokens(json_chars(entry)) > room and _compact_annotations(answer, answer["entry"], ()):
+            room = _room_for_entry(answer, budget)
+            entry, shortened = shorten_entry(answer["entry"], max(room, MIN_FIRST_ENTRY_TOKENS))
         answer["entry"] = entry
         if shortened:
             answer["shortened"] = True
         answer["tokens_used"] = chars_to_tokens(json_chars({**answer, "tokens_used": budget}))
     return answer
+
+
+def _room_for_entry(answer: Mapping[str, Any], budget: int) -> int:
+    """What a fetched entry may take of ``budget`` beside the rest of its answer."""
+    rest = {**answer, "entry": {}, "shortened": True, "tokens_used": budget}
+    return budget - chars_to_tokens(json_chars(rest))
 
 
 def _id_named_by(store: Store, query: str | None) -> str | None:

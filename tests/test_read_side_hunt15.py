@@ -14,3 +14,24 @@ def test_the_summary_follows_every_config_change(service, project):
     for n in range(30):
         path.write_text(json.dumps({**config, "project_name": f"name-{n}"}), encoding="utf-8")
         assert service.get_project_summary()["summary"].startswith(f"Project memory for name-{n}:"), n
+
+
+def test_a_fetch_by_id_of_a_replaced_entry_keeps_to_the_budget(service):
+    from context_keeper.budget import entry_tokens
+
+    # dec-002 was replaced by dec-019, whose summary and full reasoning came along in
+    # replaced_by: at 100 tokens the entry asked for was cut to a stub and the answer still took
+    # 158. As in a ranked answer, what replaced it shrinks to its id (superseded_by names it).
+    whole = service.get_context(id="dec-002")
+    assert whole["replaced_by"]["id"] == "dec-019"
+    cut = service.get_context(id="dec-002", token_budget=100)
+    assert cut["entry"]["id"] == "dec-002" and cut["entry"]["superseded_by"] == "dec-019"
+    assert entry_tokens(cut) <= cut["tokens_used"] <= 100
+    assert len(cut["entry"]["summary"]) > 30  # more than a stub of the title
+    # Also when the entry's stub alone does not fit beside it (here with a warning).
+    warned = service.get_context(id="dec-005", token_budget=200, query="sync conflicts")
+    assert warned["warnings"] and warned["entry"]["superseded_by"] == "dec-012"
+    assert entry_tokens(warned) <= warned["tokens_used"] <= 200
+    # With room for both, nothing changes.
+    roomy = service.get_context(id="dec-002", token_budget=1000)
+    assert roomy["replaced_by"] == whole["replaced_by"] and "shortened" not in roomy
