@@ -403,8 +403,18 @@ def _fetched(answer: dict[str, Any], token_budget: int | None, ignored: list[str
         answer["entry"] = entry
         if shortened:
             answer["shortened"] = True
-        answer["tokens_used"] = chars_to_tokens(json_chars({**answer, "tokens_used": budget}))
+        answer["tokens_used"] = _self_counted(answer, budget)
     return answer
+
+
+def _self_counted(answer: Mapping[str, Any], guess: int) -> int:
+    """The tokens of ``answer`` with its ``tokens_used`` saying that many. Measured with the
+    budget (``guess``) in its place, an answer over the budget (its warnings alone can be) was
+    a token short when its count had more digits; the count returned is measured with a value
+    at least as long in its place."""
+    while (measured := chars_to_tokens(json_chars({**answer, "tokens_used": guess}))) > guess:
+        guess = measured
+    return measured
 
 
 def _room_for_entry(answer: Mapping[str, Any], budget: int) -> int:

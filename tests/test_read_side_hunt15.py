@@ -35,3 +35,26 @@ def test_a_fetch_by_id_of_a_replaced_entry_keeps_to_the_budget(service):
     # With room for both, nothing changes.
     roomy = service.get_context(id="dec-002", token_budget=1000)
     assert roomy["replaced_by"] == whole["replaced_by"] and "shortened" not in roomy
+
+
+def test_a_fetch_by_id_over_its_budget_counts_its_own_tokens_used_digits(service, project):
+    from context_keeper.budget import json_chars
+
+    # decisions.json broken by a hand edit after a write: dec-007 comes from the last good copy
+    # with two long warnings, so the answer is over a budget of 50 whatever the entry's cut.
+    # tokens_used was measured with the budget's two digits in its place, not its own three:
+    # one token short whenever the answer filled its last token exactly (164 of 165). The
+    # ignored arguments, named in a third warning, shift the answer's length through every
+    # remainder of 4 characters, so one of them fills it whatever the project's path.
+    service.update_entry("dec-007", {"tags": ["a", "b"]})
+    path = project / ".context" / "decisions.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"summary":', '"summary"', 1), encoding="utf-8")
+    ignored = ({"tags": ["a"]}, {"query": "x"}, {"before": "2030-01-01"}, {"query": "x", "tags": ["a"], "scope": "src/"})
+    lengths = set()
+    for extra in ignored:
+        answer = service.get_context(id="dec-007", token_budget=50, **extra)
+        assert answer["entry"]["id"] == "dec-007" and len(answer["warnings"]) == 3
+        chars = json_chars(answer)
+        lengths.add(chars % 4)
+        assert answer["tokens_used"] >= 100 and chars <= 4 * answer["tokens_used"], extra
+    assert len(lengths) == 4
