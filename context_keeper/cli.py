@@ -71,6 +71,8 @@ def _format_hit(item: dict[str, Any], ranked: bool = True) -> str:
         marks.append(f"related to {item['via']}")
     if item.get("history"):
         marks.append("superseded")
+    if item.get("deprecated"):  # retired without a successor, shown for --include-deprecated
+        marks.append("deprecated")
     if item.get("scope_rule"):
         marks.append("rule for the scope")
     if item.get("weak_match"):

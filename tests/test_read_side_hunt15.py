@@ -58,3 +58,18 @@ def test_a_fetch_by_id_over_its_budget_counts_its_own_tokens_used_digits(service
         lengths.add(chars % 4)
         assert answer["tokens_used"] >= 100 and chars <= 4 * answer["tokens_used"], extra
     assert len(lengths) == 4
+
+
+def test_cli_get_marks_a_retired_entry_brought_back_by_include_deprecated(project, capsys):
+    from context_keeper.cli import main as cli_main
+
+    # get_context marks it "deprecated": true; the CLI showed it as a plain match, so a rule or
+    # choice that no longer holds read as one that does.
+    decisions = project / ".context" / "decisions.json"
+    entries = json.loads(decisions.read_text(encoding="utf-8"))
+    next(e for e in entries if e["id"] == "dec-014")["status"] = "deprecated"  # retired, no successor
+    decisions.write_text(json.dumps(entries, indent=2), encoding="utf-8")
+    assert cli_main(["get", "raw ZPL straight to printers port 9100", "--include-deprecated",
+                     "--project", str(project)]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("dec-014 "))
+    assert "deprecated" in line
