@@ -115,9 +115,7 @@ def cmd_get(args: argparse.Namespace) -> int:
     for warning in result.get("warnings", []):  # a broken store file hides its entries: say so
         print(f"warning: {warning}", file=sys.stderr)
     if not result["results"]:
-        # With a file unreadable, "nothing recorded" would send the person off to record it again.
-        _print("Nothing matches in what could be read (see the warnings above)." if result.get("warnings")
-               else "Nothing recorded matches.")
+        _print(_nothing_found(result, args))
         return 0
     if result.get("no_confident_match"):
         rules = ", and the rules for the scope" if any(i.get("scope_rule") for i in result["results"]) else ""
@@ -125,6 +123,27 @@ def cmd_get(args: argparse.Namespace) -> int:
     for item in result["results"]:
         _print(_format_hit(item, ranked=result.get("top_relevance") is not None))
     return 0
+
+
+def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
+    """What an empty answer means, as get_context's guidance says it. "Nothing recorded" would
+    send the person off to record it again: with a file unreadable, a question with no word to
+    search for (nothing was searched), or filters that may hide what is recorded."""
+    from context_keeper.retrieval import GUIDANCE_FILTERED, GUIDANCE_NO_WORDS
+
+    guidance = result.get("guidance") or ""
+    if guidance == GUIDANCE_NO_WORDS:
+        return ("The question has no word that can be searched for (punctuation, one-letter words and common words "
+                "such as 'the' are left out), so nothing was searched: ask again in words that name the task or "
+                "the problem.")
+    if result.get("warnings"):
+        return "Nothing matches in what could be read (see the warnings above)."
+    if guidance.startswith(GUIDANCE_FILTERED.split("{", 1)[0]):
+        flags = [flag for flag, value in (("--type", args.type), ("--tag", args.tag), ("--scope", args.scope),
+                                          ("--since", args.since), ("--before", args.before)) if value]
+        return (f"Nothing matches within the filters given ({', '.join(flags)}): ask again without them before "
+                "concluding that nothing is recorded.")
+    return "Nothing recorded matches."
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -73,3 +73,20 @@ def test_cli_get_marks_a_retired_entry_brought_back_by_include_deprecated(projec
                      "--project", str(project)]) == 0
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("dec-014 "))
     assert "deprecated" in line
+
+
+def test_cli_get_with_no_results_says_what_the_service_says_about_them(project, capsys):
+    from context_keeper.cli import main as cli_main
+
+    # "Nothing recorded matches." for a query with no word to search (nothing was searched)
+    # and for one whose filters left nothing (get_context: ask again without them before
+    # concluding that nothing is recorded) sent the person off to record it again.
+    def get(*args: str) -> str:
+        assert cli_main(["get", *args, "--project", str(project)]) == 0
+        return capsys.readouterr().out
+
+    assert "nothing was searched" in get("the and of")
+    filtered = get("postgres", "--since", "2030-01-01", "--type", "decisions")
+    assert "Nothing recorded matches." not in filtered
+    assert "--since" in filtered and "--type" in filtered and "without them" in filtered
+    assert get("zzqx vwkj") == "Nothing recorded matches.\n"  # no filter to blame: as before
