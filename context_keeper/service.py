@@ -99,6 +99,7 @@ class Service:
                 index.dense_scoring = self._dense_scoring
                 state = self._indexes[store.root] = _IndexState(index)
         with state.lock:
+            reloaded = False
             for kind in KINDS.values():
                 file_state = store.state(kind)
                 if state.stamps.get(kind.name, "never") != file_state.stamp:
@@ -107,6 +108,9 @@ class Service:
                     entries, _ = readable_entries(store, file_state)
                     state.index.replace_kind(kind.name, (Doc(kind.name, e) for e in entries))
                     state.stamps[kind.name] = file_state.stamp
+                    reloaded = True
+            if reloaded:
+                state.index.settle()
         return state
 
     def _refresh_hook_cache_soon(self, store: Store) -> None:

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "evals"))
 
 import run_retrieval as rr  # noqa: E402
 
-from context_keeper.search import Doc, SearchIndex  # noqa: E402
+from context_keeper.search import Doc  # noqa: E402
 
 SIMILAR_THRESHOLD = 0.30  # config.DEFAULTS["similar_threshold"]
 
@@ -70,9 +70,7 @@ def budgets(values: Sequence[int], golden: Path) -> int:
 
 def restatements() -> int:
     for name, store in sorted(rr.load_stores().items()):
-        index = SearchIndex()
-        for kind, entry in store.entries:
-            index.upsert(Doc(kind, entry))
+        index = rr.engine_index(store)
         for kind, entry in store.entries:
             # The entry's own id keeps it out of its list, as a new record is kept out of its own.
             hits = [h for h in index.similar(Doc(kind, entry)) if h.relevance >= SIMILAR_THRESHOLD]

@@ -20,6 +20,9 @@ sentence must share what the value is of when the question names it, ``answer_ty
 - ``relevance_or_first``: a value in the most relevant hit or the first ranked one clears it;
 - ``focus_N`` (round 15, before ``focus_terms`` left out the value's own words): the sentence
   must share a topical word among the N words after the question's value cue, when there is one;
+- ``name_focus`` / ``name_focus_which`` (round 15): a question for a name after "which" or "what
+  (the)" ("which codec do the producers use?") whose most relevant entry holds none of the words
+  naming what is asked about; ``_which`` after "which" and "what kind of" only;
 - ``window_1`` / ``window_2`` / ``paragraph`` (round 15): the words of the one or two sentences
   on each side of a value's sentence, or of its whole line of text, count as its own (answerable
   value questions worded apart from the value's sentence were flagged).
@@ -49,7 +52,14 @@ from context_keeper.search.tuning import DEFAULT_TUNING  # noqa: E402
 
 VARIANTS = ("shipped", "round11", "two_words_number", "two_words", "graded_0.8", "graded_0.6",
             "top2_relevance", "top2_rank", "top3_rank", "relevance_or_first", "window_1", "window_2",
-            "paragraph", "focus_2", "focus_3", "focus_4", "focus_5", "focus_6", "focus_3_graded", "focus_4_graded")
+            "paragraph", "focus_2", "focus_3", "focus_4", "focus_5", "focus_6", "focus_3_graded", "focus_4_graded", "name_focus", "name_focus_which")
+
+_NAME_CUE = __import__("re").compile(r"\bwhich\b|\bwhat(?:'s| is| are)?(?: the| our)?\b")
+_WHICH_CUE = __import__("re").compile(r"\bwhich\b|\bwhat (?:kind|sort|type) of\b")
+
+
+def _entry_terms(entry):
+    return set().union(*(set(terms(text)) for text in A.group_texts(entry)))
 
 def _focus(query: str, topical, reach: int):
     """Round 15: the topical words within ``reach`` words after the question's first value cue
@@ -108,6 +118,25 @@ def _patched_search(variant: str):
     def search(self, query, options=E.SearchOptions()):
         res = plain(self, query, options)
         kind = A.asked_kind(query)
+        if variant.startswith("name_focus"):
+            # Round 15: a question for a name ("which codec do the producers use?") whose most
+            # relevant entry holds none of the words naming what is asked about.
+            if kind is not None or not res.hits:
+                return res
+            cue = (_WHICH_CUE if variant == "name_focus_which" else _NAME_CUE).search(query.lower().replace("\u2019", "'"))
+            if cue is None:
+                return res
+            topical = {t for t in terms(query) if not is_generic(t)}
+            words = [w for w in query.lower()[cue.end():].split()[:2] if not A._VALUE_WORD.fullmatch(w.strip(".,;:!?()\"'"))]
+            focus = set(terms(" ".join(words))) & topical
+            best = max(res.hits, key=lambda h: h.relevance)
+            if not focus or best.relevance <= 0.0 or focus & _entry_terms(best.entry):
+                return res
+            factor = DEFAULT_TUNING.answer_type_factor
+            if not self.tuning.confidence:
+                factor **= 1.0 / CONF_GAMMA
+            hits = [replace(h, relevance=h.relevance * factor) for h in res.hits]
+            return replace(res, hits=hits, top_relevance=max(h.relevance for h in hits))
         if kind is None or not res.hits:
             return res
         topical = [t for t in terms(query) if not is_generic(t)]

@@ -65,9 +65,7 @@ def collect(tuning, stores, cases, qpp: bool = False) -> list[dict]:
     for c in cases:
         ix = indexes.get(c.store)
         if ix is None:
-            ix = indexes[c.store] = SearchIndex(tuning)
-            for kind, e in stores[c.store].entries:
-                ix.upsert(Doc(kind, e))
+            ix = indexes[c.store] = rr.engine_index(stores[c.store], tuning)
         res = ix.search(c.query, SearchOptions(now=rr.EVAL_NOW, limit=20))
         q = ix._query(c.query)
         rows.append(

@@ -34,6 +34,7 @@ def _index(entries, tuning: Tuning) -> SearchIndex:
     ix = SearchIndex(tuning)
     for kind, entry in entries:
         ix.upsert(Doc(kind, entry))
+    ix.settle()  # as the service scores a loaded store
     return ix
 
 

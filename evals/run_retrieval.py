@@ -283,6 +283,16 @@ def _accepts(cls: type, name: str) -> bool:
         return False
 
 
+def engine_index(store: Store, tuning: Tuning = DEFAULT_TUNING) -> SearchIndex:
+    """``store``'s entries in a ``SearchIndex``, scored as the service scores a loaded store
+    (with the field lengths' exact averages)."""
+    ix = SearchIndex(tuning)
+    for kind, e in store.entries:
+        ix.upsert(Doc(kind, e))
+    ix.settle()
+    return ix
+
+
 class EngineSystem(System):
     """``SearchIndex`` directly, with a chosen tuning and threshold."""
 
@@ -293,9 +303,7 @@ class EngineSystem(System):
     def answer(self, store: Store, query: str) -> Answer:
         ix = self._indexes.get(store.name)
         if ix is None:
-            ix = self._indexes[store.name] = SearchIndex(self.tuning)
-            for kind, e in store.entries:
-                ix.upsert(Doc(kind, e))
+            ix = self._indexes[store.name] = engine_index(store, self.tuning)
         res = ix.search(query, SearchOptions(now=EVAL_NOW, limit=20))
         return Answer([h.entry["id"] for h in res.hits], res.top_relevance, res.top_relevance < self.threshold)
 

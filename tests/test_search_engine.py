@@ -727,3 +727,51 @@ def test_language_names_made_of_symbols_are_searchable(language, asked):
 def test_a_path_typed_with_backslashes_is_the_same_path():
     assert "src/app/settings.py" in terms(r"src\app\settings.py")
     assert terms(r"see src\app\settings.py") == terms("see src/app/settings.py")
+
+
+def _mixed_store():
+    # Many decisions with long problems, a few constraints with one-line rules: loaded after the
+    # decisions, the constraints move the averages by less than an upsert lets drift; loaded
+    # first, the decisions move them by far more.
+    filler = "the carrier call waits for the retry window before it gives up on the label and pages "
+    decisions = [dec(f"dec-{n:03d}", f"Carrier retries decision {n}", filler * (2 + n % 4)) for n in range(1, 13)]
+    constraints = [con(f"con-{n:03d}", f"Never retry a carrier label call more than {n} times") for n in range(1, 3)]
+    return decisions, constraints
+
+
+def _scores(ix, query="carrier label retry window"):
+    return [(h.entry["id"], h.score, h.relevance) for h in ix.search(query, SearchOptions(now=NOW)).hits]
+
+
+def test_a_store_ranks_the_same_whatever_order_it_was_loaded_in():
+    decisions, constraints = _mixed_store()
+    first, second = SearchIndex(), SearchIndex()
+    first.replace_kind("decision", decisions)
+    first.replace_kind("constraint", constraints)
+    second.replace_kind("constraint", constraints)
+    second.replace_kind("decision", decisions)
+    # Loaded kind by kind, each kept the averages of whichever kind came first.
+    assert _scores(first) != _scores(second)
+    first.settle()
+    second.settle()
+    assert _scores(first) == _scores(second)
+    assert first.settle() is False  # settled already: nothing to re-post
+
+
+def test_the_service_scores_a_loaded_store_with_exact_averages(tmp_path):
+    import json
+
+    from context_keeper.service import Service
+
+    decisions, constraints = _mixed_store()
+    ctx = tmp_path / ".context"
+    ctx.mkdir()
+    (ctx / "decisions.json").write_text(json.dumps([d.entry for d in decisions]), encoding="utf-8")
+    (ctx / "constraints.json").write_text(json.dumps([c.entry for c in constraints]), encoding="utf-8")
+    svc = Service()
+    served = svc.index(svc.store(str(tmp_path))).index
+    whole = SearchIndex()
+    for doc in [*constraints, *decisions]:
+        whole.upsert(doc)
+    whole.settle()
+    assert _scores(served) == _scores(whole)

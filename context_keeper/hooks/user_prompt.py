@@ -100,7 +100,8 @@ def _query_text(raw: str) -> str:
 def _service(root: str, *, restore: bool = True):  # -> Service whose index comes from a snapshot when it can
     """A ``Service`` whose search index is restored from ``.context/search_index_state.json``
     (search/snapshot.py) when the store is unchanged since it was written, and otherwise built
-    the way ``Service.index`` builds it (one ``replace_kind`` per kind, in ``KINDS`` order),
+    the way ``Service.index`` builds it (one ``replace_kind`` per kind, in ``KINDS`` order, then
+    ``settle``),
     reusing the per-entry analyses of ``search_state.json`` (search/state.py), then saved for
     the next prompt. This process is short-lived: without either file it would tokenise the
     whole store and compute every posting weight on every prompt."""
@@ -145,6 +146,7 @@ def _service(root: str, *, restore: bool = True):  # -> Service whose index come
                     index.dense_scoring = False  # one search per process: NumPy's import would cost more
                     for kind in KINDS.values():
                         index.replace_kind(kind.name, docs[kind.name])
+                    index.settle()
                     self._snapshot = snapshot.dump(index, stamps)
                 self._state, self._store = _IndexState(index), store
             return self._state

@@ -215,10 +215,18 @@ class InvertedIndex:
         n = max(1, len(self._slots))
         return [max(1.0, s / n) for s in self._len_sums]
 
-    def _maybe_rebuild(self) -> bool:
+    def settle(self) -> bool:
+        """Score with the field lengths' exact averages from here on (True when that changed the
+        postings). Upserts let the averages drift by up to ``_DRIFT`` before the postings are
+        rebuilt, so that one write does not re-post the whole index; a store loaded kind by kind
+        then kept the averages of the first kinds, and its ranking depended on the order it was
+        loaded in. Called after a bulk load."""
+        return self._maybe_rebuild(drift=0.0)
+
+    def _maybe_rebuild(self, drift: float = _DRIFT) -> bool:
         current = self._averages()
         drifted = any(
-            used <= 0.0 or abs(cur - used) > _DRIFT * used
+            used <= 0.0 or abs(cur - used) > drift * used
             for cur, used in zip(current, self._avg_used)
         )
         if not drifted:
