@@ -273,6 +273,7 @@ def test_a_question_that_only_names_a_value_word_keeps_its_confident_answer(entr
         ("What's the maximum number of employees one account can enrol?", ""),  # only the value's words
         ("How long do we keep delivery photos before they are deleted?", ""),  # only everyday words
         ("where do delivery photos get stored?", ""),  # no value asked for
+        ("the cache size I configured is ignored by the index blocks", ""),  # a value named, not asked
     ],
 )
 def test_what_a_value_asked_for_is_of(question, focus):
