@@ -23,6 +23,11 @@ sentence must share what the value is of when the question names it, ``answer_ty
 - ``name_focus`` / ``name_focus_which`` (round 15): a question for a name after "which" or "what
   (the)" ("which codec do the producers use?") whose most relevant entry holds none of the words
   naming what is asked about; ``_which`` after "which" and "what kind of" only;
+- ``how_verb`` / ``how_verb_related`` / ``how_verb_specific`` (round 15, before the engine's
+  ``answer_type_action``, which is ``_specific``): a how-to question whose most relevant entry
+  never has the verb after "how do I/we …"; ``_related`` counts the related-term table's words
+  for it too, ``_specific`` leaves solving verbs ("fix", "stop", "dig into") out; with the engine's
+  check on, these re-decide on top of it;
 - ``window_1`` / ``window_2`` / ``paragraph`` (round 15): the words of the one or two sentences
   on each side of a value's sentence, or of its whole line of text, count as its own (answerable
   value questions worded apart from the value's sentence were flagged).
@@ -52,7 +57,12 @@ from context_keeper.search.tuning import DEFAULT_TUNING  # noqa: E402
 
 VARIANTS = ("shipped", "round11", "two_words_number", "two_words", "graded_0.8", "graded_0.6",
             "top2_relevance", "top2_rank", "top3_rank", "relevance_or_first", "window_1", "window_2",
-            "paragraph", "focus_2", "focus_3", "focus_4", "focus_5", "focus_6", "focus_3_graded", "focus_4_graded", "name_focus", "name_focus_which")
+            "paragraph", "focus_2", "focus_3", "focus_4", "focus_5", "focus_6", "focus_3_graded", "focus_4_graded", "name_focus", "name_focus_which", "how_verb", "how_verb_related", "how_verb_specific")
+
+_SOLVING = {"fix", "stop", "solv", "deal", "handl", "sort", "prevent", "avoid", "dig", "debug", "troubleshoot",
+            "investig", "get", "make", "do", "go", "tell", "know", "find", "check", "see", "work"}
+
+_HOW_VERB = __import__("re").compile(r"\bhow (?:do|can|should|would|could|will) (?:i|we|you|they) ([a-z][\w-]+)")
 
 _NAME_CUE = __import__("re").compile(r"\bwhich\b|\bwhat(?:'s| is| are)?(?: the| our)?\b")
 _WHICH_CUE = __import__("re").compile(r"\bwhich\b|\bwhat (?:kind|sort|type) of\b")
@@ -118,6 +128,27 @@ def _patched_search(variant: str):
     def search(self, query, options=E.SearchOptions()):
         res = plain(self, query, options)
         kind = A.asked_kind(query)
+        if variant.startswith("how_verb"):
+            # Round 15: "how do I rotate the API key ...": an answer that never says "rotate".
+            if kind is not None or not res.hits:
+                return res
+            found = _HOW_VERB.search(query.lower())
+            if found is None:
+                return res
+            verb = {t for t in terms(found.group(1)) if not is_generic(t)}
+            if variant == "how_verb_specific":
+                verb -= _SOLVING
+            if variant == "how_verb_related":
+                from context_keeper.search.synonyms import related_terms
+                verb |= {r for t in verb for r in related_terms(t)}
+            best = max(res.hits, key=lambda h: h.relevance)
+            if not verb or best.relevance <= 0.0 or verb & _entry_terms(best.entry):
+                return res
+            factor = DEFAULT_TUNING.answer_type_factor
+            if not self.tuning.confidence:
+                factor **= 1.0 / CONF_GAMMA
+            hits = [replace(h, relevance=h.relevance * factor) for h in res.hits]
+            return replace(res, hits=hits, top_relevance=max(h.relevance for h in hits))
         if variant.startswith("name_focus"):
             # Round 15: a question for a name ("which codec do the producers use?") whose most
             # relevant entry holds none of the words naming what is asked about.

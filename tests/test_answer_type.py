@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from context_keeper.search import DEFAULT_MIN_RELEVANCE, Doc, SearchIndex, SearchOptions
-from context_keeper.search.answer_type import asked_kind, focus_terms, states_value, value_overlap
+from context_keeper.search.answer_type import asked_action, asked_kind, focus_terms, mentions, states_value, value_overlap
 from context_keeper.search.tokenize import terms
 from context_keeper.search.tuning import DEFAULT_TUNING
 
@@ -304,3 +304,48 @@ def test_a_number_of_something_else_does_not_answer_how_many_of_the_thing_asked_
     stated = "An episode may carry at most 3 mid-roll slots, placed at silences."
     answered = _episodes_index(DEFAULT_TUNING, stated).search(question, SearchOptions(now=NOW))
     assert answered.relevance_scale == 1.0 and answered.top_relevance > on.top_relevance
+
+
+@pytest.mark.parametrize(
+    ("question", "action"),
+    [
+        ("How do I rotate the EasyPost API key without breaking checkout?", "rotate"),
+        ("how can we purge a seller's rows from the feature store?", "purge"),
+        ("How should they withdraw an application already submitted?", "withdraw"),
+        ("the scanner keeps returning NO READ. How do we fix it?", ""),  # "solve it", no operation
+        ("how do we handle GST for customers in Australia?", ""),
+        ("how do we get the logs?", ""),  # an everyday verb
+        ("where is the EasyPost API key kept?", ""),  # not a how-to question
+    ],
+)
+def test_the_operation_a_how_to_question_asks_about(question, action):
+    assert asked_action(question) == set(terms(action))
+
+
+def _keys_index(tuning, why_chosen):
+    ix = SearchIndex(tuning)
+    ix.upsert(Doc("decision", {"id": "dec-001", "summary": "The EasyPost API key lives in Vault and checkout reads it at start",
+                               "problem": "The EasyPost API key was in the repository and every laptop had it.",
+                               "why_chosen": why_chosen}))
+    ix.upsert(Doc("decision", {"id": "dec-002", "summary": "Checkout retries label purchases twice",
+                               "problem": "Label purchases failed now and then."}))
+    return ix
+
+
+def test_a_how_to_question_for_an_operation_the_best_entry_never_mentions_is_answered_with_less_confidence():
+    question = "How do I rotate the EasyPost API key without breaking checkout?"
+    silent = "Vault is already where every other secret lives."
+    on = _keys_index(DEFAULT_TUNING, silent).search(question, SearchOptions(now=NOW))
+    off = _keys_index(replace(DEFAULT_TUNING, answer_type_action=False), silent).search(question, SearchOptions(now=NOW))
+    assert [h.entry["id"] for h in on.hits] == [h.entry["id"] for h in off.hits]  # the order stays
+    assert off.relevance_scale == 1.0 and on.relevance_scale == DEFAULT_TUNING.answer_type_factor
+    assert on.unstated is None  # no value was asked for: the guidance must not name one
+    said = "To rotate it, write the new key to Vault and restart checkout; the old key stays valid for a day."
+    answered = _keys_index(DEFAULT_TUNING, said).search(question, SearchOptions(now=NOW))
+    assert answered.relevance_scale == 1.0 and answered.top_relevance > on.top_relevance
+
+
+def test_an_entry_mentions_an_operation_in_any_field_in_any_inflection():
+    entry = {"summary": "Signing keys live in KMS", "steps": [{"order": 1, "action": "Rotating: create the new key version"}]}
+    assert mentions(entry, asked_action("how do we rotate the signing key?"))
+    assert not mentions({"summary": "Signing keys live in KMS"}, asked_action("how do we rotate the signing key?"))

@@ -12,6 +12,10 @@ its value is of right after asking for it ("how many mid-roll slots …"), the s
 value has to share one of those words (``focus_terms``): a number of something else does not
 answer it.
 
+A how-to question is checked the same way for the operation it asks about: "How do we rotate
+the signing key?" answered by an entry about the signing key that never says "rotate" is most
+likely the key recorded and its rotation not (``asked_action``; ``Tuning.answer_type_action``).
+
 Only four kinds of value are recognised, each by its question words and by how a value of that
 kind is written (a number with a unit of time, an amount of money or a share, any number, a
 version number). A question for a name ("which geocoder do we use?") has no written form to
@@ -25,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from context_keeper.search.fields import group_texts
+from context_keeper.search.generic import is_generic
 from context_keeper.search.tokenize import terms
 
 _NUMBER = r"(?:\d|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|dozen|half)\b)"
@@ -159,6 +164,30 @@ def focus_terms(query: str, topical: Iterable[str], reach: int) -> set[str]:
 
 _VALUE_WORD = re.compile(r"max|maximum|minimum|min|limit|cap|threshold|quota|size|rate|amount|number|count|value"
                          r"|percentage|percent|total|most|least|longest|shortest|largest|biggest|smallest|default")
+
+
+# "How do we rotate …", "how can I purge …": the action a how-to question asks about.
+_HOW_TO = re.compile(r"\bhow (?:do|can|should|would|could|will) (?:i|we|you|they) ([a-z][\w-]*)")
+# Verbs that say "solve it" rather than name an operation ("how do we fix it?", "how do I dig into
+# it?"): an entry about the cure need not use them.
+_SOLVING = frozenset(terms("fix stop solve deal handle sort prevent avoid dig debug troubleshoot investigate "
+                           "make go find check see work"))
+
+
+def asked_action(query: str) -> set[str]:
+    """The terms of the operation a how-to question asks about ("how do I rotate the API key"
+    -> rotat), or an empty set: not a how-to question, or its verb is an everyday or a solving
+    one. ``topical`` words only, as the engine weighs them (``is_generic`` decides)."""
+    found = _HOW_TO.search(query.lower().replace("\u2019", "'"))
+    if found is None:
+        return set()
+    return {t for t in terms(found.group(1)) if t not in _SOLVING and not is_generic(t)}
+
+
+def mentions(entry: Mapping[str, Any], wanted: Iterable[str]) -> bool:
+    """Whether ``entry``'s searchable text has any of ``wanted`` (analysed terms)."""
+    wanted = set(wanted)
+    return any(not wanted.isdisjoint(terms(text)) for text in group_texts(entry))
 
 
 def states_value(kind: str, query_terms: Iterable[str], entry: Mapping[str, Any]) -> bool:

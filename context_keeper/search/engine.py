@@ -515,7 +515,7 @@ class SearchIndex(InvertedIndex):
             return None, 1.0
         kind = answer_type.asked_kind(query)
         if kind is None:
-            return None, 1.0
+            return None, self._action_scale(query, hits)
         best = max(hits, key=lambda h: h.relevance)
         if best.relevance <= 0.0:
             return None, 1.0
@@ -532,6 +532,25 @@ class SearchIndex(InvertedIndex):
         if shared < 2 <= len(topical):
             return None, t.answer_type_partial_factor
         return None, 1.0
+
+    def _action_scale(self, query: str, hits: list[Hit]) -> float:
+        """``answer_type_factor`` when ``query`` asks how to do something its most relevant hit
+        never mentions (answer_type.asked_action), otherwise 1.0."""
+        t = self.tuning
+        if not t.answer_type_action or t.answer_type_factor >= 1.0:
+            return 1.0
+        action = answer_type.asked_action(query)
+        if not action:
+            return 1.0
+        best = max(hits, key=lambda h: h.relevance)
+        if best.relevance <= 0.0:
+            return 1.0
+        slot = self._slots.get((best.kind, F.entry_id(best.entry) or ""))
+        info = self._entries[slot] if slot is not None else None
+        # The entry's own term counts when the index has them (an index restored from a snapshot
+        # keeps none): analysing its text again costs as much as the rest of the check.
+        said = not action.isdisjoint(info.tf) if info is not None and info.tf else answer_type.mentions(best.entry, action)
+        return 1.0 if said else t.answer_type_factor
 
     # ----------------------------------------------------------------- duplicates
 

@@ -55,6 +55,9 @@ class Tuning:
     # ``answer_type_focus`` words after the question's value cue, when there are any (0 = off):
     # "how many mid-roll slots" is not answered by a number of episodes (answer_type.focus_terms).
     answer_type_focus: int = 2
+    # ... and a how-to question whose most relevant entry never mentions the operation asked
+    # about ("how do we rotate the key?") is scaled by answer_type_factor as well (False = off).
+    answer_type_action: bool = True
     # Related-term expansion: a related word stands in for a query word at this discount.
     synonyms: bool = True
     synonym_weight: float = 0.5
