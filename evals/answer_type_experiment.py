@@ -120,6 +120,16 @@ def _tuning(variant: str):
     return DEFAULT_TUNING
 
 
+def _lowered(index, res):
+    """``res`` with every relevance scaled by the check's factor (on the confidence scale, as
+    the engine's)."""
+    factor = DEFAULT_TUNING.answer_type_factor
+    if not index.tuning.confidence:
+        factor **= 1.0 / CONF_GAMMA
+    hits = [replace(h, relevance=h.relevance * factor) for h in res.hits]
+    return replace(res, hits=hits, top_relevance=max(h.relevance for h in hits))
+
+
 def _patched_search(variant: str):
     plain = _PLAIN_SEARCH
     if variant in ("shipped", "round11") or _graded(variant):
@@ -144,11 +154,7 @@ def _patched_search(variant: str):
             best = max(res.hits, key=lambda h: h.relevance)
             if not verb or best.relevance <= 0.0 or verb & _entry_terms(best.entry):
                 return res
-            factor = DEFAULT_TUNING.answer_type_factor
-            if not self.tuning.confidence:
-                factor **= 1.0 / CONF_GAMMA
-            hits = [replace(h, relevance=h.relevance * factor) for h in res.hits]
-            return replace(res, hits=hits, top_relevance=max(h.relevance for h in hits))
+            return _lowered(self, res)
         if variant.startswith("name_focus"):
             # Round 15: a question for a name ("which codec do the producers use?") whose most
             # relevant entry holds none of the words naming what is asked about.
@@ -163,11 +169,7 @@ def _patched_search(variant: str):
             best = max(res.hits, key=lambda h: h.relevance)
             if not focus or best.relevance <= 0.0 or focus & _entry_terms(best.entry):
                 return res
-            factor = DEFAULT_TUNING.answer_type_factor
-            if not self.tuning.confidence:
-                factor **= 1.0 / CONF_GAMMA
-            hits = [replace(h, relevance=h.relevance * factor) for h in res.hits]
-            return replace(res, hits=hits, top_relevance=max(h.relevance for h in hits))
+            return _lowered(self, res)
         if kind is None or not res.hits:
             return res
         topical = [t for t in terms(query) if not is_generic(t)]
