@@ -99,18 +99,15 @@ class Service:
                 index.dense_scoring = self._dense_scoring
                 state = self._indexes[store.root] = _IndexState(index)
         with state.lock:
-            reloaded = False
-            for kind in KINDS.values():
-                file_state = store.state(kind)
-                if state.stamps.get(kind.name, "never") != file_state.stamp:
-                    # A file broken by a merge or a hand edit is searched in its last good copy, as
-                    # the summary shows it: an empty kind would read as "nothing recorded".
-                    entries, _ = readable_entries(store, file_state)
-                    state.index.replace_kind(kind.name, (Doc(kind.name, e) for e in entries))
-                    state.stamps[kind.name] = file_state.stamp
-                    reloaded = True
-            if reloaded:
-                state.index.settle()
+            changed = [s for s in map(store.state, KINDS.values()) if state.stamps.get(s.kind.name, "never") != s.stamp]
+            for n, file_state in enumerate(changed, 1):
+                # A file broken by a merge or a hand edit is searched in its last good copy, as
+                # the summary shows it: an empty kind would read as "nothing recorded".
+                entries, _ = readable_entries(store, file_state)
+                # The last kind settles the index: scored with exact averages, however it was loaded.
+                state.index.replace_kind(file_state.kind.name, (Doc(file_state.kind.name, e) for e in entries),
+                                         settle=n == len(changed))
+                state.stamps[file_state.kind.name] = file_state.stamp
         return state
 
     def _refresh_hook_cache_soon(self, store: Store) -> None:

@@ -758,6 +758,11 @@ def test_a_store_ranks_the_same_whatever_order_it_was_loaded_in():
     second.settle()
     assert _scores(first) == _scores(second)
     assert first.settle() is False  # settled already: nothing to re-post
+    # The last kind of a load settles it as it is replaced, posting each entry once.
+    third = SearchIndex()
+    third.replace_kind("decision", decisions)
+    third.replace_kind("constraint", constraints, settle=True)
+    assert _scores(third) == _scores(first) and third.settle() is False
 
 
 def test_the_service_scores_a_loaded_store_with_exact_averages(tmp_path):

@@ -100,8 +100,8 @@ def _query_text(raw: str) -> str:
 def _service(root: str, *, restore: bool = True):  # -> Service whose index comes from a snapshot when it can
     """A ``Service`` whose search index is restored from ``.context/search_index_state.json``
     (search/snapshot.py) when the store is unchanged since it was written, and otherwise built
-    the way ``Service.index`` builds it (one ``replace_kind`` per kind, in ``KINDS`` order, then
-    ``settle``),
+    the way ``Service.index`` builds it (one ``replace_kind`` per kind, in ``KINDS`` order, the
+    last one settling the index),
     reusing the per-entry analyses of ``search_state.json`` (search/state.py), then saved for
     the next prompt. This process is short-lived: without either file it would tokenise the
     whole store and compute every posting weight on every prompt."""
@@ -144,9 +144,9 @@ def _service(root: str, *, restore: bool = True):  # -> Service whose index come
                     self._analyses = AnalysisCache.load(store)
                     index = SearchIndex(DEFAULT_TUNING, analyses=self._analyses)
                     index.dense_scoring = False  # one search per process: NumPy's import would cost more
+                    last = list(KINDS.values())[-1]
                     for kind in KINDS.values():
-                        index.replace_kind(kind.name, docs[kind.name])
-                    index.settle()
+                        index.replace_kind(kind.name, docs[kind.name], settle=kind is last)
                     self._snapshot = snapshot.dump(index, stamps)
                 self._state, self._store = _IndexState(index), store
             return self._state

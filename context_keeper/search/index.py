@@ -174,12 +174,13 @@ class InvertedIndex:
             self._postings_changing()
             self._drop(key)
 
-    def replace_kind(self, kind: str, docs: Iterable[Doc]) -> None:
+    def replace_kind(self, kind: str, docs: Iterable[Doc], settle: bool = False) -> None:
+        """``settle``: as ``settle()`` after it, posting each entry once (the last kind of a load)."""
         self._postings_changing()
         for key in [k for k in self._slots if k[0] == kind]:
             self._drop(key)
         added = [self._insert(Doc(kind, doc.entry) if doc.kind != kind else doc) for doc in docs]
-        if not self._maybe_rebuild():
+        if not self._maybe_rebuild(drift=0.0 if settle else _DRIFT):
             for slot, info in added:
                 self._post(slot, info)
 
