@@ -281,14 +281,19 @@ def test_what_a_value_asked_for_is_of(question, focus):
     assert focus_terms(question, topical, DEFAULT_TUNING.answer_type_focus) == set(terms(focus)) & topical
 
 
-def _episodes_index(tuning, why_chosen):
+def _decisions(tuning, first, second):
+    """An index of two decisions: the one a question is about (``first``) and a bystander."""
     ix = SearchIndex(tuning)
-    ix.upsert(Doc("decision", {"id": "dec-001", "summary": "Ads are stitched into each episode at request time",
-                               "problem": "Baked-in mid-roll ads in an episode went stale and could not be sold again.",
-                               "why_chosen": why_chosen}))
-    ix.upsert(Doc("decision", {"id": "dec-002", "summary": "Feeds are rendered when an episode changes",
-                               "problem": "Rendering every feed on request was slow."}))
+    for n, entry in enumerate((first, second), 1):
+        ix.upsert(Doc("decision", {"id": f"dec-{n:03d}", **entry}))
     return ix
+
+
+def _episodes_index(tuning, why_chosen):
+    return _decisions(tuning, {"summary": "Ads are stitched into each episode at request time",
+                               "problem": "Baked-in mid-roll ads in an episode went stale and could not be sold again.",
+                               "why_chosen": why_chosen},
+                      {"summary": "Feeds are rendered when an episode changes", "problem": "Rendering every feed on request was slow."})
 
 
 def test_a_number_of_something_else_does_not_answer_how_many_of_the_thing_asked_about():
@@ -323,13 +328,10 @@ def test_the_operation_a_how_to_question_asks_about(question, action):
 
 
 def _keys_index(tuning, why_chosen):
-    ix = SearchIndex(tuning)
-    ix.upsert(Doc("decision", {"id": "dec-001", "summary": "The EasyPost API key lives in Vault and checkout reads it at start",
+    return _decisions(tuning, {"summary": "The EasyPost API key lives in Vault and checkout reads it at start",
                                "problem": "The EasyPost API key was in the repository and every laptop had it.",
-                               "why_chosen": why_chosen}))
-    ix.upsert(Doc("decision", {"id": "dec-002", "summary": "Checkout retries label purchases twice",
-                               "problem": "Label purchases failed now and then."}))
-    return ix
+                               "why_chosen": why_chosen},
+                      {"summary": "Checkout retries label purchases twice", "problem": "Label purchases failed now and then."})
 
 
 def test_a_how_to_question_for_an_operation_the_best_entry_never_mentions_is_answered_with_less_confidence():
