@@ -239,7 +239,7 @@ def _literal_prefix(pattern: str) -> str:
 
 
 _OVERLAP_CACHE_SIZE = 4096
-_overlap_cache: dict[tuple[str, bool, str, str | None], bool] = {}
+_overlap_cache: dict[tuple[str, str, str, bool, bool], bool] = {}
 
 
 def _may_hold_files(path: str, raw: str, project_root: str | None, glob: bool) -> bool:
@@ -336,11 +336,14 @@ def scope_overlaps(scope: str | None, area: str, project_root: str | None = None
     pattern_glob, area_glob = is_glob(pattern), is_glob(area)
     if not pattern_glob and not area_glob:
         return covers_literally(pattern, area) or covers_literally(area, pattern)
-    key = (str(scope), bool(area_glob), area, project_root)
+    # Whether a name without a glob holds files is read off the project as it is now (a
+    # directory may appear later), so those answers are part of the key, not of the cached value.
+    area_open = _may_hold_files(area, area, project_root, area_glob)
+    pattern_open = _may_hold_files(pattern, str(scope), project_root, pattern_glob)
+    key = (pattern, str(scope), area, area_open, pattern_open)
     cached = _overlap_cache.get(key)
     if cached is not None:
         return cached
-    area_open = _may_hold_files(area, area, project_root, area_glob)
     if pattern_glob and not area_glob and _glob_regex(pattern).match(area):
         result = True  # exactly what the edit guard says for a file (scope_covers)
     elif pattern_glob and not area_glob and not area_open:
@@ -348,8 +351,7 @@ def scope_overlaps(scope: str | None, area: str, project_root: str | None = None
     elif area_glob and not pattern_glob and _glob_regex(area).match(pattern):
         result = True
     else:
-        result = _paths_meet(_glob_parts(pattern), _may_hold_files(pattern, str(scope), project_root, pattern_glob),
-                             _glob_parts(area), area_open)
+        result = _paths_meet(_glob_parts(pattern), pattern_open, _glob_parts(area), area_open)
     if len(_overlap_cache) >= _OVERLAP_CACHE_SIZE:
         _overlap_cache.clear()
     _overlap_cache[key] = result

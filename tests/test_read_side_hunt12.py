@@ -340,3 +340,12 @@ def test_a_scope_naming_the_whole_project_is_refused_for_what_it_is(svc, project
         svc.get_context(scope=root.format(root=project))
     assert refused.value.field == "scope"
     assert svc.get_context(query="carrier retries", scope=root.format(root=project))["results"]
+
+
+def test_a_directory_made_after_a_first_answer_changes_the_overlap(tmp_path):
+    # "data.v2" reads as a file until the project has a directory of that name; the answer
+    # given before the directory existed must not be kept once it does.
+    root = str(tmp_path)
+    assert scope_overlaps("data.v2", "**/*.json", root) is False
+    (tmp_path / "data.v2").mkdir()
+    assert scope_overlaps("data.v2", "**/*.json", root) is True
