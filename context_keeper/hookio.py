@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any, BinaryIO
 
-MAX_CHARS = 9_500  # Claude Code spills strings over 10,000 characters to a file
+# Claude Code spills strings over 10,000 characters to a file. It counts as JavaScript does, in
+# UTF-16 units, so a character outside the Basic Multilingual Plane (most emoji) counts twice:
+# every size here is measured with js_len.
+MAX_CHARS = 9_500
 LOG_FILE = "hook.log"
 LOG_MAX_BYTES = 512 * 1024
 FRAME_OPEN = '<project-memory source="context-keeper">'
@@ -150,6 +153,21 @@ class HookContext:
         log_line(self.root, self.event.name, message)
 
 
+def js_len(text: str) -> int:
+    """Length of ``text`` as the client counts it (UTF-16 units)."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def cut_to(text: str, limit: int) -> str:
+    """The longest start of ``text`` within ``limit`` UTF-16 units, never half a character."""
+    if len(text) <= limit // 2 or js_len(text) <= limit:
+        return text
+    data = text.encode("utf-16-le", "surrogatepass")[: 2 * limit]
+    if data and 0xD8 <= data[-1] <= 0xDB:  # the first half of a surrogate pair
+        data = data[:-2]
+    return data.decode("utf-16-le", "surrogatepass")
+
+
 def frame_room(limit: int = MAX_CHARS) -> int:
     """How long a body ``frame`` wraps within ``limit`` without cutting it."""
     return limit - len(FRAME_OPEN) - len(FRAME_CLOSE) - 2
@@ -158,16 +176,16 @@ def frame_room(limit: int = MAX_CHARS) -> int:
 def frame(body: str, limit: int = MAX_CHARS) -> str:
     """Wrap ``body`` (already neutralised text) as project reference material, within ``limit``."""
     room = frame_room(limit)
-    if len(body) > room:
+    if js_len(body) > room:
         note = "\n… (cut to stay within the hook size limit)"
-        body = body[: room - len(note)].rstrip() + note
+        body = cut_to(body, room - len(note)).rstrip() + note
     return f"{FRAME_OPEN}\n{body}\n{FRAME_CLOSE}"
 
 
 def output(client_event: str, text: str, decision: Mapping[str, str] | None = None) -> bytes:
     from context_keeper.hooks import leanjson
 
-    text = text[:MAX_CHARS]
+    text = cut_to(text, MAX_CHARS)
     return (leanjson.dumps({
         "hookSpecificOutput": {"hookEventName": client_event, "additionalContext": text, **(decision or {})},
         "additionalContext": text,

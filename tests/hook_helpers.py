@@ -48,5 +48,5 @@ def injected(proc: subprocess.CompletedProcess) -> str | None:
     data = json.loads(proc.stdout)
     text = data["hookSpecificOutput"]["additionalContext"]
     assert data["additionalContext"] == text
-    assert len(text) <= 10_000
+    assert len(text.encode("utf-16-le", "surrogatepass")) // 2 <= 10_000  # the client counts UTF-16 units
     return text

@@ -3,7 +3,7 @@ gotcha, note that it is not in the project memory yet. Silent for trivial commit
 formatting, version bumps...), failed commits and commits already noted this session.
 
 The message is taken from the command (``-m`` text or a heredoc body) and the first line git
-prints (``[branch abc1234] subject``). Plain substring tests; no ``re`` on this path.
+prints (``[branch abc1234] subject``). Plain string tests; no ``re`` on this path.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ TRIVIAL = (
     "revert \"", "readme", "changelog", "release v", "version", "chore", "style:", "docs:", "rename",
     "update deps", "dependabot",
 )
+# A trivial word counts with these endings ("typos", "formatted", "linting"), never inside
+# another word: "information" is not "format", nor "conversion" "version", nor "swipe" "wip".
+_ENDINGS = frozenset(("", "s", "es", "d", "ed", "ing", "er", "ers", "ted", "ting", "ter", "ters", "ped", "ping"))
 
 
 def is_commit(command: str) -> bool:
@@ -55,7 +58,23 @@ def reads_like_a_decision(message: str) -> bool:
     if not any(s in text for s in SIGNALS):
         return False
     subject = message.strip().splitlines()[0].lower() if message.strip() else ""
-    return not (any(t in subject for t in TRIVIAL) and len(message) < 120)
+    return not (len(message) < 120 and any(_has_word(subject, t) for t in TRIVIAL))
+
+
+def _has_word(text: str, term: str) -> bool:
+    start = text.find(term)
+    while start != -1:
+        end = start + len(term)
+        if not (term[0].isalnum() and start and text[start - 1].isalnum()):
+            if not term[-1].isalnum():
+                return True
+            tail = end
+            while tail < len(text) and text[tail].isalpha():
+                tail += 1
+            if text[end:tail] in _ENDINGS:
+                return True
+        start = text.find(term, start + 1)
+    return False
 
 
 def handle(ctx: HookContext) -> str | None:

@@ -85,9 +85,11 @@ class SessionState:
 
     def reset(self) -> None:
         """Forget everything (the conversation was compacted or cleared)."""
+        # Any failure (a read-only .context/, a directory in the file's place) only means the
+        # old file stays: the summary it gates still has to be injected.
         try:
             os.unlink(self.path)
-        except FileNotFoundError:
+        except OSError:
             pass
         self._seen = set()
 
@@ -97,9 +99,11 @@ def prune(context_dir: str, *, now: float | None = None, max_age_s: float = STAL
     directory = os.path.join(context_dir, SESSIONS_DIR)
     cutoff = (time.time() if now is None else now) - max_age_s
     removed = 0
+    # Housekeeping only: what cannot be listed or deleted (read-only mount, another user's files,
+    # a directory where a file should be) is left for a later session, never raised.
     try:
         entries = list(os.scandir(directory))
-    except FileNotFoundError:
+    except OSError:
         return 0
     for entry in entries:
         if not entry.name.endswith(SUFFIX):
@@ -108,6 +112,6 @@ def prune(context_dir: str, *, now: float | None = None, max_age_s: float = STAL
             if entry.stat().st_mtime < cutoff:
                 os.unlink(entry.path)
                 removed += 1
-        except FileNotFoundError:
+        except OSError:
             continue
     return removed
