@@ -93,6 +93,9 @@ def _format_hit(item: dict[str, Any], ranked: bool = True) -> str:
         via = f" (via {', '.join(replaced['via'])})" if replaced.get("via") else ""
         retired = f" [itself {replaced['status']}]" if replaced.get("status") else ""
         lines.append(f"    replaced by {replaced['id']}{via}: {replaced.get('summary', '')}{retired}")
+    elif isinstance(entry.get("superseded_by"), str) and entry["superseded_by"].strip():
+        # A small budget keeps the link but not what it leads to: the id still says where to look.
+        lines.append(f"    replaced by {entry['superseded_by'].strip()}")
     return "\n".join(lines)
 
 
@@ -117,11 +120,24 @@ def cmd_get(args: argparse.Namespace) -> int:
     if not result["results"]:
         _print(_nothing_found(result, args))
         return 0
-    if result.get("no_confident_match"):
+    from context_keeper.retrieval import GUIDANCE_LISTED, GUIDANCE_NO_ID
+
+    guidance = result.get("guidance") or ""
+    listed = guidance == GUIDANCE_LISTED
+    if listed:
+        _print("The question has no word that can be searched for, so these are the entries the filters pass, "
+               "most recent and most trusted first:")
+    elif result.get("no_confident_match"):
         rules = ", and the rules for the scope" if any(i.get("scope_rule") for i in result["results"]) else ""
-        _print(f"No confident match (top relevance {result['top_relevance']:.2f}). Weak matches{rules}:")
+        if guidance.startswith(GUIDANCE_NO_ID.split("{", 1)[0]):
+            # "dec-999" listed as weak matches would read as "dec-999 is one of these".
+            _print(guidance.split(": the results below", 1)[0] + f". Entries that only share its words{rules}:")
+        else:
+            _print(f"No confident match (top relevance {result['top_relevance']:.2f}). Weak matches{rules}:")
     for item in result["results"]:
-        _print(_format_hit(item, ranked=result.get("top_relevance") is not None))
+        _print(_format_hit(item, ranked=result.get("top_relevance") is not None and not listed))
+    if result.get("omitted"):
+        _print(f"({result['omitted']} more did not fit in the budget; --budget N shows more.)")
     return 0
 
 

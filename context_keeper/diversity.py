@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 _FIELDS = ("summary", "name", "rule", "problem", "purpose", "reason", "why_chosen")
+MAX_RERANKED = 50  # retrieval.MAX_HITS: the quadratic step never sees more
 
 
 def _terms(entry: Any) -> frozenset[str]:
@@ -51,4 +52,5 @@ def apply(result: Any, settings: Any) -> Any:
     # Out of range or not a number: the default, as the answer's warning says (7 was clamped to
     # 1, i.e. no diversity at all, and "x" read as 0.7, both without a word).
     lam = float(checked({"mmr": settings}, "mmr.lambda")[0])
-    return replace(result, hits=mmr(result.hits, lam))
+    # A long listing (a large budget asks for more hits) keeps its order past the first ones.
+    return replace(result, hits=mmr(result.hits[:MAX_RERANKED], lam) + list(result.hits[MAX_RERANKED:]))

@@ -188,7 +188,8 @@ def query_entries(
     if truncated:
         left = len(shown) - len(results)
         answer["omitted"] = left
-        answer["budget_note"] = _budget_note(left, token_budget, _needed(next_cost, len(matches), len(shown)))
+        # Entries come whole in id order from the first: the budget to ask for holds these and the next.
+        answer["budget_note"] = _budget_note(left, token_budget, _needed(used + next_cost, len(matches), len(shown)))
     answer["tokens_used"] = used + _rest_tokens(len(matches), len(results), token_budget or used) + (
         estimate_tokens(answer["budget_note"]) if truncated else 0)
     if token_budget and answer["tokens_used"] > token_budget:
@@ -206,7 +207,7 @@ def _rest_tokens(matches: int, listed: int, budget: int) -> int:
 
 
 def _needed(cost: int, matches: int, listed: int) -> int:
-    """The smallest token_budget whose room holds an entry costing ``cost`` as the first one:
+    """The smallest token_budget whose room holds entries costing ``cost`` in all:
     the keys' and the budget note's room, reserved from every budget, grow with its digits."""
     budget = cost
     while (wider := cost + _rest_tokens(matches, listed, budget)
@@ -215,8 +216,7 @@ def _needed(cost: int, matches: int, listed: int) -> int:
     return budget
 
 
-def _budget_note(left: int, budget: int, next_alone: int) -> str:
-    # Entries are returned whole and in id order, so the next one's size is what to ask for.
+def _budget_note(left: int, budget: int, with_next: int) -> str:
     return (f"{left} more matching entr{'y' if left == 1 else 'ies'} did not fit in token_budget {budget}; "
-            f"an answer with the next one alone needs about {next_alone} tokens. Ask again with a larger "
+            f"an answer that lists the next one too needs about {with_next} tokens. Ask again with a larger "
             "token_budget (0 for no limit), or narrow the filters.")

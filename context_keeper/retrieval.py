@@ -53,6 +53,16 @@ GUIDANCE_NO_WORDS = (
     "common words such as 'the' or 'it'), so nothing was searched: ask again in words that name "
     "the task or the problem."
 )
+GUIDANCE_NO_ID = (
+    "No entry has the id {id} (nor had it before a renumbering){hint}: the results below only share its "
+    "words, so none of them is that entry. query_entries lists what there is; to search by topic, "
+    "ask in words."
+)
+GUIDANCE_LISTED = (
+    "The query has no word the index can match (it leaves out punctuation, one-letter words and "
+    "common words such as 'the' or 'it'), so it was not searched: the results are the entries that "
+    "pass the filters, most recent and most trusted first, not answers to the question."
+)
 GUIDANCE_SCOPE_RULES = (
     "The items marked scope_rule are the constraints that cover the scope you gave: they hold for "
     "that file whatever the question."
@@ -141,7 +151,7 @@ def _answer(
     min_relevance: float | None = None,
     include_deprecated: bool = False,
 ) -> dict[str, Any]:
-    if id:
+    if id and id.strip():  # a blank id names no entry: the rest of the call is asked, as a blank tag is
         return _fetched(_by_id(store, _id_asked(store, id)), token_budget,
                         [name for name, value in (("query", query), ("tags", tags), ("scope", scope), ("types", types),
                                                   ("since", since), ("before", before)) if value])
@@ -206,11 +216,18 @@ def _answer(
         options = replace(options, limit=max(MAX_HITS, budget // MIN_FIRST_ENTRY_TOKENS + 1))
     with state.lock:
         result = state.index.search("" if wordless else text, replace(options, limit=0) if wordless else options)
+    threshold = service.min_relevance(store, min_relevance)
+    if (searchable and not blend and len(result.hits) >= MAX_HITS and result.hits[-1].relevance >= threshold
+            and sum(chars_to_tokens(_entry_chars(h.entry)) for h in result.hits) < budget):
+        # Even the last of the best MAX_HITS answers confidently, so more may, and the budget
+        # holds more than these: it gets them (or counts them in omitted) instead of a silent
+        # cut at MAX_HITS. (A budget these already fill has its omitted and budget_note anyway.)
+        with state.lock:
+            result = state.index.search(text, replace(options, limit=budget // MIN_FIRST_ENTRY_TOKENS + 1))
     if blend:
         result = _semantic_blend(store, text, result, semantic)
-    if text:
+    if searchable:
         result = diversity.apply(result, config.get("mmr"))
-    threshold = service.min_relevance(store, min_relevance)
     max_entry, problem = checked(config, "max_entry_tokens")
     max_entry = int(max_entry)
     relevance_problem = checked(config, "min_relevance")[1] if min_relevance is None else None
@@ -225,8 +242,9 @@ def _answer(
             named = state.index.predecessors(kind, entry["id"])
         return _predecessors(store, kind, entry, named)
 
+    missing_id = None
     if text:
-        result = _named_first(store, text, result, admits)
+        result, missing_id = _named_first(store, text, result, admits)
 
     # The constraints on the file being worked on belong in the answer even when the task's
     # wording shares nothing with them: clients without the edit-guard hook learn a file's
@@ -238,10 +256,14 @@ def _answer(
     warnings = service._warnings(store) + config_warnings + _last_good_notes(store, unreadable)
 
     def guidance(results: Sequence[Mapping[str, Any]]) -> str | None:
+        if text and not searchable and not wordless:
+            return GUIDANCE_LISTED
         if not text or result.top_relevance >= threshold:
             return None
         if wordless:
             said = GUIDANCE_NO_WORDS
+        elif missing_id and not unreadable:
+            said = GUIDANCE_NO_ID.format(id=missing_id[0], hint=missing_id[1])
         elif unreadable:
             said = GUIDANCE_UNREADABLE.format(files=", ".join(s.path.name for s in unreadable))
         elif any(not r.get("scope_rule") for r in results):
@@ -264,7 +286,7 @@ def _answer(
              "warnings": warnings}
     envelope = dict.fromkeys(("tokens_used", "token_budget", "entries_returned", "omitted"), budget)
     envelope.update(top_relevance=0.001, no_confident_match=True)
-    answer = _pack(store, result.hits, budget, max_entry, threshold if text else None, include_related, admits,
+    answer = _pack(store, result.hits, budget, max_entry, threshold if searchable else None, include_related, admits,
                    predecessors, rules, unlisted, reserve=_prose_tokens(prose), envelope=_envelope_tokens(envelope))
     # The lexical signal alone: a rule added for the scope says nothing about the question.
     answer["top_relevance"] = round(result.top_relevance, 3) if text else None
@@ -462,25 +484,33 @@ def _id_asked(store: Store, entry_id: str) -> str:
     return match[1].lower() + key[len(match[1]):]
 
 
-def _named_first(store: Store, text: str, result: Any, admits: Callable[[str, str], bool]) -> Any:
+def _named_first(store: Store, text: str, result: Any,
+                 admits: Callable[[str, str], bool]) -> tuple[Any, tuple[str, str] | None]:
     """A query that is an entry id answers with that entry first, as fully relevant, when it
-    passes the filters; the ranked entries follow it. An id no entry has (or had) is searched
-    as words, as before."""
+    passes the filters; the ranked entries follow it. For an id no entry has (or had), what its
+    words match ("dec" in every entry citing another id) is no answer: the hits keep their order
+    with no relevance, and the id comes back (with the ids it may have meant) for the guidance."""
     named = _id_named_by(store, text)
     if named is None:
-        return result
+        return result, None
     try:
         found = _by_id(store, named)
-    except (NotFound, CorruptStoreFile):
-        return result  # "Dec-2024" is a month, not an id; a broken file is warned about anyway
+    except NotFound:
+        unrelated = [replace(h, relevance=0.0) for h in result.hits]
+        from context_keeper.store import spelled_otherwise
+
+        entries = store.state(model.kind_of_id(named)).entries_by_id
+        return replace(result, hits=unrelated, top_relevance=0.0, unstated=None), (named, spelled_otherwise(entries, named))
+    except CorruptStoreFile:
+        return result, None  # the file is warned about; its last good copy was searched
     kind, entry = found["type"], found["entry"]
     if not admits(kind, entry["id"]):
-        return result
+        return result, None
     from context_keeper.search import Hit
 
     top = max((h.score for h in result.hits), default=1.0)
     rest = [h for h in result.hits if not (h.kind == kind and h.entry.get("id") == entry["id"])]
-    return replace(result, hits=[Hit(kind, entry, max(top, 1.0), 1.0), *rest], top_relevance=1.0)
+    return replace(result, hits=[Hit(kind, entry, max(top, 1.0), 1.0), *rest], top_relevance=1.0), None
 
 
 def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
@@ -599,8 +629,12 @@ def _replacement(store: Store, entry: Mapping[str, Any]) -> dict[str, Any] | Non
     successor = entry.get("superseded_by")
     if not isinstance(successor, str) or not successor.strip():
         return None
-    seen = {str(entry.get("id")), successor.strip()}
-    chain = [successor.strip()]
+    # A link typed by hand in another spelling ("DEC-19" for dec-019) names the entry all the same.
+    successor = _id_asked(store, successor)
+    if successor == entry.get("id"):
+        return None  # an entry replaced by itself names nothing that replaced it
+    seen = {str(entry.get("id")), successor}
+    chain = [successor]
     current: Mapping[str, Any] | None = None
     for _ in range(MAX_CHAIN):
         try:
@@ -612,12 +646,13 @@ def _replacement(store: Store, entry: Mapping[str, Any]) -> dict[str, Any] | Non
         replaced = current.get("status") == "superseded" or current.get("status") == "deprecated" and following
         if not replaced or not isinstance(following, str) or not following.strip():
             break
-        if following.strip() in seen:  # a loop: no entry in it is current
+        following = _id_asked(store, following)
+        if following in seen:  # a loop: no entry in it is current
             chain = chain[:1]
             current = None
             break
-        seen.add(following.strip())
-        chain.append(following.strip())
+        seen.add(following)
+        chain.append(following)
     if current is None and len(chain) > 1:
         chain.pop()  # the last link names no readable entry: the one before it is the end
     summary = _link_summary(store, chain[-1])

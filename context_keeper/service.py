@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from context_keeper import model, render
+from context_keeper.budget import chars_to_tokens, json_chars
 from context_keeper.config import number, read_user_config
 from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
@@ -548,16 +549,25 @@ class Service:
             if backed:
                 from_backup.append(f"{state.kind.filename} does not parse; the summary shows its last good copy "
                                    "(.context/.last-good/) until it is fixed")
-        answer = build_summary(
-            config["project_name"],
-            entries["decision"],
-            entries["pipeline"],
-            entries["constraint"],
-            token_budget=budget,
-        )
         warnings = self._warnings(store) + from_backup
-        if warnings:
-            answer["warnings"] = warnings
+
+        def built(envelope: int) -> dict[str, Any]:
+            answer = build_summary(config["project_name"], entries["decision"], entries["pipeline"],
+                                   entries["constraint"], token_budget=budget, envelope=envelope)
+            if warnings:
+                answer["warnings"] = warnings
+            return answer
+
+        # token_budget bounds the answer as it is sent (compact JSON: the keys, counts, warnings
+        # and escaped line breaks around the text), as for get_context; the text gives way to them.
+        answer, envelope = built(0), 0
+        for _attempt in range(3):
+            sent = chars_to_tokens(json_chars({**answer, "tokens_used": budget}))
+            if sent <= budget:
+                break
+            envelope += sent - budget
+            answer = built(envelope)
+        answer["tokens_used"] = chars_to_tokens(json_chars({**answer, "tokens_used": budget}))
         with self._mutex:
             if len(self._summaries) > 16:
                 self._summaries.clear()

@@ -531,7 +531,7 @@ def _not_usable(state: FileState, entry_id: str) -> NotFound | None:
                     "Fix the item by hand; `context-keeper doctor` says how")
 
 
-def _spelled_otherwise(entries: dict, entry_id: str) -> str:
+def spelled_otherwise(entries: dict, entry_id: str) -> str:
     """" (did you mean dec-013-a7f3?)" when ids of the same kind and number exist spelled
     otherwise (a suffix from a teammate's clone, no zero padding): the usual wrong guess."""
     parsed = model.parse_id(entry_id)
@@ -572,7 +572,7 @@ class FileTxn:
         if entry is None:
             raise _not_usable(self._base, entry_id) or NotFound(
                 f"no {self.kind.name} with id {entry_id!r} in {self._path.name}"
-                f"{_spelled_otherwise(self._builder.entries, entry_id)}; check the id "
+                f"{spelled_otherwise(self._builder.entries, entry_id)}; check the id "
                 "(query_entries or get_context finds the right one)")
         return entry
 
@@ -818,7 +818,7 @@ class Store:
         entry = state.entries_by_id.get(entry_id.strip())
         if entry is None:
             raise _not_usable(state, entry_id) or NotFound(
-                f"no entry with id {entry_id!r}{_spelled_otherwise(state.entries_by_id, entry_id)}; "
+                f"no entry with id {entry_id!r}{spelled_otherwise(state.entries_by_id, entry_id)}; "
                 "use query_entries or get_context to find the right id"
             )
         return kind, entry

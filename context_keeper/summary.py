@@ -120,8 +120,10 @@ def build_summary(
     pipelines: Sequence[Mapping[str, Any]],
     constraints: Sequence[Mapping[str, Any]],
     token_budget: int = 2000,
+    envelope: int = 0,
 ) -> dict[str, Any]:
-    """Summary text plus counts of what was included and dropped."""
+    """Summary text plus counts of what was included and dropped. ``envelope`` is kept out of
+    the budget for what is sent around the text (an answer's keys, counts and escapes)."""
     active_constraints = _active(constraints)
     absolute = sorted((c for c in active_constraints if c.get("hardness") != "advisory"), key=lambda e: id_sort_key(e["id"]))
     advisory = sorted((c for c in active_constraints if c.get("hardness") == "advisory"), key=lambda e: id_sort_key(e["id"]))
@@ -129,7 +131,7 @@ def build_summary(
     active_pipelines = _active(pipelines)
 
     note_reserve = 40
-    packer = _Packer(max(token_budget - note_reserve, 50))
+    packer = _Packer(max(token_budget - note_reserve - envelope, 50))
     packer.add(
         f"Project memory for {render.clip(project_name, 80)}: {_count(len(active_decisions), 'active decision')}, "
         f"{_count(len(active_constraints), 'constraint')}, {_count(len(active_pipelines), 'pipeline')} "
