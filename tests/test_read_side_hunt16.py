@@ -157,3 +157,35 @@ def test_the_budget_a_listing_note_names_lists_the_next_entry(service, budget):
     named = int(re.search(r"needs about (\d+) tokens", first["budget_note"])[1])
     again = service.query_entries(token_budget=named)
     assert again["entries_returned"] == first["entries_returned"] + 1 and again["tokens_used"] <= named
+
+
+# ------------------------------------------------------------------ text without spaces
+
+def test_words_inside_chinese_or_japanese_text_are_found(service, project):
+    # A sentence without spaces was one term: "日本語" matched nothing in "日本語の住所は…".
+    _add_decisions(project, [
+        {"id": "dec-500", "summary": "日本語の住所は番地から書くので、住所欄は一つの自由入力にする",
+         "problem": "配送ラベルの住所が途中で切れていた", "why_chosen": "郵便番号から都道府県を補完する",
+         "created_at": "2025-01-01T00:00:00+00:00"},
+        {"id": "dec-501", "summary": "한국어 주소는 도로명 주소로 저장한다", "problem": "배송 라벨 오류",
+         "why_chosen": "우편번호 검증", "created_at": "2025-01-01T00:00:00+00:00"},
+    ])
+    for query, expected in (("日本語", "dec-500"), ("住所が切れる", "dec-500"), ("도로명 주소", "dec-501")):
+        answer = service.get_context(query=query)
+        assert answer["results"][0]["entry"]["id"] == expected, query
+        assert "no_confident_match" not in answer, query
+
+
+def test_cjk_runs_become_character_pairs_beside_latin_words():
+    from context_keeper.search.tokenize import terms
+
+    assert terms("東京DBのバックアップ")[:3] == ["東京", "db", "のバ"]
+    assert terms("Use 日本 format") == ["use", "日本", "format"]
+    assert terms("漢") == ["漢"]
+
+
+def test_query_entries_reads_a_successor_with_spaces_around_it(service, project):
+    _relink(project, "dec-002", " dec-019 ")
+    found = service.query_entries(superseded_by="dec-019")
+    assert "dec-002" in [r["entry"]["id"] for r in found["results"]]
+    assert service.get_context(id="dec-002")["replaced_by"]["id"] == "dec-019"

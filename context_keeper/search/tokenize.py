@@ -34,6 +34,10 @@ _PHRASAL = re.compile(r"\b(?:hang|hangs|hanging|hung|hold|holds|holding|held) on
 # people also write them.
 _SYMBOL_NAMES = re.compile(r"(?<![\w+#])([cCfF])(\+\+|#)(?![\w+#])")
 _BACKSLASH = re.compile(r"(?<=\w)\\(?=\w)")
+# Chinese, Japanese and Korean are written without spaces: a sentence is one "word" to the
+# chunking, and a word inside it could never match. Runs of their characters are indexed as
+# overlapping character pairs (日本語 → 日本, 本語), as CJK analysers do without a dictionary.
+_CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+)")
 
 
 def _spelled(match: re.Match[str]) -> str:
@@ -190,6 +194,8 @@ def _chunk_terms(chunk: str) -> tuple[tuple[str, bool], ...]:
     chunk = chunk.strip("_")
     if not chunk:
         return ()
+    if not chunk.isascii() and _CJK.search(chunk):
+        return _cjk_terms(chunk)
     out: list[tuple[str, bool]] = []
     parts = [p for p in _parts(chunk) if p]
     if len(parts) > 1:
@@ -211,6 +217,17 @@ def _chunk_terms(chunk: str) -> tuple[tuple[str, bool], ...]:
         if part in STOP_WORDS or (len(part) == 1 and not part.isdigit()):
             continue
         out.append((stem(part), False))
+    return tuple(out)
+
+
+def _cjk_terms(chunk: str) -> tuple[tuple[str, bool], ...]:
+    out: list[tuple[str, bool]] = []
+    for i, piece in enumerate(_CJK.split(chunk)):
+        if i % 2:  # a run of CJK characters
+            out += [(piece, False)] if len(piece) == 1 else [(piece[j:j + 2], False) for j in range(len(piece) - 1)]
+        elif piece:  # what is between them ("DB" in "東京DB") is chunked as usual
+            for sub in _CHUNK.findall(piece):
+                out += _chunk_terms(sub)
     return tuple(out)
 
 
