@@ -166,7 +166,7 @@ def kind_named(name: str) -> Kind:
     kind = KINDS.get(key) or BY_PLURAL.get(key)
     if kind is None:
         raise InvalidInput(
-            f"unknown entry type {name!r}: use one of "
+            f"unknown entry type {shown(name)}: use one of "
             + ", ".join(f"{k.name}/{k.plural}" for k in KINDS.values()),
             field="types",
         )
@@ -199,7 +199,7 @@ def kind_of_id(entry_id: str) -> Kind:
     parsed = parse_id(entry_id)
     if parsed is None or parsed[0] not in BY_PREFIX:
         raise InvalidInput(
-            f"{entry_id!r} is not an entry id: ids look like dec-001, pipe-002, con-003 "
+            f"{shown(entry_id)} is not an entry id: ids look like dec-001, pipe-002, con-003 "
             "(optionally with a suffix such as dec-013-a7f3)",
             field="id",
         )
@@ -616,14 +616,30 @@ def clean_steps(value: Any) -> list[dict]:
         if len(action) > MAX_TEXT:
             raise _fail("steps", f"step {i} action is too long (max {MAX_TEXT} characters)")
         item = {k: v for k, v in step.items() if k not in ("order", "action", "output")}
+        _bounded_extra("steps", f"step {i}", item)
         item = {"order": i, "action": action.strip(), **item}
         output = step.get("output")
         if output not in (None, ""):
             if not isinstance(output, str):
                 raise _fail("steps", f"step {i} 'output' must be a string")
+            if len(output) > MAX_TEXT:
+                raise _fail("steps", f"step {i} output is too long (max {MAX_TEXT} characters)")
             item["output"] = output.strip()
         steps.append(item)
     return steps
+
+
+def _bounded_extra(name: str, where: str, extra: Mapping[str, Any]) -> None:
+    """Keys of a step or an alternative beyond the known ones are kept as given, within the
+    bound of one text field (the known ones each have theirs)."""
+    if not extra:
+        return
+    import json
+
+    size = len(json.dumps(extra, ensure_ascii=False, default=str))
+    if size > MAX_TEXT:
+        raise _fail(name, f"{where}: its other keys ({', '.join(map(str, extra))}) take {size} characters; "
+                          f"the maximum is {MAX_TEXT}")
 
 
 def clean_alternatives(value: Any) -> list[dict]:
@@ -642,9 +658,13 @@ def clean_alternatives(value: Any) -> list[dict]:
         reason = alt.get("reason_rejected") or ""
         if not isinstance(reason, str):
             raise _fail("alternatives", f"item {i} 'reason_rejected' must be a string")
+        for name, text in (("option", alt["option"]), ("reason_rejected", reason)):
+            if len(text) > MAX_TEXT:
+                raise _fail("alternatives", f"item {i} '{name}' is too long (max {MAX_TEXT} characters)")
         # Other keys are kept, as a step's are: an update that sends back a hand-written
         # alternative ({"option", "reason_rejected", "adr": ...}) must not drop them.
         extra = {k: v for k, v in alt.items() if k not in ("option", "reason_rejected")}
+        _bounded_extra("alternatives", f"item {i}", extra)
         out.append({"option": alt["option"].strip(), "reason_rejected": reason.strip(), **extra})
     return out
 

@@ -352,10 +352,16 @@ class Service:
                 off_kind = name in ("deprecated_reason", "verified_sha") or (name == "rationale" and kind is DECISION)
                 if kind.spec(name) is None and name not in raw and not off_kind:
                     raise InvalidInput(
-                        f"{name} is not a field of a {kind.name}. Valid fields: "
+                        f"{name if len(name) <= 80 else name[:79] + '…'} is not a field of a {kind.name}. Valid fields: "
                         + ", ".join(f.name for f in kind.fields),
                         field=name,
                     )
+                spec = kind.spec(name)
+                if value is None and spec is not None and spec.shape == "enum":
+                    # null reads as "unset", but there is no unset status, hardness or origin: it
+                    # quietly became the default (a retired entry active again, a rule absolute).
+                    raise InvalidInput(f"{name}: null is not allowed; use one of: {', '.join(spec.choices)}",
+                                       field=name)
                 cleaned[name] = model.clean_value(kind, name, value)
             if kind is DECISION and "rationale" in cleaned and "why_chosen" not in cleaned and "rationale" not in raw:
                 # The legacy alias, as record_decision takes it: on an entry that has no
@@ -414,6 +420,9 @@ class Service:
         reason = (reason or "").strip()
         if merge_into and not reason:
             reason = f"merged into {merge_into}"
+        elif isinstance(superseded_by, str) and superseded_by.strip() and not reason:
+            # The tool schema leaves reason optional, and naming the successor already says why.
+            reason = f"superseded by {superseded_by.strip()}"
         if len(reason) < 5:
             raise InvalidInput("reason: say in a few words why the entry no longer holds (at least 5 characters)", field="reason")
         model.check_text({"reason": reason})
@@ -714,6 +723,14 @@ def _check_successor(ftxn: Any, kind: Kind, target: Mapping[str, Any], successor
             f"superseded_by: {successor} is itself superseded by {target['id']}; the two would replace each other",
             field="superseded_by",
         )
+    if found.get("status") == "deprecated" and not found.get("superseded_by"):
+        # As merge_into and supersedes refuse it: replaced by a retired entry, the content
+        # leaves every answer with nothing current in its place.
+        raise InvalidInput(
+            f"superseded_by: {successor} is deprecated, so nothing current would replace {target['id']}; name an "
+            f"active {kind.name} (or restore {successor} first with update_entry {{\"status\": \"active\"}})",
+            field="superseded_by",
+        )
     # A longer loop (a → b → c → a) leaves no current entry at all: the summary drops all of them.
     chain, seen = [successor], {successor}
     while True:
@@ -752,13 +769,18 @@ def _check_new_links(store: Store, ftxn: Any, current: Mapping[str, Any], relate
 
 
 def _release_from_successor(ftxn: Any, current: Mapping[str, Any], entry: Mapping[str, Any], now: str) -> dict | None:
-    """An entry brought back from superseded to active: the entry that replaced it no longer
-    claims to (its ``supersedes`` loses the id), or both would read as the current answer.
-    Returns the successor as rewritten, or None when there was nothing to change."""
+    """An entry no longer replaced by its successor (brought back to active, retired without a
+    successor, or given another one): that entry no longer claims to replace it (its
+    ``supersedes`` loses the id), or both would read as the current answer, or doctor would find
+    two links that disagree. Returns the old successor as rewritten, or None when there was
+    nothing to change."""
     successor = current.get("superseded_by")
-    if current.get("status") != "superseded" or entry.get("status", "active") != "active":
+    if current.get("status") != "superseded" or not isinstance(successor, str):
         return None
-    successor = ftxn.get(successor.strip()) if isinstance(successor, str) else None
+    now_by = entry.get("superseded_by") if entry.get("status", "active") == "superseded" else None
+    if isinstance(now_by, str) and now_by.strip() == successor.strip():
+        return None
+    successor = ftxn.get(successor.strip())
     if successor is None or current["id"] not in model.supersedes_ids(successor):
         return None
     raw = ftxn.raw_item(successor["id"])

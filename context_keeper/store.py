@@ -123,8 +123,25 @@ def _read_store_file(path: Path) -> bytes | None:
 
 def _absent_state(kind: Kind, path: Path, stamp: Stamp | None) -> FileState:
     """A store file with no bytes to read: not created yet, or something else in its place."""
-    broken = _not_a_file(path)
+    broken = _not_a_file(path) or _deleted(path)
     return FileState(kind, path, None) if broken is None else FileState(kind, path, stamp, error=broken)
+
+
+def _deleted(path: Path) -> NotAStoreFile | None:
+    """A store file that is gone although context-keeper wrote entries to it (its last good copy
+    holds them): a stray rm, a stash. Writing would start the ids again at 001, under links that
+    still name the old entries, and replace that copy, the one way back."""
+    backup = path.parent / BACKUP_DIR / path.name
+    try:
+        data = backup.read_bytes()
+    except OSError:
+        return None  # never written here: a new store
+    if data.strip() in (b"", b"[]"):
+        return None  # it held no entries: nothing to lose
+    return NotAStoreFile(
+        str(path), f"is missing, but its last good copy (.context/{BACKUP_DIR}/{path.name}) holds entries",
+        f"copy that back (cp .context/{BACKUP_DIR}/{path.name} .context/{path.name}) or restore the file from "
+        f"version control; if the entries were removed on purpose, delete the copy as well")
 
 
 def _not_a_file(path: Path) -> NotAStoreFile | None:
@@ -153,7 +170,17 @@ def _digest(data: bytes | tuple[bytes, ...]) -> bytes:
 
 def _chunk(item: Any) -> str:
     """One array item exactly as ``json.dumps(items, indent=2)`` would lay it out."""
-    text = json.dumps(item, indent=2, ensure_ascii=False)
+    try:
+        text = json.dumps(item, indent=2, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        # 1e400 in a hand-added key reads as inf, and inf would be written as Infinity: no JSON
+        # parser but Python's reads that back, so the file would be broken for everyone else.
+        entry = item.get("id") if isinstance(item, dict) else None
+        raise StoreError(
+            f"{entry or 'an entry'} holds a number beyond what a float can carry (such as 1e400), which would be "
+            "written back as Infinity, and that is not JSON. Nothing was written; write that number as a string "
+            "by hand (\"1e400\"), then try again"
+        ) from None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -630,13 +657,18 @@ class FileTxn:
         and a merge conflict in entries nobody changed), and an item with a problem is kept
         byte for byte for the person fixing it."""
         base = self._base
-        if base.source is None:
+        source = base.source
+        if source is None and base.data is not None:
+            # A record that only appended kept the file's bytes, not its text: they are the file
+            # as written (and confirmed under the lock), so they split the same way.
+            source = b"".join(base.data).decode("utf-8")
+        if source is None:
             return
-        split = _split_array(base.source)
+        split = _split_array(source)
         if split is None or len(split[1]) != len(base.raw):
             return
         builder = self._builder
-        crlf = "\r" in base.source
+        crlf = "\r" in source
         for index, chunk in enumerate(split[1]):
             if index >= len(builder.raw) or builder.chunks[index] is not None:
                 continue
@@ -794,10 +826,13 @@ class Store:
         stamp = _file_stamp(path)
         with self._mutex:
             cached = self._files.get(kind.name)
-            if cached is not None and cached.stamp == stamp:
+            if cached is not None and cached.stamp == stamp and stamp is not None:
                 return cached
             if stamp is None:
-                state = FileState(kind, path, None)
+                # No file: asked again each time, as its last good copy can come or go.
+                state = _absent_state(kind, path, None)
+                if cached is not None and cached.stamp is None and str(cached.error) == str(state.error):
+                    return cached
             else:
                 state = _parse_file(kind, path, stamp, None, self._backup_digest(kind))
             self._files[kind.name] = state
@@ -818,7 +853,7 @@ class Store:
         entry = state.entries_by_id.get(entry_id.strip())
         if entry is None:
             raise _not_usable(state, entry_id) or NotFound(
-                f"no entry with id {entry_id!r}{spelled_otherwise(state.entries_by_id, entry_id)}; "
+                f"no entry with id {model.shown(entry_id)}{spelled_otherwise(state.entries_by_id, entry_id)}; "
                 "use query_entries or get_context to find the right id"
             )
         return kind, entry
@@ -891,7 +926,7 @@ class Store:
         path = self.path(kind)
         stamp = _file_stamp(path)
         cached = self._files.get(kind.name)
-        if cached is not None and cached.stamp == stamp and self._no_commits_since_ours():
+        if cached is not None and cached.stamp == stamp and stamp is not None and self._no_commits_since_ours():
             return cached  # nobody committed since our own last write: no need to read it back
         data = _read_store_file(path)
         if data is None:
