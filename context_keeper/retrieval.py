@@ -113,7 +113,7 @@ def parse_date(value: str | None, field: str) -> datetime | None:
         return None
     parsed = model.parse_time(value)
     if parsed is None:
-        raise InvalidInput(f"{field}: {value!r} is not an ISO date; use e.g. 2026-01-31 or 2026-01-31T12:00:00+00:00", field=field)
+        raise InvalidInput(f"{field}: {model.shown(value)} is not an ISO date; use e.g. 2026-01-31 or 2026-01-31T12:00:00+00:00", field=field)
     return parsed
 
 

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import json
 import logging
+import os
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -71,18 +72,55 @@ WRITE = ToolAnnotations(destructive_hint=False)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def sendable(text: str) -> str:
+    """``text`` as UTF-8 can carry it. A path whose bytes are not UTF-8 (a folder named in
+    Latin-1) reaches Python as surrogate escapes, and a split emoji in a hand-written file as a
+    lone surrogate: either in an answer made the SDK's writer raise, and the server died with no
+    reply to anyone. Undecodable bytes are shown as \\xNN, a lone surrogate as U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    except UnicodeError:
+        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+
+
+def _why(why_chosen: str, rationale: str) -> str:
+    """why_chosen, or its legacy name rationale: one text, never one of two dropped unsaid."""
+    if why_chosen.strip() and rationale.strip() and why_chosen.strip() != rationale.strip():
+        raise ToolError("why_chosen and rationale (its old name) were both given, with different texts: only one "
+                        "would be kept. Give why_chosen alone (put everything the reason says in it)")
+    return why_chosen if why_chosen.strip() else rationale
+
+
+def _sendable_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return sendable(value)
+    if isinstance(value, dict):
+        return {sendable(k) if isinstance(k, str) else k: _sendable_strings(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_sendable_strings(v) for v in value]
+    return value
+
+
 def _errors_as_tool_errors(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             result = fn(*args, **kwargs)
         except ContextKeeperError as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(sendable(str(exc))) from exc
         if isinstance(result, (dict, list)):
             # Compact JSON, the form every token estimate here is taken from: the SDK's own
             # rendering is indented, which made answers about 30% longer than token_budget.
-            return [TextContent(type="text", text=json.dumps(result, ensure_ascii=False, separators=(",", ":")))]
-        return result
+            text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+            if sendable(text) is not text:  # rare: mend the strings, not the JSON text around them
+                text = json.dumps(_sendable_strings(result), ensure_ascii=False, separators=(",", ":"))
+            return [TextContent(type="text", text=text)]
+        return sendable(result) if isinstance(result, str) else result
 
     return wrapper  # type: ignore[return-value]
 
@@ -108,13 +146,13 @@ class _Server(MCPServer):
         except UnexpectedToolError as exc:
             log.error("%s failed unexpectedly", name, exc_info=exc.__cause__ or exc)
             read_only = bool(registered and registered.annotations and registered.annotations.read_only_hint)
-            raise ToolError(unexpected_failure(name, exc.__cause__ or exc, read_only)) from exc
+            raise ToolError(sendable(unexpected_failure(name, exc.__cause__ or exc, read_only))) from exc
         except ToolError as exc:
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
                 raise
             schema = registered.parameters if registered is not None else {}
-            raise ToolError(argument_errors(name, cause, schema)) from cause
+            raise ToolError(sendable(argument_errors(name, cause, schema))) from cause
 
 
 def unexpected_failure(tool: str, exc: BaseException, read_only: bool) -> str:
@@ -254,7 +292,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
         """Record a decision: what was chosen, the problem, and why. Answers similar_entries (possible duplicates)."""
-        values = dict(summary=summary, problem=problem, why_chosen=why_chosen or rationale, what_we_tried=what_we_tried,
+        values = dict(summary=summary, problem=problem, why_chosen=_why(why_chosen, rationale), what_we_tried=what_we_tried,
                       tradeoffs=tradeoffs, alternatives=alternatives, constraints_created=constraints_created,
                       related_to=related_to, tags=tags, retrieval_hints=retrieval_hints, origin=origin)
         return svc.record("decision", values, supersedes=supersedes, project_dir=project_dir or None,
@@ -316,7 +354,7 @@ def build_server(service: Service | None = None) -> MCPServer:
     ) -> dict[str, Any]:
         """Record any kind with that kind's fields (rules as in record_decision/pipeline/constraint)."""
         if kind == "decision":
-            why_chosen, rationale = why_chosen or rationale, ""
+            why_chosen, rationale = _why(why_chosen, rationale), ""
         given = dict(summary=summary, problem=problem, why_chosen=why_chosen, what_we_tried=what_we_tried,
                      tradeoffs=tradeoffs, alternatives=alternatives, constraints_created=constraints_created,
                      name=name, purpose=purpose, steps=steps, when_to_invoke=when_to_invoke, constraints=constraints,
