@@ -62,7 +62,7 @@ Types = Annotated[list[str], Field(description="decisions|pipelines|constraints"
 ContextBudget = Annotated[int, Field(ge=0, le=200_000, description="Max tokens in the answer, at least 50 (0 = config token_budget)")]
 QueryBudget = Annotated[int, Field(ge=0, le=200_000, description="Max tokens in the answer (0 = no limit)")]
 IsoDate = Annotated[str, Field(description="ISO date, e.g. 2026-01-31")]
-Alternatives = Annotated[list[dict[str, str] | str], Field(description="[{option, reason_rejected}]")]
+Alternatives = Annotated[list[dict[str, Any] | str], Field(description="[{option, reason_rejected}]")]
 Steps = Annotated[list[dict[str, Any] | str], Field(description="Ordered steps: strings or {action, output}")]
 AllowSecrets = Annotated[bool, Field(description="Store credential-like text anyway")]
 

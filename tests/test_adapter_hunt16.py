@@ -116,3 +116,18 @@ async def test_why_chosen_and_rationale_with_different_texts_are_refused(service
         # A blank why_chosen beside the old name is the old name's text, not "0 characters".
         answer = await ok(client, tool, {**args, "why_chosen": "   "})
     assert service.get_context(id=answer["id"])["entry"]["why_chosen"].startswith("Templates on the printers")
+
+
+async def test_record_decision_takes_the_alternatives_update_entry_takes(service):
+    from tests.mcp_helpers import connect, ok
+
+    alternative = {"option": "templates stored on the printers", "reason_rejected": None, "adr": 12}
+    async with connect(service, "legacy") as client:
+        answer = await ok(client, "record_decision", {
+            "summary": "Keep label templates in the repository",
+            "problem": "Label templates edited on the printers drifted from what the code expected at pack time.",
+            "why_chosen": "Versioned templates can be reviewed and rolled back with the code that fills them in.",
+            "alternatives": [alternative]})
+        await ok(client, "update_entry", {"id": answer["id"], "updates": {"alternatives": [alternative]}})
+    stored = service.get_context(id=answer["id"])["entry"]["alternatives"]
+    assert stored == [{"option": "templates stored on the printers", "reason_rejected": "", "adr": 12}]
