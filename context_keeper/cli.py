@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
 import os
 import re
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from context_keeper import __version__
+from context_keeper import __version__, render
 from context_keeper.errors import ContextKeeperError
 
 # Service parameters that the CLI spells differently: errors name the flag the person typed.
@@ -53,7 +52,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 def cmd_summary(args: argparse.Namespace) -> int:
     result = _service().get_project_summary(args.budget, project_dir=args.project)
     if args.json:
-        _print(json.dumps(result, indent=2, ensure_ascii=False))
+        _print(render.console_json(result))
     else:
         _print(result["summary"])
         for warning in result.get("warnings", []):
@@ -113,7 +112,7 @@ def cmd_get(args: argparse.Namespace) -> int:
                              min_relevance=args.min_relevance, include_deprecated=args.include_deprecated,
                              include_related=not args.no_related)
     if args.json:
-        _print(json.dumps(result, indent=2, ensure_ascii=False))
+        _print(render.console_json(result))
         return 0
     for warning in result.get("warnings", []):  # a broken store file hides its entries: say so
         print(f"warning: {warning}", file=sys.stderr)

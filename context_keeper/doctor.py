@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from context_keeper import model
+from context_keeper.render import console_json
 from context_keeper.config import config_problems, read_user_config
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NoProject, NotAStoreFile
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir
@@ -413,9 +414,32 @@ def _restore_losses(broken: bytes, good: bytes, error_line: int) -> tuple[list[s
         losses.append(f"{'entries' if len(new_ids) > 1 else 'entry'} {shown}")
     changed = _new_lines(_lines(text), _lines(good_text))
     beyond = [n for n in changed if n not in (error_line - 1, error_line)]
+    broken_lines = _lines(text)
+    if not beyond and any(len(broken_lines[n - 1]) > _LONG_LINE for n in changed if n <= len(broken_lines)):
+        # A long broken line may hold more than the typo: a file written on one line (json.dump
+        # without indent, jq -c) is all "the broken position". What differs inside it must be
+        # typo-sized, or it is an edit the copy would throw away.
+        if _differing_chars("\n".join(broken_lines), "\n".join(_lines(good_text))) > _TYPO_CHARS:
+            beyond = changed
     if beyond:  # then the broken position is no longer just a typo: all of it is reported
         losses.append(f"line{'s' if len(changed) > 1 else ''} {_ranges(changed)} (changed or added)")
     return losses, [n for n in changed if n not in beyond]
+
+
+_TYPO_CHARS = 32  # a stray or missing comma, quote or bracket, a mistyped word: not an edit
+_LONG_LINE = 400  # longer than a line of an indented entry's short fields: it may hold entries
+
+
+def _differing_chars(a: str, b: str) -> int:
+    """How long the span is between the first and the last place where ``a`` and ``b`` differ."""
+    head = 0
+    limit = min(len(a), len(b))
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return max(len(a), len(b)) - head - tail
 
 
 def _read_live(path: Path) -> bytes | None:
@@ -515,6 +539,38 @@ def _check_history(store: Store) -> list[Finding]:
                     "hand, or have the agent call update_entry",
                     file=name,
                 ))
+        findings += _successor_loops(entries, name)
+    return findings
+
+
+def _successor_loops(entries: dict[str, dict], name: str) -> list[Finding]:
+    """Entries whose successors lead back to them (a hand edit, a merge: the tools refuse to make
+    one): none of them is the current answer, so the summary and every answer lose the topic."""
+    findings, reported = [], set()
+    for start in entries:
+        chain, at = [start], start
+        while True:
+            following = entries.get(at, {}).get("superseded_by")
+            if not isinstance(following, str) or following.strip() not in entries:
+                break
+            at = following.strip()
+            if at in chain:
+                loop = chain[chain.index(at):]
+                if not reported.intersection(loop):
+                    reported.update(loop)
+                    findings.append(Finding(
+                        WARNING, "history_loop",
+                        (f"{at} names itself as its successor (superseded_by), so it is never the current "
+                         "answer and its topic is missing from " if len(loop) == 1 else
+                         f"{' → '.join([*loop, at])}: these entries name each other as successors "
+                         "(superseded_by), so none of them is the current answer and the topic is missing from ")
+                        + "the summary and from answers. Make the one that holds today current: set its "
+                        "\"status\": \"active\" and \"superseded_by\": null (and take it out of the others' "
+                        f"supersedes): edit .context/{name} by hand, or have the agent call update_entry",
+                        file=name,
+                    ))
+                break
+            chain.append(at)
     return findings
 
 
@@ -548,12 +604,16 @@ def _check_id_spellings(store: Store) -> list[Finding]:
     findings = []
     for state in states:
         groups: dict[tuple[str, int, str], list[str]] = {}
-        for entry_id in state.entries_by_id:
+        for entry_id, entry in state.entries_by_id.items():
             key = _id_key(entry_id)
             if key is not None:
                 groups.setdefault(key, []).append(entry_id)
         for ids in groups.values():
-            if len(ids) < 2:
+            # Once all but one were folded into another spelling (merge_into, as the advice says),
+            # the old spelling is history: a link to it reaches what it was, and the finding would
+            # never clear.
+            folded = [i for i in ids if str(state.entries_by_id[i].get("superseded_by") or "").strip() in ids]
+            if len(ids) - len(folded) < 2:
                 continue
             name = state.path.name
             named = " and ".join(f"{i} (item {state.positions[i] + 1})" for i in ids)
@@ -1118,7 +1178,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"context-keeper doctor: {exc}", file=sys.stderr)
         return exc.exit_code
     if args.json:
-        _emit(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+        _emit(console_json(report.as_dict()))
     else:
         _emit(_render(report, args.fix))
     return report.exit_code

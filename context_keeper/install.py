@@ -803,9 +803,16 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *
     if before is not None and after_data == data:
         return Change(path, before, before)
     after = _dump_json(after_data, before or "")
-    if (before is None or remove) and _empty(after_data) and not path.is_symlink():
+    if (before is None or remove and set(after_data) <= _OUR_SECTIONS) and _empty(after_data) and not path.is_symlink():
         after = None
     return Change(path, before, after)
+
+
+# The top-level sections install writes into a client's JSON config. A file left with only
+# these, empty, held nothing but our entries; one with a section of the person's own, even an
+# empty one (VS Code's template "inputs": [], Claude Code's "permissions": {"allow": []}), is
+# theirs and stays.
+_OUR_SECTIONS = frozenset(("mcpServers", "servers", "hooks"))
 
 
 def _dump_json(data: dict[str, Any], like: str) -> str:
@@ -814,7 +821,13 @@ def _dump_json(data: dict[str, Any], like: str) -> str:
     newline = "\r\n" if "\r\n" in like else "\n"
     found = re.search(r"^([ \t]+)\S", like, re.MULTILINE)
     indent: str | int = found.group(1) if found else 2
-    return (json.dumps(data, indent=indent, ensure_ascii=False) + "\n").replace("\n", newline)
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate escape ("\ud800", valid JSON) has no UTF-8 form: kept as an escape.
+        text = json.dumps(data, indent=indent, ensure_ascii=True)
+    return (text + "\n").replace("\n", newline)
 
 
 def _empty(value: Any) -> bool:

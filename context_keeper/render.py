@@ -66,3 +66,14 @@ def decisions_markdown(project_name: str, decisions: Iterable[Mapping[str, Any]]
             if meta:
                 lines += ["_" + " · ".join(meta) + "_", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def console_json(value: Any) -> str:
+    """``value`` as indented JSON for a terminal: as written when the console takes UTF-8, else
+    with \\u escapes, so ``--json`` stays JSON on an ASCII or Latin-1 console (a character it
+    cannot show, replaced there, left an invalid escape)."""
+    import json
+    import sys
+
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    return json.dumps(value, indent=2, ensure_ascii=encoding not in ("utf8", "utf8sig"))
