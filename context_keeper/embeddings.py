@@ -33,6 +33,10 @@ TIMEOUT_S = 2.0  # the most one request may take, from connecting to the last by
 QUERY_TIMEOUT_S = 5.0  # the most one get_context waits for embeddings, over all its requests
 BATCH = 32
 _CHUNK = 65536
+# An answer of 32 vectors of a few thousand numbers is a few MB; one far larger is no
+# embedding answer (or a body that never ends) and would only fill memory until the deadline.
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+MAX_DIM = 16_384  # numbers per vector: the largest embedding models give a few thousand
 _TEXT_FIELDS = ("summary", "name", "rule", "problem", "why_chosen", "purpose", "reason", "when_to_invoke")
 
 
@@ -97,6 +101,15 @@ class _WatchedHTTPS(_Watched, urllib.request.HTTPSHandler):
     pass
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is an error, not followed: urllib would send the Authorization header to the
+    other host (over plain HTTP too), and turn the POST into a GET whose answer it would then
+    take for the vectors of texts never sent."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[override]
+        raise urllib.error.HTTPError(req.full_url, code, f"redirected to {newurl}: not followed", headers, fp)
+
+
 def _cut(sockets: Sequence[socket.socket]) -> None:
     # shutdown, not close: it wakes a read blocked in another thread (close does not).
     for sock in sockets:
@@ -114,12 +127,15 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], deadline: 
     try:
         request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"),
                                          headers={"Content-Type": "application/json", **headers}, method="POST")
-        opener = urllib.request.build_opener(_WatchedHTTP(sockets, deadline), _WatchedHTTPS(sockets, deadline))
+        opener = urllib.request.build_opener(_WatchedHTTP(sockets, deadline), _WatchedHTTPS(sockets, deadline),
+                                             _NoRedirects())
         watchdog.start()
         with opener.open(request, timeout=_left(deadline, url)) as response:
             body = bytearray()
             while chunk := response.read1(_CHUNK):
                 body += chunk
+                if len(body) > MAX_ANSWER_BYTES:
+                    raise EmbeddingUnavailable(f"{url}: the answer is over {MAX_ANSWER_BYTES} bytes")
             _left(deadline, url)  # a cut connection reads as the end of the answer
             if response.length:
                 raise EmbeddingUnavailable(f"{url}: the answer ended {response.length} bytes short")
@@ -169,10 +185,15 @@ def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TI
             rows = answer.get("data") if isinstance(answer, dict) else None
             if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
                 raise EmbeddingUnavailable(f"unexpected answer from {url}: \"data\" is not a list of objects")
-            try:
-                rows = sorted(rows, key=lambda row: row.get("index", 0))
-            except TypeError as exc:  # indexes that do not compare, such as 1 and "2"
-                raise EmbeddingUnavailable(f"unexpected answer from {url}: {exc}") from exc
+            indexes = [row.get("index") for row in rows]
+            if all(i is None for i in indexes):
+                pass  # no index at all: in the order of the input, as the API returns them
+            elif sorted(indexes, key=lambda i: (type(i) is not int, str(i))) != list(range(len(rows))):
+                # Each input exactly once, by its position: a row paired with another text
+                # would rank by the wrong vector and never fall back.
+                raise EmbeddingUnavailable(f"unexpected answer from {url}: \"index\" is not each input's position once")
+            else:
+                rows = sorted(rows, key=lambda row: row["index"])
             got = [row.get("embedding") for row in rows]
         else:
             url = base + "/api/embed"
@@ -182,6 +203,8 @@ def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TI
             raise EmbeddingUnavailable(f"{url} returned {len(got) if isinstance(got, list) else 'no'} vectors for {len(batch)} texts")
         for value in got:
             vec = _vector(value)
+            if vec is not None and len(vec) > MAX_DIM:
+                raise EmbeddingUnavailable(f"{url} returned a vector of {len(vec)} numbers (at most {MAX_DIM} taken)")
             if vec is None:
                 raise EmbeddingUnavailable(f"{url} returned a vector that is not a list of finite numbers")
             dim = len(vec) if dim is None else dim

@@ -206,7 +206,8 @@ def _answer(
     state = service.index(store)
     semantic, problems = _semantic_settings(config)
     config_warnings += problems
-    blend = bool(text) and not wordless and semantic is not None
+    # Only a search is blended: a listing by filters (no word to search) keeps its prior order.
+    blend = searchable and semantic is not None
     if blend:
         options = replace(options, limit=SEMANTIC_CANDIDATES)
     elif not wordless and not searchable:
@@ -217,15 +218,19 @@ def _answer(
     with state.lock:
         result = state.index.search("" if wordless else text, replace(options, limit=0) if wordless else options)
     threshold = service.min_relevance(store, min_relevance)
-    if (searchable and not blend and len(result.hits) >= MAX_HITS and result.hits[-1].relevance >= threshold
-            and sum(chars_to_tokens(_entry_chars(h.entry)) for h in result.hits) < budget):
+    keep = MAX_HITS
+    best = result.hits[:MAX_HITS]
+    if (searchable and len(best) >= MAX_HITS and best[-1].relevance >= threshold
+            and sum(chars_to_tokens(_entry_chars(h.entry)) for h in best) < budget):
         # Even the last of the best MAX_HITS answers confidently, so more may, and the budget
         # holds more than these: it gets them (or counts them in omitted) instead of a silent
         # cut at MAX_HITS. (A budget these already fill has its omitted and budget_note anyway.)
-        with state.lock:
-            result = state.index.search(text, replace(options, limit=budget // MIN_FIRST_ENTRY_TOKENS + 1))
+        keep = budget // MIN_FIRST_ENTRY_TOKENS + 1
+        if keep > len(result.hits):
+            with state.lock:
+                result = state.index.search(text, replace(options, limit=keep))
     if blend:
-        result = _semantic_blend(store, text, result, semantic)
+        result = _semantic_blend(store, text, result, semantic, keep)
     if searchable:
         result = diversity.apply(result, config.get("mmr"))
     max_entry, problem = checked(config, "max_entry_tokens")
@@ -353,8 +358,9 @@ def _semantic_settings(config: dict[str, Any]) -> tuple[Mapping[str, Any] | None
     return (None if url_problem else config["semantic"]), problems
 
 
-def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str, Any]) -> Any:
-    """Re-rank the lexical candidates with embedding similarity; unchanged on any failure.
+def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str, Any], keep: int = MAX_HITS) -> Any:
+    """Re-rank the first SEMANTIC_CANDIDATES lexical candidates with embedding similarity, and
+    keep ``keep`` hits, as the lexical answer keeps them; on any failure, the lexical order.
 
     Only the order changes. Each hit's ``relevance`` — hence ``top_relevance``,
     ``no_confident_match`` and ``weak_match`` — stays the calibrated lexical signal: measured
@@ -369,17 +375,18 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
     try:
         # The query first: cached entry vectors of another length come from another model.
         query_vec = embeddings.embed([text], settings, deadline=deadline)[0]
-        vectors = embeddings.entry_vectors(store, [h.entry for h in result.hits], settings,
+        head, tail = result.hits[:SEMANTIC_CANDIDATES], result.hits[SEMANTIC_CANDIDATES:]
+        vectors = embeddings.entry_vectors(store, [h.entry for h in head], settings,
                                            dim=len(query_vec), deadline=deadline)
     except embeddings.EmbeddingUnavailable as exc:
         logging.getLogger("context_keeper").info("semantic blend skipped: %s", exc)
-        return replace(result, hits=result.hits[:MAX_HITS])
+        return replace(result, hits=result.hits[:keep])
     weight = embeddings.blend_weight(settings)
     # The order mixes the relevance as matched: an answer-type check scales it for the
     # abstention only, and must not tilt the mix towards the embeddings.
     scale = result.relevance_scale or 1.0  # a factor of 0 (an eval override) leaves nothing to divide
     blended = []
-    for hit in result.hits:
+    for hit in head:
         vec = vectors.get(hit.entry["id"])
         similarity = max(embeddings.cosine(query_vec, vec), 0.0) if vec else 0.0
         lexical = hit.relevance / scale
@@ -389,7 +396,7 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
         # Finite vectors can still overflow a cosine (1e200 squared is inf, inf/inf is NaN).
         blended.append(replace(hit, score=score if math.isfinite(score) else hit.score))
     blended.sort(key=lambda h: h.score, reverse=True)
-    return replace(result, hits=blended[:MAX_HITS])
+    return replace(result, hits=(blended + tail)[:keep])
 
 
 _ID_LIKE = re.compile(r"([A-Za-z]+)-([0-9]{1,9})(-[0-9a-zA-Z]{1,16})?")

@@ -1018,7 +1018,7 @@ class Store:
         path = self._sidecar_path(name)
         try:
             return json.loads(path.read_text(encoding="utf-8-sig"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: nested past the parser's depth
             return None
 
 
