@@ -281,6 +281,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return _stdout_closed()
+    except BaseExceptionGroup as group:  # the demo's client runs in a task group (anyio)
+        if group.subgroup(BrokenPipeError) is not None and group.subgroup(
+                lambda e: not isinstance(e, (BrokenPipeError, BaseExceptionGroup))) is None:
+            return _stdout_closed()
+        raise
     except ContextKeeperError as exc:
         print(f"context-keeper: {_cli_message(exc)}", file=sys.stderr)
         return exc.exit_code

@@ -122,6 +122,21 @@ def _check_context_dir(root: Path) -> list[Finding]:
                 f"{CONTEXT_DIR} is a symlink to {target}, outside the project: every write would land "
                 f"there. Replace it with a real directory (move the files into {context}).",
             ))
+    lock, copies = context / ".lock", context / BACKUP_DIR
+    if lock.is_dir():
+        findings.append(Finding(
+            ERROR, "bookkeeping_in_the_way",
+            f"{CONTEXT_DIR}/.lock is a directory, where context-keeper keeps its lock file: every write fails. "
+            f"Remove it (rmdir {CONTEXT_DIR}/.lock); the lock file is made again on the next write.",
+        ))
+    if copies.exists() and not copies.is_dir():
+        findings.append(Finding(
+            ERROR, "bookkeeping_in_the_way",
+            f"{CONTEXT_DIR}/{BACKUP_DIR} is a file, where context-keeper keeps the last good copy of each store "
+            f"file: writes go on without that protection and `doctor --fix` cannot restore anything. Move it "
+            f"aside (mv {CONTEXT_DIR}/{BACKUP_DIR} {CONTEXT_DIR}/last-good.aside); the copies come back with the "
+            "next writes.",
+        ))
     for kind in KINDS.values():
         path = context / kind.filename
         # A link to a directory or to nothing is an error of its own (_check_file).
@@ -238,7 +253,9 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                 ))
     if state.stamp is not None:
         backup = store.backup_path(kind)
-        if not backup.exists():
+        if backup.parent.exists() and not backup.parent.is_dir():
+            pass  # no copy can be kept there: reported by _check_context_dir
+        elif not backup.exists():
             findings.append(Finding(INFO, "missing_backup", f"{name} has no last-good copy yet", file=name,
                                     fix="copy the current file to .context/.last-good/"))
         elif _usable_backup(store, kind) is None:
@@ -650,8 +667,28 @@ def _check_config(store: Store) -> list[Finding]:
         except InvalidInput as exc:
             problems.append(f"markdown_export.path cannot be used ({exc}); the export refuses it, so the "
                             "Markdown file is not written")
+    problems += [f"{key} is written {count} times; only the last value ({shown}) is used"
+                 for key, count, shown in _repeated_config_keys(store.dir / "config.json")]
     return [Finding(WARNING, "config", f"config.json: {problem}. Edit .context/config.json by hand",
                     file="config.json") for problem in problems]
+
+
+def _repeated_config_keys(path: Path) -> list[tuple[str, int, str]]:
+    """Keys written twice in one object of config.json (a merge that kept both sides): JSON
+    keeps the last silently, so a setting the person sees may not be the one in force."""
+    repeated: list[tuple[str, int, str]] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict:
+        keys = [k for k, _ in items]
+        for key in dict.fromkeys(k for k in keys if keys.count(k) > 1):
+            repeated.append((key, keys.count(key), model.shown(dict(items)[key])))
+        return dict(items)
+
+    try:
+        json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=pairs)
+    except (OSError, ValueError, RecursionError):
+        return []  # missing or unreadable: reported from store.config()
+    return repeated
 
 
 def _project_paths(root: Path, enter: frozenset[str] = frozenset()) -> Iterator[str]:

@@ -128,3 +128,44 @@ def test_install_keeps_a_lone_surrogate_escape_in_the_persons_settings(tmp_path:
     _cli("install", "--client", "claude", "--write", cwd=project, home=tmp_path / "home")
     data = json.loads(settings.read_text(encoding="utf-8"))
     assert data["env"]["X"] == "\ud800" and data["hooks"]
+
+
+def test_doctor_reports_a_lock_directory_in_the_way(project: Path):
+    (project / ".context" / ".lock").unlink(missing_ok=True)
+    (project / ".context" / ".lock").mkdir()
+    report = doctor.diagnose(project)
+    assert [f.code for f in report.findings if f.severity == doctor.ERROR] == ["bookkeeping_in_the_way"]
+    assert report.exit_code == doctor.EXIT_ERRORS
+
+
+def test_doctor_reports_a_last_good_file_in_the_way_and_offers_no_fix_that_fails(project: Path):
+    import shutil
+
+    copies = project / ".context" / ".last-good"
+    if copies.exists():
+        shutil.rmtree(copies)
+    copies.write_text("x", encoding="utf-8")
+    report = doctor.diagnose(project)
+    assert "bookkeeping_in_the_way" in [f.code for f in report.findings]
+    assert not any(f.code == "missing_backup" for f in report.findings)
+    doctor.repair(report)  # it crashed copying into the file ("File exists")
+    assert copies.read_text(encoding="utf-8") == "x"
+
+
+def test_doctor_reports_a_setting_written_twice_in_config(project: Path):
+    (project / ".context" / "config.json").write_text('{"token_budget": 100, "token_budget": 9000}', encoding="utf-8")
+    found = [f.message for f in doctor.diagnose(project).findings if f.code == "config"]
+    assert any("token_budget is written 2 times; only the last value (9000) is used" in m for m in found), found
+
+
+def test_the_demo_into_a_pipe_closed_after_a_few_lines_exits_quietly(project: Path):
+    # `context-keeper demo | head -3`: the reader goes once the demo's MCP client is running, in
+    # an anyio task group, which wrapped the BrokenPipeError in an ExceptionGroup (a traceback).
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.Popen([sys.executable, "-m", "context_keeper", "demo"], cwd=project, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(3):
+        proc.stdout.readline()
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert err == b"" and proc.returncode == 1, err.decode(errors="replace")[-500:]
