@@ -21,6 +21,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from context_keeper import config
@@ -244,8 +245,7 @@ def entry_vectors(store: Any, entries: Sequence[Mapping[str, Any]], settings: Ma
     takes longer than one query allows fills over the next ones."""
     api, base, model = _source(settings)
     source = f"{api}\n{base}\n{model}"
-    cache = store.read_sidecar(CACHE_FILE)
-    cache = cache if isinstance(cache, dict) else {}
+    cache = _read_cache(store)
     wanted = {e["id"]: _hash(source, entry_text(e)) for e in entries}
     found = {}
     for entry_id, digest in wanted.items():
@@ -277,13 +277,49 @@ def _save(store: Any, fresh: Mapping[str, Any], deadline: float | None = None) -
     try:
         wait = TIMEOUT_S if deadline is None else max(0.0, deadline - time.monotonic())
         with store.locked(timeout=wait):
-            cache = store.read_sidecar(CACHE_FILE)
-            cache = cache if isinstance(cache, dict) else {}
+            cache = dict(_read_cache(store))
             cache.update(fresh)
-            store.write_sidecar(CACHE_FILE, cache)
+            # Compact, by the C encoder: indented, each number took a line of its own, the file
+            # was several times larger and written in pure Python while the store lock was held.
+            _remember(store.write_sidecar(CACHE_FILE, cache, compact=True), cache)
     except (OSError, StoreError) as exc:
         log.warning("embedding cache %s not written, so these vectors will be asked for again: %s",
                     CACHE_FILE, exc)
+
+
+# Parsed cache files by path, with the stamp they were read at: a warm server reads the file
+# again only when it changed (at 10,000 entries of 768 numbers, reading it took seconds a query).
+_READ: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _read_cache(store: Any) -> dict[str, Any]:
+    """The cache file's records (empty when missing or unreadable); treat as read-only."""
+    path = store.dir / CACHE_FILE
+    stamp = _stamp(path)
+    held = _READ.get(str(path))
+    if stamp is not None and held is not None and held[0] == stamp:
+        return held[1]
+    cache = store.read_sidecar(CACHE_FILE)
+    cache = cache if isinstance(cache, dict) else {}
+    if stamp is not None:
+        _READ.clear()  # one project's cache at a time is what a server asks for
+        _READ[str(path)] = (stamp, cache)
+    return cache
+
+
+def _remember(path: Path, cache: dict[str, Any]) -> None:
+    stamp = _stamp(path)
+    if stamp is not None:
+        _READ.clear()
+        _READ[str(path)] = (stamp, cache)
 
 
 def blend_weight(settings: Mapping[str, Any]) -> float:

@@ -1002,15 +1002,17 @@ class Store:
             raise InvalidInput(f"{name!r} is not a file name inside .context/", field="name")
         return self.dir.joinpath(*parts)
 
-    def write_sidecar(self, name: str, data: Any) -> Path:
+    def write_sidecar(self, name: str, data: Any, *, compact: bool = False) -> Path:
         """Write a derived JSON file (snapshot, report, state) atomically inside ``.context/``.
 
         ``name`` is relative to ``.context/`` (``"sessions/abc.json"`` is fine; ``..`` is not).
         Sidecars are whole-file replacements, so they need no store lock; two writers of the
-        same sidecar leave one complete version (the last).
+        same sidecar leave one complete version (the last). ``compact``: no indentation, for
+        large machine-only files (the embedding cache).
         """
         path = self._sidecar_path(name)
-        atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        text = json.dumps(data, separators=(",", ":")) if compact else json.dumps(data, indent=2, ensure_ascii=False)
+        atomic_write_text(path, text + "\n")
         return path
 
     def read_sidecar(self, name: str) -> Any:

@@ -411,7 +411,7 @@ def test_an_unwritable_cache_still_blends_this_query(tmp_path, scripted, monkeyp
     svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
     store_type = type(svc.store())
 
-    def read_only(self, name, data):
+    def read_only(self, name, data, **options):
         raise PermissionError(30, "Read-only file system", str(self.dir / name))
 
     monkeypatch.setattr(store_type, "write_sidecar", read_only)

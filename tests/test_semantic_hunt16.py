@@ -117,3 +117,19 @@ def test_a_listing_by_filters_is_not_reordered_by_the_blend(tmp_path, scripted):
     blended = svc.get_context(query="the", types=["decisions"])
     assert _ids(blended) == _ids(lexical.get_context(query="the", types=["decisions"]))
     assert Scripted.requests == []  # nothing was embedded for a listing
+
+
+def test_a_warm_server_reads_the_cache_again_only_when_it_changed(tmp_path, scripted, monkeypatch):
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    svc.get_context(query=QUERY)  # fills the cache
+    path = svc.store().dir / "embeddings.json"
+    assert "\n " not in path.read_text(encoding="utf-8")  # compact: no number on a line of its own
+    reads: list[str] = []
+    real = type(svc.store()).read_sidecar
+    monkeypatch.setattr(type(svc.store()), "read_sidecar", lambda self, name: reads.append(name) or real(self, name))
+    first = svc.get_context(query=QUERY)
+    assert reads == [] and first["results"]
+    cache = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({k: v for k, v in list(cache.items())[1:]}), encoding="utf-8")  # one record gone
+    svc.get_context(query=QUERY)
+    assert "embeddings.json" in reads  # a changed file is read again
