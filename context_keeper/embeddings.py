@@ -44,6 +44,12 @@ _TEXT_FIELDS = ("summary", "name", "rule", "problem", "why_chosen", "purpose", "
 class EmbeddingUnavailable(Exception):
     """The endpoint could not produce embeddings; callers fall back to lexical ranking."""
 
+    timed_out = False  # no complete answer in the time allowed (else an error or a bad answer)
+
+
+class _TimedOut(EmbeddingUnavailable):
+    timed_out = True
+
 
 def entry_text(entry: Mapping[str, Any]) -> str:
     parts = [str(entry.get(f) or "") for f in _TEXT_FIELDS]
@@ -145,7 +151,7 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], deadline: 
     # RecursionError: JSON nested deeper than the parser goes.
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, RecursionError) as exc:
         if time.monotonic() >= deadline:
-            raise EmbeddingUnavailable(f"{url}: no complete answer in the time allowed") from exc
+            raise _TimedOut(f"{url}: no complete answer in the time allowed") from exc
         raise EmbeddingUnavailable(f"{url}: {exc!r}") from exc
     finally:
         watchdog.cancel()
@@ -254,10 +260,18 @@ def entry_vectors(store: Any, entries: Sequence[Mapping[str, Any]], settings: Ma
             found[entry_id] = vec
     missing = [e for e in entries if e["id"] not in found]
     fresh: dict[str, dict[str, Any]] = {}
+    size = min(BATCH, _batch_size.get(source, BATCH))
     try:
-        for start in range(0, len(missing), BATCH):
-            batch = missing[start : start + BATCH]
-            vectors = embed([entry_text(e) for e in batch], settings, timeout, deadline=deadline, dim=dim)
+        for start in range(0, len(missing), size):
+            batch = missing[start : start + size]
+            try:
+                vectors = embed([entry_text(e) for e in batch], settings, timeout, deadline=deadline, dim=dim)
+            except EmbeddingUnavailable as exc:
+                if exc.timed_out and size > 1:
+                    # Too slow for one request: smaller batches next time, so a slow endpoint (a
+                    # CPU-only model at ~70 ms a text) still fills the cache over a few queries.
+                    _batch_size[source] = max(1, size // 2)
+                raise
             dim = len(vectors[0])
             fresh.update((e["id"], {"hash": wanted[e["id"]], "vec": vec}) for e, vec in zip(batch, vectors))
     finally:
@@ -286,6 +300,9 @@ def _save(store: Any, fresh: Mapping[str, Any], deadline: float | None = None) -
         log.warning("embedding cache %s not written, so these vectors will be asked for again: %s",
                     CACHE_FILE, exc)
 
+
+# Batch size per endpoint and model, halved after a batch timed out (see entry_vectors).
+_batch_size: dict[str, int] = {}
 
 # Parsed cache files by path, with the stamp they were read at: a warm server reads the file
 # again only when it changed (at 10,000 entries of 768 numbers, reading it took seconds a query).

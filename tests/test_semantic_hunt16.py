@@ -133,3 +133,26 @@ def test_a_warm_server_reads_the_cache_again_only_when_it_changed(tmp_path, scri
     path.write_text(json.dumps({k: v for k, v in list(cache.items())[1:]}), encoding="utf-8")  # one record gone
     svc.get_context(query=QUERY)
     assert "embeddings.json" in reads  # a changed file is read again
+
+
+def test_an_endpoint_too_slow_for_a_whole_batch_still_fills_the_cache(tmp_path, scripted, monkeypatch):
+    import time
+
+    # 0.3 s a text: a batch of 8 takes 2.4 s against the 2 s a request may take, so with a fixed
+    # batch no vector was ever cached and every query paid the wait for nothing. Halved, a batch
+    # of 4 takes 1.2 s.
+    monkeypatch.setattr(embeddings, "BATCH", 8)
+    monkeypatch.setattr(embeddings, "QUERY_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(embeddings, "_batch_size", {}, raising=False)
+    Scripted.answer = staticmethod(lambda texts: (time.sleep(0.3 * len(texts)), json.dumps(
+        {"embeddings": [fake_vector(t) for t in texts]}).encode())[1])
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    path = svc.store().dir / "decisions.json"
+    entries = json.loads(path.read_text(encoding="utf-8"))
+    entries += [{**entries[0], "id": f"dec-{10 + i}", "summary": f"Save files of kind {i} are checked after a kill"}
+                for i in range(12)]
+    path.write_text(json.dumps(entries), encoding="utf-8")
+    cache = svc.store().dir / "embeddings.json"
+    for _ in range(3):
+        svc.get_context(query=QUERY)
+    assert cache.exists() and len(json.loads(cache.read_text(encoding="utf-8"))) >= 4
