@@ -423,7 +423,8 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
                 text = spec.default
             entry[spec.name] = text
         elif spec.shape == "id":
-            entry[spec.name] = value if isinstance(value, str) and value else None
+            # As an entry's own id is read: a hand edit may leave spaces around a link (" dec-019 ").
+            entry[spec.name] = (value.strip() or None) if isinstance(value, str) else None
     if kind is DECISION and not entry.get("why_chosen") and isinstance(raw.get("rationale"), str):
         entry["why_chosen"] = raw["rationale"]
     return entry, problems

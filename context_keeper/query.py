@@ -114,7 +114,6 @@ def query_entries(
     if supersedes:
         try:
             successor_of_named = store.find(supersedes)[1].get("superseded_by")
-            successor_of_named = successor_of_named.strip() if isinstance(successor_of_named, str) else successor_of_named
         except ContextKeeperError:
             pass
 
@@ -141,9 +140,7 @@ def query_entries(
                 continue
             if supersedes and supersedes not in model.supersedes_ids(entry) and entry.get("id") != successor_of_named:
                 continue
-            # Read as get_context reads it: a hand edit may leave spaces around the id.
-            successor = entry.get("superseded_by")
-            if superseded_by and (successor.strip() if isinstance(successor, str) else successor) != superseded_by:
+            if superseded_by and entry.get("superseded_by") != superseded_by:
                 continue
             created = model.parse_time(entry.get("created_at"))
             if since_t and (created is None or created < since_t):
