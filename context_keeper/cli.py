@@ -282,8 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _stdout_closed()
     except BaseExceptionGroup as group:  # the demo's client runs in a task group (anyio)
-        if group.subgroup(BrokenPipeError) is not None and group.subgroup(
-                lambda e: not isinstance(e, (BrokenPipeError, BaseExceptionGroup))) is None:
+        pipes, rest = group.split(BrokenPipeError)
+        if pipes is not None and rest is None:
             return _stdout_closed()
         raise
     except ContextKeeperError as exc:

@@ -567,10 +567,10 @@ def _successor_loops(entries: dict[str, dict], name: str) -> list[Finding]:
     for start in entries:
         chain, at = [start], start
         while True:
-            following = entries.get(at, {}).get("superseded_by")
-            if not isinstance(following, str) or following.strip() not in entries:
+            following = entries[at].get("superseded_by")  # read_entry drops the spaces around it
+            if following not in entries:
                 break
-            at = following.strip()
+            at = following
             if at in chain:
                 loop = chain[chain.index(at):]
                 if not reported.intersection(loop):
@@ -621,7 +621,7 @@ def _check_id_spellings(store: Store) -> list[Finding]:
     findings = []
     for state in states:
         groups: dict[tuple[str, int, str], list[str]] = {}
-        for entry_id, entry in state.entries_by_id.items():
+        for entry_id in state.entries_by_id:
             key = _id_key(entry_id)
             if key is not None:
                 groups.setdefault(key, []).append(entry_id)
@@ -679,10 +679,11 @@ def _repeated_config_keys(path: Path) -> list[tuple[str, int, str]]:
     repeated: list[tuple[str, int, str]] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict:
-        keys = [k for k, _ in items]
-        for key in dict.fromkeys(k for k in keys if keys.count(k) > 1):
-            repeated.append((key, keys.count(key), model.shown(dict(items)[key])))
-        return dict(items)
+        obj = dict(items)  # the last value of a repeated key, as json keeps it
+        if len(obj) < len(items):
+            keys = [k for k, _ in items]
+            repeated.extend((key, keys.count(key), model.shown(obj[key])) for key in obj if keys.count(key) > 1)
+        return obj
 
     try:
         json.loads(path.read_text(encoding="utf-8-sig"), object_pairs_hook=pairs)

@@ -326,16 +326,14 @@ def _read_cache(store: Any) -> dict[str, Any]:
         return held[1]
     cache = store.read_sidecar(CACHE_FILE)
     cache = cache if isinstance(cache, dict) else {}
-    if stamp is not None:
-        _READ.clear()  # one project's cache at a time is what a server asks for
-        _READ[str(path)] = (stamp, cache)
+    _remember(path, cache, stamp)
     return cache
 
 
-def _remember(path: Path, cache: dict[str, Any]) -> None:
-    stamp = _stamp(path)
+def _remember(path: Path, cache: dict[str, Any], stamp: tuple[int, int, int] | None = None) -> None:
+    stamp = stamp or _stamp(path)
     if stamp is not None:
-        _READ.clear()
+        _READ.clear()  # one project's cache at a time is what a server asks for
         _READ[str(path)] = (stamp, cache)
 
 

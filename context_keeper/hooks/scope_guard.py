@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from context_keeper.hookio import frame
+from context_keeper.hookio import frame, frame_room, js_len
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -136,8 +136,6 @@ def handle(ctx: HookContext) -> str | None:
                     + " `context-keeper doctor` has the details.")
     # Only what fits is shown and marked: the frame would cut the rest, and a cut entry marked as
     # shown would never reach this session.
-    from context_keeper.hookio import frame_room, js_len
-
     room = frame_room() - js_len(header) - sum(js_len(line) + 1 for line in tail) - len(_left_out(wanted)) - 1
     constraints, room = _fitting(constraints, text, CONSTRAINTS_HEADING, room)
     decisions, room = _fitting(decisions, text, DECISIONS_HEADING, room)
@@ -169,8 +167,6 @@ DECISIONS_HEADING = "Decisions recorded for this area:"
 def _fitting(ids: list[str], text: dict[str, str], heading: str, room: int) -> tuple[list[str], int]:
     """Those of ``ids`` whose lines (under ``heading``) fit in ``room`` characters, in order,
     skipping any too long to fit; and the room left."""
-    from context_keeper.hookio import js_len
-
     kept: list[str] = []
     for entry_id in ids:
         need = js_len(text[entry_id]) + 1 + (0 if kept else len(heading) + 1)
