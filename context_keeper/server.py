@@ -67,7 +67,11 @@ Steps = Annotated[list[dict[str, Any] | str], Field(description="Ordered steps: 
 AllowSecrets = Annotated[bool, Field(description="Store credential-like text anyway")]
 
 READ = ToolAnnotations(read_only_hint=True)
+# Recording only adds an entry (a superseded one keeps its text and gains a link), so a client
+# may allow it without asking; changing or deprecating an entry, or writing over the exported
+# Markdown, replaces what was there.
 WRITE = ToolAnnotations(destructive_hint=False)
+REPLACE = ToolAnnotations(destructive_hint=True, idempotent_hint=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -433,7 +437,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         """Session-start briefing: absolute constraints, active decisions by topic, pipelines."""
         return svc.get_project_summary(token_budget, project_dir=project_dir or None)
 
-    @tool(WRITE)
+    @tool(REPLACE)
     def update_entry(
         id: EntryId,
         updates: Annotated[dict[str, Any], Field(description="{field: new value}; same minimums as record_*")],
@@ -443,7 +447,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         """Change fields of an entry (id and created_at are fixed). Also refreshes verified_at."""
         return svc.update_entry(id, updates, project_dir=project_dir or None, allow_secrets=allow_secrets)
 
-    @tool(WRITE)
+    @tool(REPLACE)
     def deprecate_entry(
         id: EntryId,
         reason: Annotated[str, Field(max_length=MAX_TEXT)] = "",
@@ -477,7 +481,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         """Entries lost or changed across the last context compaction."""
         return svc.get_compaction_report(project_dir=project_dir or None)
 
-    @tool(WRITE)
+    @tool(REPLACE)
     def export_markdown(
         path: Annotated[str, Field(max_length=1024, description="Relative to the project root")] = "DECISIONS.md",
         project_dir: ProjectDir = "",

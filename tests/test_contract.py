@@ -78,6 +78,11 @@ async def test_read_tools_are_annotated_read_only(service, mode):
         assert tools[name].annotations.read_only_hint is True
     for name in ("record_decision", "update_entry", "deprecate_entry"):
         assert not tools[name].annotations.read_only_hint
+    # A client may let additive calls through unasked; one that replaces stored text must say so.
+    for name in ("record_decision", "record_pipeline", "record_constraint", "record_entry"):
+        assert tools[name].annotations.destructive_hint is False
+    for name in ("update_entry", "deprecate_entry", "export_markdown"):
+        assert tools[name].annotations.destructive_hint is True
 
 
 def test_only_the_server_adapter_imports_the_mcp_sdk():
