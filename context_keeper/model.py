@@ -606,11 +606,21 @@ def clean_steps(value: Any) -> list[dict]:
     if len(value) > MAX_STEPS:
         raise _fail("steps", f"has {len(value)} steps; the maximum is {MAX_STEPS}")
     steps = []
+    last_order: tuple[int, float] | None = None
     for i, step in enumerate(value, start=1):
         if isinstance(step, str):
             step = {"action": step}
         if not isinstance(step, Mapping):
             raise _fail("steps", f"step {i} must be a string or an object with an 'action'")
+        order = step.get("order")
+        if isinstance(order, (int, float)) and not isinstance(order, bool):
+            # Steps are stored numbered by position; an order that says otherwise would be
+            # silently overruled, running the pipeline in an order its author did not mean.
+            if last_order is not None and order < last_order[1]:
+                raise _fail("steps", f"step {i} has order {order:g} but comes after step {last_order[0]} with order "
+                                     f"{last_order[1]:g}; list the steps in the order they run (they are numbered by "
+                                     f"position)")
+            last_order = (i, order)
         action = step.get("action")
         if not isinstance(action, str) or not action.strip():
             raise _fail("steps", f"step {i} needs a non-empty 'action' string")

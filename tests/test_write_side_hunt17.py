@@ -1,0 +1,47 @@
+"""Write-side defects found in round 17, each test failing before its fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from context_keeper.errors import InvalidInput
+from context_keeper.service import Service
+
+PURPOSE = "Ship a signed build to the store without skipping the smoke tests first."
+
+
+@pytest.fixture
+def svc(tmp_path: Path) -> Service:
+    Service(env={}).init_project(str(tmp_path))
+    return Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path)}, hook_cache_delay=None)
+
+
+def _stored_steps(svc: Service, entry_id: str) -> list[dict]:
+    return svc.get_context(id=entry_id)["entry"]["steps"]
+
+
+def test_steps_given_out_of_order_are_refused_not_silently_renumbered(svc):
+    steps = [{"order": 2, "action": "Upload the signed build"}, {"order": 1, "action": "Run the smoke tests"}]
+    with pytest.raises(InvalidInput) as caught:
+        svc.record("pipeline", {"name": "Release", "purpose": PURPOSE, "steps": steps})
+    assert caught.value.field == "steps"
+    assert "step 2 has order 1" in str(caught.value) and "order they run" in str(caught.value)
+    assert json.loads((Path(svc.project_root()) / ".context" / "pipelines.json").read_text()) == []
+
+
+def test_steps_in_order_keep_that_order_numbered_by_position(svc):
+    steps = [{"order": 10, "action": "Run the smoke tests"}, "Sign the build", {"order": 30, "action": "Upload it"}]
+    out = svc.record("pipeline", {"name": "Release", "purpose": PURPOSE, "steps": steps})
+    assert [(s["order"], s["action"]) for s in _stored_steps(svc, out["id"])] == [
+        (1, "Run the smoke tests"), (2, "Sign the build"), (3, "Upload it")]
+
+
+def test_an_update_reordering_steps_by_their_numbers_is_refused(svc):
+    out = svc.record("pipeline", {"name": "Release", "purpose": PURPOSE, "steps": ["Run the smoke tests", "Upload it"]})
+    swapped = [{"order": 2, "action": "Run the smoke tests"}, {"order": 1, "action": "Upload it"}]
+    with pytest.raises(InvalidInput, match="step 2 has order 1"):
+        svc.update_entry(out["id"], {"steps": swapped})
+    assert [s["action"] for s in _stored_steps(svc, out["id"])] == ["Run the smoke tests", "Upload it"]
