@@ -500,6 +500,24 @@ def _check_links(store: Store) -> list[Finding]:
     return findings
 
 
+def _check_timestamps(store: Store) -> list[Finding]:
+    findings = []
+    for kind in KINDS.values():
+        state = store.state(kind)
+        for entry in state.entries:
+            for field_name in model.TIMESTAMPS:
+                value = entry.get(field_name)
+                if value is not None and model.parse_time(value) is None:
+                    findings.append(Finding(
+                        WARNING, "bad_timestamp",
+                        f"{entry['id']}.{field_name} is {model.shown(value)}, which is not a readable ISO-8601 time; "
+                        "recency, `since`/`before` and prune_stale treat the entry as having none. Write it "
+                        f"like 2026-01-31T12:00:00+00:00 in .context/{state.path.name}",
+                        file=state.path.name,
+                    ))
+    return findings
+
+
 def _check_history(store: Store) -> list[Finding]:
     """History links whose two ends disagree: an entry says it supersedes one that is still
     the current answer or names another successor, or an entry names a successor yet is active.
@@ -875,6 +893,7 @@ def diagnose(root: Path) -> Report:
                  for w in store.config()[1]]
     findings += _check_config(store)
     findings += _check_links(store)
+    findings += _check_timestamps(store)
     findings += _check_history(store)
     findings += _check_id_spellings(store)
     findings += _check_scopes(store)

@@ -195,6 +195,18 @@ def parse_id(entry_id: Any) -> tuple[str, int, str] | None:
     return m["prefix"], int(m["num"]), m["suffix"] or ""
 
 
+_ID_ANY_CASE = re.compile(r"([A-Za-z]+)-([0-9]{1,9})(?:-([0-9a-zA-Z]{1,16}))?")
+
+
+def id_key(entry_id: Any) -> tuple[str, int, str] | None:
+    """What makes two spellings of an id one id to a reader: dec-5, DEC-005 and dec-005 are one,
+    as are a suffix's cases (dec-013-A7F3)."""
+    if not isinstance(entry_id, str):
+        return None
+    m = _ID_ANY_CASE.fullmatch(entry_id.strip())
+    return None if m is None else (m[1].lower(), int(m[2]), (m[3] or "").lower())
+
+
 def kind_of_id(entry_id: str) -> Kind:
     parsed = parse_id(entry_id)
     if parsed is None or parsed[0] not in BY_PREFIX:
@@ -238,7 +250,10 @@ def parse_time(value: Any) -> datetime | None:
         return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
+    try:
+        return parsed.astimezone(timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00+05:00 is before the first representable instant
+        return None
 
 
 # ---------------------------------------------------------------- tolerant reading

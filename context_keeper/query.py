@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from context_keeper import model
 from context_keeper.budget import entry_tokens, estimate_tokens
-from context_keeper.errors import ContextKeeperError, InvalidInput
+from context_keeper.errors import InvalidInput
 from context_keeper.model import KINDS
-from context_keeper.retrieval import check_bounds, kinds_filter, parse_date, work_area
+from context_keeper.retrieval import check_bounds, kinds_filter, last_good_notes, parse_date, work_area
 from context_keeper.scope import scope_overlaps
+from context_keeper.store import readable_entries
 from context_keeper.search.tokenize import nfc
 
 if TYPE_CHECKING:
@@ -69,8 +70,9 @@ def query_entries(
     limit: int = 50,
     token_budget: int | None = None,
 ) -> dict[str, Any]:
-    check_bounds(query=text, tags=list(tags_any or []) + list(tags_all or []), types=types, scope=scope,
-                 query_field="text")
+    check_bounds(query=text, types=types, scope=scope, query_field="text")
+    check_bounds(tags=tags_any, tags_field="tags_any")
+    check_bounds(tags=tags_all, tags_field="tags_all")
     store = service.store(project_dir, recorded=True)
     kinds = kinds_filter(types)
     if kind:
@@ -104,24 +106,40 @@ def query_entries(
     # Each once, longest first: a word repeated 2,000 times ("a a a ...") was looked for 2,000
     # times in every entry (0.45 s at 3,600 entries), and a long word rules an entry out soonest.
     terms = sorted(dict.fromkeys(terms), key=len, reverse=True)
+    # Each at the start of a word, "deploy" finding "deployment" (and "guard" "scope_guard.py":
+    # "_" separates words here); a word of up to three letters only as itself or its plural, as
+    # "ci" is no more in "circuit" than in "inefficient".
+    patterns = [re.compile(r"(?<![^\W_])" + re.escape(t) + (r"s?(?![^\W_])" if len(t) <= 3 else ""))
+                if _WORD.match(t) else None for t in terms]
     any_tags, all_tags = _lower_set(tags_any), _lower_set(tags_all)
     rel_scope = work_area(scope, str(store.root)) if scope else None
     # An entry replaced with deprecate_entry(superseded_by=...) names its successor; the
     # successor itself may not list it in "supersedes".
-    supersedes = (supersedes or "").strip() or None
-    superseded_by = (superseded_by or "").strip() or None
+    # Ids in any spelling the other tools accept ("DEC-6" for dec-006), on both sides: a link
+    # typed by hand may be spelled otherwise too.
+    supersedes_key = model.id_key(supersedes)
+    superseded_by_key = model.id_key(superseded_by)
+    for name, value, key in (("supersedes", supersedes, supersedes_key), ("superseded_by", superseded_by, superseded_by_key)):
+        if (value or "").strip() and key is None:
+            raise InvalidInput(f"{name}: {model.shown(value)} is not an entry id (ids look like dec-001, pipe-002, "
+                               "con-003)", field=name)
     successor_of_named = None
-    if supersedes:
-        try:
-            successor_of_named = store.find(supersedes)[1].get("superseded_by")
-        except ContextKeeperError:
-            pass
+    if supersedes_key:
+        for state in store.all_states():
+            for entry in readable_entries(store, state)[0]:
+                if model.id_key(entry["id"]) == supersedes_key:
+                    successor_of_named = model.id_key(entry.get("superseded_by"))
+
+    unreadable = []
 
     matches: list[tuple[str, dict]] = []
     for kind_def in KINDS.values():
         if kinds and kind_def.name not in kinds:
             continue
-        for entry in store.state(kind_def).entries:
+        state = store.state(kind_def)
+        if state.error is not None:
+            unreadable.append(state)
+        for entry in readable_entries(store, state)[0]:
             entry_status = entry.get("status", "active")
             if status and entry_status != status.strip().lower():
                 continue
@@ -138,9 +156,10 @@ def query_entries(
                 continue
             if rel_scope is not None and (kind_def.name != "constraint" or not scope_overlaps(entry.get("scope"), rel_scope, str(store.root))):
                 continue
-            if supersedes and supersedes not in model.supersedes_ids(entry) and entry.get("id") != successor_of_named:
+            if supersedes_key and supersedes_key not in {model.id_key(i) for i in model.supersedes_ids(entry)} \
+                    and (successor_of_named is None or model.id_key(entry["id"]) != successor_of_named):
                 continue
-            if superseded_by and entry.get("superseded_by") != superseded_by:
+            if superseded_by_key and model.id_key(entry.get("superseded_by")) != superseded_by_key:
                 continue
             created = model.parse_time(entry.get("created_at"))
             if since_t and (created is None or created < since_t):
@@ -149,17 +168,20 @@ def query_entries(
                 continue
             if terms:
                 haystack = _text_of(entry)
-                if not all(t in haystack for t in terms):
+                if not all(t in haystack if p is None else p.search(haystack) for t, p in zip(terms, patterns)):
                     continue
             matches.append((kind_def.name, entry))
 
     matches.sort(key=lambda m: (list(KINDS).index(m[0]), model.id_sort_key(m[1]["id"])))
+    # A file that does not parse is listed from its last good copy, and said so: an empty listing
+    # read as "nothing recorded" leads to recording it again.
+    warnings = service._warnings(store) + last_good_notes(store, unreadable)
     results, used, truncated = [], 0, False
     next_cost = 0
     # The budget bounds the whole answer as sent: its keys and counts, and the budget note
     # (reserved at its longest), come out of it as well as the entries.
     shown = matches[:limit]
-    overhead = _rest_tokens(len(matches), len(shown), token_budget or 0)
+    overhead = _rest_tokens(len(matches), len(shown), token_budget or 0, warnings)
     room = token_budget - overhead - estimate_tokens(_budget_note(len(shown), token_budget, token_budget)) if token_budget else 0
     for kind_name, entry in shown:
         item = {"type": kind_name, "entry": entry}
@@ -180,17 +202,19 @@ def query_entries(
     if truncated and room < 0:
         # Not even the counts and the note fit: an answer over the budget it was asked to keep,
         # saying only that nothing fitted, is no answer.
-        floor = _needed(0, len(matches), len(shown))
+        floor = _needed(0, len(matches), len(shown), warnings)
         raise InvalidInput(f"token_budget {token_budget} is too small for this listing: its counts and budget note "
                            f"alone take about {floor} tokens, and an answer with the first of its {len(shown)} "
-                           f"matching entries about {_needed(next_cost, len(matches), len(shown))}; ask with at "
+                           f"matching entries about {_needed(next_cost, len(matches), len(shown), warnings)}; ask with at "
                            "least that, give 0 for no limit, or narrow the filters", field="token_budget")
     if truncated:
         left = len(shown) - len(results)
         answer["omitted"] = left
         # Entries come whole in id order from the first: the budget to ask for holds these and the next.
-        answer["budget_note"] = _budget_note(left, token_budget, _needed(used + next_cost, len(matches), len(shown)))
-    answer["tokens_used"] = used + _rest_tokens(len(matches), len(results), token_budget or used) + (
+        answer["budget_note"] = _budget_note(left, token_budget, _needed(used + next_cost, len(matches), len(shown), warnings))
+    if warnings:
+        answer["warnings"] = warnings
+    answer["tokens_used"] = used + _rest_tokens(len(matches), len(results), token_budget or used, warnings) + (
         estimate_tokens(answer["budget_note"]) if truncated else 0)
     if token_budget and answer["tokens_used"] > token_budget:
         raise InvalidInput(f"token_budget {token_budget} is too small for any answer: its counts alone take about "
@@ -199,18 +223,18 @@ def query_entries(
     return answer
 
 
-def _rest_tokens(matches: int, listed: int, budget: int) -> int:
-    """The answer's keys and counts, at their longest, beside its entries."""
+def _rest_tokens(matches: int, listed: int, budget: int, warnings: Sequence[str] = ()) -> int:
+    """The answer's keys and counts, at their longest, and its warnings, beside its entries."""
     rest = {"results": [], "entries_returned": listed, "total_matches": matches, "tokens_used": budget,
-            "truncated": True, "omitted": listed, "budget_note": ""}
+            "truncated": True, "omitted": listed, "budget_note": "", **({"warnings": list(warnings)} if warnings else {})}
     return entry_tokens(rest)
 
 
-def _needed(cost: int, matches: int, listed: int) -> int:
+def _needed(cost: int, matches: int, listed: int, warnings: Sequence[str] = ()) -> int:
     """The smallest token_budget whose room holds entries costing ``cost`` in all:
     the keys' and the budget note's room, reserved from every budget, grow with its digits."""
     budget = cost
-    while (wider := cost + _rest_tokens(matches, listed, budget)
+    while (wider := cost + _rest_tokens(matches, listed, budget, warnings)
            + estimate_tokens(_budget_note(listed, budget, budget))) != budget:
         budget = wider
     return budget

@@ -58,6 +58,10 @@ GUIDANCE_NO_ID = (
     "words, so none of them is that entry. query_entries lists what there is; to search by topic, "
     "ask in words."
 )
+GUIDANCE_ID_FILTERED = (
+    "{id} is recorded, but {why}: the results below only share its words, so none of them is "
+    "that entry. Ask with id=\"{id}\" to read it."
+)
 GUIDANCE_LISTED = (
     "The query has no word the index can match (it leaves out punctuation, one-letter words and "
     "common words such as 'the' or 'it'), so it was not searched: the results are the entries that "
@@ -84,12 +88,13 @@ MIN_BUDGET = 50
 
 
 def check_bounds(*, query: str | None = None, tags: Sequence[str] | None = None,
-                 types: Sequence[str] | None = None, scope: str | None = None, query_field: str = "query") -> None:
+                 types: Sequence[str] | None = None, scope: str | None = None, query_field: str = "query",
+                 tags_field: str = "tags") -> None:
     """Read-tool arguments are bounded like write arguments (the schema stays small)."""
     if query and len(query) > MAX_QUERY_CHARS:
         raise InvalidInput(f"{query_field} is {len(query)} characters; keep it under {MAX_QUERY_CHARS} "
                            "(describe the task, don't paste files)", field=query_field)
-    for name, values in (("tags", tags), ("types", types)):
+    for name, values in ((tags_field, tags), ("types", types)):
         if values and len(values) > model.MAX_LIST:
             raise InvalidInput(f"{name} has {len(values)} items; the maximum is {model.MAX_LIST}", field=name)
     if scope and len(scope) > model.MAX_SHORT_TEXT:
@@ -258,7 +263,7 @@ def _answer(
     unlisted = max(0, (result.matched or 0) - len(result.hits))  # passed the filters, past the listing's end
     unreadable = [s for s in store.all_states() if s.error is not None
                   and (options.kinds is None or s.kind.name in options.kinds)]
-    warnings = service._warnings(store) + config_warnings + _last_good_notes(store, unreadable)
+    warnings = service._warnings(store) + config_warnings + last_good_notes(store, unreadable)
 
     def guidance(results: Sequence[Mapping[str, Any]]) -> str | None:
         if text and not searchable and not wordless:
@@ -267,6 +272,8 @@ def _answer(
             return None
         if wordless:
             said = GUIDANCE_NO_WORDS
+        elif missing_id and missing_id[1] is None:
+            said = GUIDANCE_ID_FILTERED.format(id=missing_id[0], why=_left_out_by(store, missing_id[0], filters))
         elif missing_id and not unreadable:
             said = GUIDANCE_NO_ID.format(id=missing_id[0], hint=missing_id[1])
         elif unreadable:
@@ -317,7 +324,7 @@ def _envelope_tokens(answer: Mapping[str, Any]) -> int:
                                        if key not in _PROSE_FIELDS and key != "results"}) + len(',"results":[]'))
 
 
-def _last_good_notes(store: Store, states: Sequence[Any]) -> list[str]:
+def last_good_notes(store: Store, states: Sequence[Any]) -> list[str]:
     return [f"{state.path.name}: its entries here come from its last good copy (.context/.last-good/), which "
             "lacks whatever reached the file since context-keeper last wrote it (a pull, a merge, a hand edit)"
             for state in states if readable_entries(store, state)[1]]
@@ -496,7 +503,8 @@ def _named_first(store: Store, text: str, result: Any,
     """A query that is an entry id answers with that entry first, as fully relevant, when it
     passes the filters; the ranked entries follow it. For an id no entry has (or had), what its
     words match ("dec" in every entry citing another id) is no answer: the hits keep their order
-    with no relevance, and the id comes back (with the ids it may have meant) for the guidance."""
+    with no relevance, and the id comes back (with the ids it may have meant) for the guidance.
+    So it does for an entry the filters leave out, with ``None`` for the ids it may have meant."""
     named = _id_named_by(store, text)
     if named is None:
         return result, None
@@ -512,12 +520,21 @@ def _named_first(store: Store, text: str, result: Any,
         return result, None  # the file is warned about; its last good copy was searched
     kind, entry = found["type"], found["entry"]
     if not admits(kind, entry["id"]):
-        return result, None
+        # As for an id nobody has: what shares its words is not that entry, so nothing is.
+        unrelated = [replace(h, relevance=0.0) for h in result.hits]
+        return replace(result, hits=unrelated, top_relevance=0.0, unstated=None), (entry["id"], None)
     from context_keeper.search import Hit
 
     top = max((h.score for h in result.hits), default=1.0)
     rest = [h for h in result.hits if not (h.kind == kind and h.entry.get("id") == entry["id"])]
     return replace(result, hits=[Hit(kind, entry, max(top, 1.0), 1.0), *rest], top_relevance=1.0), None
+
+
+def _left_out_by(store: Store, entry_id: str, filters: Sequence[str]) -> str:
+    status = store.find(entry_id)[1].get("status")
+    if status == "deprecated":
+        return "it is deprecated, which an answer leaves out unless include_deprecated is true"
+    return f"the filters given ({', '.join(filters)}) leave it out" if filters else "this answer leaves it out"
 
 
 def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
@@ -535,7 +552,7 @@ def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
         if not found:
             raise
         kind, entry = state.kind, found[0]
-        notes = [str(exc), *_last_good_notes(store, [state])]
+        notes = [str(exc), *last_good_notes(store, [state])]
     except NotFound:
         state = store.state(model.kind_of_id(entry_id))
         entries = state.entries
@@ -773,6 +790,10 @@ def _pack(
     # The stored entry behind each result: a shortened copy has lost its related_to links.
     sources: list[Mapping[str, Any]] = []
     seen: set[str] = set()
+    # Where each result goes in the answer: its rank (scope rules and links right after the last
+    # confident match), whatever order the budget was handed out in.
+    places: list[tuple[float, int]] = []
+    place = 0.0
     used = 0
     omitted = 0
     squeezed = False  # the best match took the room of the answer's own text
@@ -849,6 +870,7 @@ def _pack(
         used += cost
         results.append(item)
         sources.append(entry)
+        places.append((place, len(places)))
         seen.add(entry["id"])
         return True
 
@@ -884,7 +906,8 @@ def _pack(
         return item
 
     def place_scope_rules() -> None:
-        nonlocal omitted
+        nonlocal omitted, place
+        place = rules_after + 0.25
         for entry in scope_rules:
             if entry["id"] in seen or entry["id"] in tried:  # a ranked rule that did not fit is counted once
                 continue
@@ -896,14 +919,19 @@ def _pack(
 
     linked_ids: set[str] = set()
 
-    def place_related(from_entries: Sequence[Mapping[str, Any]]) -> None:
+    def place_related(from_entries: Sequence[Mapping[str, Any]], after: float) -> None:
+        nonlocal place
+        place = after
         for primary in from_entries:
             for linked in primary.get("related_to", []) or []:
                 if linked in seen:
                     continue
                 try:
-                    kind, entry = store.find(linked)
+                    # A link typed by hand may spell the id otherwise ("DEC-19"), as a lookup may.
+                    kind, entry = store.find(_id_asked(store, linked))
                 except ContextKeeperError:  # a dangling link is skipped, not fatal
+                    continue
+                if entry["id"] in seen:
                     continue
                 # The question's filters (types, tags, dates, scope, deprecated) hold for linked
                 # entries too: "tags": ["caching"] must not bring back untagged ones.
@@ -924,32 +952,44 @@ def _pack(
         # ranked hit, the links were crowded out by weak matches (relevance 0.0 among them) in
         # most answers, so include_related changed almost nothing.
         if include_related and rules_after >= 0:
-            place_related(primaries())
+            place_related(primaries(), rules_after + 0.5)
 
     confident = [i for i, hit in enumerate(hits) if threshold is None or hit.relevance >= threshold]
     rules_after = confident[-1] if confident else -1
     tried: set[str] = set()
     if rules_after < 0:
         place_scope_rules()
-    for position, hit in enumerate(hits):
-        if hit.entry["id"] not in seen and not (position > rules_after and hit.entry["id"] in rule_hits):
-            tried.add(hit.entry["id"])
-            if results and _surely_refused(budget - used, _entry_chars(hit.entry), per_entry, hit.kind):
-                # Most hits of a full answer end here, without an item built for them.
-                if not is_weak(hit):
-                    omitted += 1
-                if position == rules_after:
-                    after_confident()
-                continue
-            item = hit_item(hit)
-            annotate(item, hit.kind, hit.entry)
-            if not try_add(item, hit.entry) and not item.get("weak_match"):
+    def pack(position: int, hit: Any) -> None:
+        nonlocal omitted, place
+        if hit.entry["id"] in seen or (position > rules_after and hit.entry["id"] in rule_hits):
+            return
+        tried.add(hit.entry["id"])
+        if results and _surely_refused(budget - used, _entry_chars(hit.entry), per_entry, hit.kind):
+            # Most hits of a full answer end here, without an item built for them.
+            if not is_weak(hit):
                 omitted += 1
+            return
+        item = hit_item(hit)
+        annotate(item, hit.kind, hit.entry)
+        place = position
+        if not try_add(item, hit.entry) and not item.get("weak_match"):
+            omitted += 1
+
+    # A weak match ranked above a confident one (its words matched only through related terms,
+    # say) gets what room the confident matches leave, not room they need.
+    outranking_weak = [(position, hit) for position, hit in enumerate(hits[:rules_after]) if is_weak(hit)]
+    for position, hit in enumerate(hits):
+        if position > rules_after or not is_weak(hit):
+            pack(position, hit)
         if position == rules_after:
             after_confident()
+            for earlier, weak in outranking_weak:
+                pack(earlier, weak)
 
     if include_related:
-        place_related(primaries())  # the weak matches' links, and those that did not fit before
+        place_related(primaries(), len(hits))  # the weak matches' links, and those that did not fit before
+    ranked = sorted(range(len(results)), key=places.__getitem__)
+    results[:], sources[:] = [results[i] for i in ranked], [sources[i] for i in ranked]
     if unlisted and threshold is None:
         # A listing by filters stops where nothing more could fit: the rest did not fit either,
         # except those that came in as links of the entries listed (they pass the filters too).
