@@ -53,7 +53,7 @@ def atomic_write_bytes(
     path: Path, data: bytes | Sequence[bytes], *, fsync: bool = True, follow_symlinks: bool = False
 ) -> os.stat_result:
     """Replace ``path`` with ``data`` (bytes, or parts written in order) atomically. Returns the
-    new file's stat.
+    new file's stat (as it was before the rename, if another file has replaced it since).
 
     The file keeps the permission bits of the file it replaces (a new file gets the usual
     ``0o666 & ~umask``), not the private 0600 of a fresh temp file. ``fsync=False`` is for
@@ -80,6 +80,7 @@ def atomic_write_bytes(
             handle.flush()
             if fsync:
                 os.fsync(handle.fileno())
+            written = os.fstat(handle.fileno())
         if os.name == "posix":
             try:
                 mode = path.stat().st_mode & 0o7777
@@ -95,7 +96,13 @@ def atomic_write_bytes(
         raise
     if fsync:
         fsync_dir(path.parent)
-    return path.stat()
+    # The stat of what is at ``path`` now is ours only if it is our file: a hand edit or another
+    # writer may have renamed theirs over it since, and a caller taking their stat for its own
+    # would trust its cached content over theirs. Then the stat of our (replaced) file says so.
+    now = path.stat()
+    same = (now.st_ino, now.st_dev, now.st_size, now.st_mtime_ns) == (
+        written.st_ino, written.st_dev, written.st_size, written.st_mtime_ns)
+    return now if same else written
 
 
 def atomic_write_text(path: Path, text: str, *, fsync: bool = True, follow_symlinks: bool = False) -> os.stat_result:

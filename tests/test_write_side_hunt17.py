@@ -45,3 +45,36 @@ def test_an_update_reordering_steps_by_their_numbers_is_refused(svc):
     with pytest.raises(InvalidInput, match="step 2 has order 1"):
         svc.update_entry(out["id"], {"steps": swapped})
     assert [s["action"] for s in _stored_steps(svc, out["id"])] == ["Run the smoke tests", "Upload it"]
+
+
+# ------------------------------------------------------------------ a hand edit right after a write
+
+def test_a_file_renamed_over_the_store_right_after_a_write_is_seen_and_kept(svc, monkeypatch):
+    from context_keeper import fsio
+
+    svc.record("decision", {"summary": "First decision here", "problem": "P" * 45, "why_chosen": "W" * 65})
+    path = Path(svc.project_root()) / ".context" / "decisions.json"
+    real_fsync_dir = fsio.fsync_dir
+    edited = []
+
+    def fsync_dir_then_edit(directory):
+        real_fsync_dir(directory)
+        if not edited and path.exists() and "Second decision" in path.read_text(encoding="utf-8"):
+            # An editor or git saving its version (by rename) just after the tool's rename.
+            entries = json.loads(path.read_text(encoding="utf-8"))
+            entries[0].update(summary="First decision, reworded by hand", owner="alice")
+            side = path.with_name("edited.json")
+            side.write_text(json.dumps(entries, indent=2), encoding="utf-8")
+            side.replace(path)
+            edited.append(True)
+
+    monkeypatch.setattr(fsio, "fsync_dir", fsync_dir_then_edit)
+    svc.record("decision", {"summary": "Second decision here", "problem": "P" * 45, "why_chosen": "W" * 65})
+    monkeypatch.setattr(fsio, "fsync_dir", real_fsync_dir)
+    assert edited
+    listed = svc.query_entries(types=["decisions"])["results"]
+    assert listed[0]["entry"]["summary"] == "First decision, reworded by hand"
+    svc.record("decision", {"summary": "Third decision here", "problem": "P" * 45, "why_chosen": "W" * 65})
+    on_disk = json.loads(path.read_text(encoding="utf-8"))
+    assert (on_disk[0]["summary"], on_disk[0].get("owner")) == ("First decision, reworded by hand", "alice")
+    assert [e["summary"] for e in on_disk][1:] == ["Second decision here", "Third decision here"]
