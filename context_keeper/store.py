@@ -71,6 +71,9 @@ def _nothing_saved(path: Path, exc: OSError) -> StoreError:
         # ``.context`` is a file (or a link to one): "check it is writable" would send the person
         # off to check permissions that are fine.
         remedy = f"{path} is a file, not a directory: move it aside"
+    elif exc.errno == errno.EISDIR and path.is_dir():
+        # The lock file (or a store file) made a directory by hand or by a stray tool.
+        remedy = f"{path} is a directory where context-keeper keeps a file: remove it (rmdir {path})"
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         remedy = f"{where} is not writable (a read-only mount or checkout?): make it writable"
     else:
@@ -781,6 +784,9 @@ class Store:
         self._config: tuple[Stamp | None, dict, list[str]] | None = None
         self._last_good: dict[str, tuple[Stamp, FileState]] = {}  # kind -> parsed .last-good copy (readable_entries)
         self._mutex = threading.RLock()
+        # Writers of this instance take turns on their own lock: waiting for another process's
+        # store lock under ``_mutex`` stalled every read of every thread for as long.
+        self._writer = threading.RLock()
         self._lock: Any = None  # a filelock.FileLock, made on the first write (keeps read-only start-up light)
         self.generation = 0  # bumps on every change seen, for derived caches
         self._pins = threading.local()  # pinned(): per thread, what the block has read (or None)
@@ -887,7 +893,7 @@ class Store:
         ``timeout`` seconds for another process to let it go."""
         from filelock import FileLock, Timeout
 
-        with self._mutex:
+        with self._writer:
             try:
                 if not self.dir.is_dir():
                     # Created by a first write (no `init`): its bookkeeping stays out of git all the same.
@@ -904,7 +910,8 @@ class Store:
             except OSError as exc:  # a read-only or full disk refuses the lock file
                 raise _nothing_saved(Path(exc.filename) if exc.filename else self.dir / ".lock", exc) from exc
             try:
-                yield
+                with self._mutex:
+                    yield
             finally:
                 self._lock.release()
 

@@ -78,3 +78,50 @@ def test_a_file_renamed_over_the_store_right_after_a_write_is_seen_and_kept(svc,
     on_disk = json.loads(path.read_text(encoding="utf-8"))
     assert (on_disk[0]["summary"], on_disk[0].get("owner")) == ("First decision, reworded by hand", "alice")
     assert [e["summary"] for e in on_disk][1:] == ["Second decision here", "Third decision here"]
+
+
+# ------------------------------------------------------------------ the store lock and readers
+
+def test_a_write_waiting_for_another_process_lock_does_not_stall_reads(svc, monkeypatch):
+    import threading
+
+    from filelock import FileLock
+
+    svc.record("decision", {"summary": "First decision here", "problem": "P" * 45, "why_chosen": "W" * 65})
+    store = svc.store()
+    held = FileLock(str(store.dir / ".lock"))  # another holder of the store lock (its own descriptor)
+    held.acquire()
+    waiting = threading.Event()
+    real_acquire = FileLock.acquire
+
+    def acquire(self, *args, **kwargs):
+        if self is not held:
+            waiting.set()
+        return real_acquire(self, *args, **kwargs)
+
+    monkeypatch.setattr(FileLock, "acquire", acquire)
+    writer = threading.Thread(target=svc.record, args=("decision", {
+        "summary": "Second decision here", "problem": "P" * 45, "why_chosen": "W" * 65}))
+    writer.start()
+    try:
+        assert waiting.wait(20)
+        answers = []
+        reader = threading.Thread(target=lambda: answers.append(svc.query_entries(types=["decisions"])))
+        reader.start()
+        reader.join(20)  # a deadlock guard, not a speed check: the read needs no lock at all
+        assert answers and answers[0]["total_matches"] == 1
+    finally:
+        held.release()
+        writer.join(30)
+    assert svc.query_entries(types=["decisions"])["total_matches"] == 2
+
+
+def test_a_lock_file_that_is_a_directory_is_named_as_such(svc):
+    from context_keeper.errors import StoreError
+
+    lock = Path(svc.project_root()) / ".context" / ".lock"
+    if lock.exists():
+        lock.unlink()
+    lock.mkdir()
+    with pytest.raises(StoreError, match=r"\.lock is a directory where context-keeper keeps a file: remove it \(rmdir "):
+        svc.record("decision", {"summary": "First decision here", "problem": "P" * 45, "why_chosen": "W" * 65})
