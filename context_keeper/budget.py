@@ -61,18 +61,32 @@ def shorten_entry(entry: Mapping[str, Any], max_tokens: int, chars: int | None =
     for key, value in list(out.items()):
         if isinstance(value, list) and len(value) > 8:
             out[key] = value[:8] + [f"… {len(value) - 8} more"]
-    fits = False
-    for cap in (600, 300, 150, 60):
+
+    def capped(cap: int) -> dict:
+        shorter = dict(out)
         for key in text_keys:
-            value = out.get(key)
+            value = shorter.get(key)
             if isinstance(value, str) and len(value) > cap:
-                out[key] = value[:cap].rstrip() + "…"
+                shorter[key] = value[:cap].rstrip() + "…"
+        return shorter
+
+    def within(candidate: Mapping[str, Any]) -> bool:
         # Every string is in the JSON whole (escaping only lengthens it): while the strings alone
         # are over the budget the entry cannot fit, and is not encoded to find that out.
-        text_chars = sum(len(v) for v in out.values() if isinstance(v, str))
-        fits = text_chars <= budget_chars and entry_tokens(out) <= max_tokens
-        if fits:
-            break
+        text_chars = sum(len(v) for v in candidate.values() if isinstance(v, str))
+        return text_chars <= budget_chars and entry_tokens(candidate) <= max_tokens
+
+    # The longest cap on every text field that fits: fixed caps (600, 300, ...) cut an entry a
+    # little over its room to a quarter of it.
+    low, high = MIN_CAP_CHARS, max((len(out[k]) for k in text_keys), default=0)
+    fits = within(capped(low))
+    while fits and low < high:
+        middle = (low + high + 1) // 2
+        if within(capped(middle)):
+            low = middle
+        else:
+            high = middle - 1
+    out = capped(low)
     if not fits:
         # Bookkeeping (dates, origin, links, tags) and the lesser text fields go before the
         # reasoning does: a 365-token decision allowed 200 came back as its title alone.
@@ -96,6 +110,7 @@ def shorten_entry(entry: Mapping[str, Any], max_tokens: int, chars: int | None =
     return out, True
 
 
+MIN_CAP_CHARS = 60  # a text field cut shorter than this is left to the gist below
 MIN_TITLE_CHARS = 24  # shorter than this a title no longer says what the entry is about
 MIN_REASON_CHARS = 40  # a reason cut shorter than this says nothing: left out instead
 _ESSENTIAL = ("id", "summary", "name", "rule", "status", "superseded_by", "scope", "hardness")

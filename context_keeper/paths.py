@@ -7,6 +7,11 @@ from pathlib import Path
 from context_keeper.errors import UnsafePath
 
 
+def _shown(path: str, limit: int = 80) -> str:
+    text = repr(path)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def inside_project(root: Path, relative: str) -> Path:
     """Resolve ``relative`` against ``root``; refuse anything that lands outside it
     (``..``, absolute paths elsewhere, symlinks leading out)."""
@@ -16,15 +21,28 @@ def inside_project(root: Path, relative: str) -> Path:
         raise UnsafePath("path contains a NUL byte", field="path")
     root = Path(root).resolve()
     candidate = Path(relative.strip())
+    if candidate.parts and candidate.parts[0].startswith("~"):
+        # No shell expands it here: "~/notes.md" would make a directory named "~" in the project.
+        raise UnsafePath(f"path {_shown(relative)} starts with '~', which is not expanded here; give a path relative to "
+                         "the project root such as 'DECISIONS.md' or 'docs/decisions.md'", field="path")
+    long = next((part for part in candidate.parts if len(part.encode("utf-8", "surrogateescape")) > 255), None)
+    if long is not None:
+        raise UnsafePath(f"path {_shown(relative)} has a name of {len(long.encode('utf-8', 'surrogateescape'))} bytes; file "
+                         "systems allow at most 255: give a shorter name such as 'DECISIONS.md'", field="path")
     target = (candidate if candidate.is_absolute() else root / candidate).resolve()
     if target != root and root not in target.parents:
         raise UnsafePath(
-            f"path {relative!r} resolves to {target}, outside the project root {root}; "
+            f"path {_shown(relative)} resolves to {target}, outside the project root {root}; "
             "give a path inside the project such as 'DECISIONS.md' or 'docs/decisions.md'",
             field="path",
         )
-    if target == root or target.is_dir():
-        raise UnsafePath(f"path {relative!r} is a directory; name a file such as 'DECISIONS.md'", field="path")
+    try:
+        is_dir = target.is_dir()
+    except OSError as exc:  # a path too long as a whole, say
+        raise UnsafePath(f"path {_shown(relative)} cannot be used: {exc.strerror or exc}; give a shorter path such as "
+                         "'DECISIONS.md'", field="path") from None
+    if target == root or is_dir:
+        raise UnsafePath(f"path {_shown(relative)} is a directory; name a file such as 'DECISIONS.md'", field="path")
     return target
 
 
@@ -39,13 +57,13 @@ def markdown_target(root: Path, relative: str) -> Path:
     parts = target.relative_to(Path(root).resolve()).parts
     if any(part in _PROTECTED_DIRS for part in parts[:-1]):
         raise UnsafePath(
-            f"path {relative!r} is inside {parts[0]}/, which holds the store or the repository; "
+            f"path {_shown(relative)} is inside {parts[0]}/, which holds the store or the repository; "
             "export to a file such as 'DECISIONS.md' or 'docs/decisions.md'",
             field="path",
         )
     if target.suffix.lower() not in MARKDOWN_SUFFIXES:
         raise UnsafePath(
-            f"path {relative!r} is not a Markdown file; the export only writes files ending in "
+            f"path {_shown(relative)} is not a Markdown file; the export only writes files ending in "
             f"{', '.join(MARKDOWN_SUFFIXES)} (for example 'DECISIONS.md'), so it cannot replace code or data",
             field="path",
         )

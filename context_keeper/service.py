@@ -20,7 +20,7 @@ from typing import Any
 
 from context_keeper import model, render
 from context_keeper.budget import chars_to_tokens, json_chars
-from context_keeper.config import number, read_user_config
+from context_keeper.config import checked, read_user_config
 from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
 from context_keeper.paths import markdown_target
@@ -274,7 +274,9 @@ class Service:
         similar = self._similar_entries(store, kind, entry, similar_hits, exclude=set(supersedes))
         if similar:
             answer["similar_entries"] = similar
-        warnings = self._dangling_links(store, entry)
+        # A setting that did nothing would otherwise look like no duplicate, or no suffix, found.
+        warnings = [p for key in ("similar_threshold", "id_suffix") if (p := checked(self.config(store), key)[1])]
+        warnings += self._dangling_links(store, entry)
         if warnings:
             answer["warnings"] = warnings
         if kind is DECISION:
@@ -282,7 +284,7 @@ class Service:
         return answer
 
     def _similar_entries(self, store: Store, kind: Kind, entry: dict, hits: list, exclude: set[str]) -> list[dict]:
-        threshold = number(self.config(store), "similar_threshold", 0.30)
+        threshold = checked(self.config(store), "similar_threshold")[0]
         out = []
         for hit in hits:
             other = hit.entry
@@ -353,7 +355,8 @@ class Service:
                 if kind.spec(name) is None and name not in raw and not off_kind:
                     raise InvalidInput(
                         f"{name if len(name) <= 80 else name[:79] + '…'} is not a field of a {kind.name}. Valid fields: "
-                        + ", ".join(f.name for f in kind.fields),
+                        + ", ".join([f.name for f in kind.fields if f.name not in model.MANAGED]
+                                    + ["deprecated_reason", "verified_sha"] + (["rationale"] if kind is DECISION else [])),
                         field=name,
                     )
                 spec = kind.spec(name)
@@ -363,9 +366,10 @@ class Service:
                     raise InvalidInput(f"{name}: null is not allowed; use one of: {', '.join(spec.choices)}",
                                        field=name)
                 cleaned[name] = model.clean_value(kind, name, value)
-            if kind is DECISION and "rationale" in cleaned and "why_chosen" not in cleaned and "rationale" not in raw:
-                # The legacy alias, as record_decision takes it: on an entry that has no
-                # rationale field of its own it is the why_chosen text the answers show.
+            if kind is DECISION and "rationale" in cleaned:
+                # The legacy alias, as record_decision takes it: the why_chosen text the answers show.
+                if "why_chosen" in cleaned:
+                    raise InvalidInput("give why_chosen or its legacy name rationale, not both", field="rationale")
                 cleaned["why_chosen"] = cleaned.pop("rationale")
             if "scope" in cleaned and kind.spec("scope") is not None and cleaned["scope"] != current.get("scope"):
                 cleaned["scope"] = project_scope(store.root, cleaned["scope"])  # a value sent back unchanged passes
@@ -380,6 +384,10 @@ class Service:
                     # As related_to: a link added now must name an entry (one kept as stored passes).
                     _require_named(ftxn, old_id, "supersedes")
             cleared = _apply_status_rules(ftxn, kind, current, raw, cleaned)
+            if kind is DECISION and "why_chosen" in cleaned and "rationale" in raw:
+                # A legacy entry's rationale is what its why_chosen replaces: kept, the old reason
+                # went on matching searches though no answer showed it.
+                cleared = [*cleared, "rationale"]
             model.check_text(cleaned)
             if not allow_secrets:
                 check_secrets(cleaned)
@@ -643,8 +651,14 @@ class Service:
         from context_keeper.quality import prune_stale
 
         store = self.store(project_dir, recorded=True)
-        threshold = days if days is not None else int(number(self.config(store), "stale_threshold_days", 30))
-        return prune_stale(store, threshold, self.now())
+        problem = None
+        if days is None:
+            configured, problem = checked(self.config(store), "stale_threshold_days")
+            days = int(configured)
+        answer = prune_stale(store, days, self.now())
+        if problem:
+            answer["warnings"] = [problem]
+        return answer
 
 
 def _refuse_to_replace_other_writing(target: Path, established: set[Path]) -> None:
@@ -867,10 +881,13 @@ def project_scope(root: Path, scope: str) -> str:
 
 
 def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], merged: Mapping[str, Any]) -> dict:
-    """Fold ``merged`` into the survivor: union list fields, fill empty text fields."""
+    """Fold ``merged`` into the survivor: union list fields, fill empty text fields, and take the
+    merged pipeline's steps when the survivor has none (two workflows run end to end are neither)."""
     out = dict(survivor_raw)
     for spec in kind.fields:
-        if spec.name in ("status", "superseded_by", "origin"):
+        # An empty scope is "global", not a blank to fill: filled, a rule for the whole project
+        # would hold only where the merged one did.
+        if spec.name in ("status", "superseded_by", "origin", "scope"):
             continue
         mine, theirs = survivor.get(spec.name), merged.get(spec.name)
         if spec.shape in ("text_list", "id_list", "alternatives"):
@@ -884,6 +901,8 @@ def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], m
                 out[spec.name] = union
         elif spec.shape in ("text", "short") and not (mine or "").strip() and (theirs or "").strip():
             out[spec.name] = theirs
+        elif spec.shape == "steps" and not mine and theirs:
+            out[spec.name] = [dict(step) for step in theirs]
     return out
 
 

@@ -140,3 +140,21 @@ def test_a_related_link_in_another_spelling_is_followed(project):
     service = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}, cwd=str(project))
     answer = service.get_context(query="ERP orders webhook reconciliation")
     assert "dec-022" in _ids(answer) and "dec-019" in _ids(answer)
+
+
+# ------------------------------------------------------------------ shortening
+
+def test_an_entry_a_little_over_max_entry_tokens_is_cut_to_about_that_not_to_a_quarter(empty_project):
+    from context_keeper.budget import entry_tokens, shorten_entry
+
+    sentence = "The streaming exporter writes chunks to a temp file and renames at the end so readers never see partial output. "
+    entry = {"id": "dec-001", "summary": "Streaming exporter design",
+             "problem": "Exports were buffered in memory and the process died under the OOM killer.",
+             "why_chosen": (sentence * 40)[:4200]}
+    assert entry_tokens(entry) > 1000
+    short, cut = shorten_entry(entry, 1000)
+    assert cut and 900 <= entry_tokens(short) <= 1000
+    assert short["problem"] == entry["problem"] and short["why_chosen"].endswith("…")
+    (empty_project / ".context" / "decisions.json").write_text(json.dumps([entry]), encoding="utf-8")
+    answer = Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)}).get_context(query="streaming exporter")
+    assert answer["results"][0]["shortened"] is True and len(answer["results"][0]["entry"]["why_chosen"]) > 3000

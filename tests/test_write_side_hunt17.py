@@ -125,3 +125,103 @@ def test_a_lock_file_that_is_a_directory_is_named_as_such(svc):
     lock.mkdir()
     with pytest.raises(StoreError, match=r"\.lock is a directory where context-keeper keeps a file: remove it \(rmdir "):
         svc.record("decision", {"summary": "First decision here", "problem": "P" * 45, "why_chosen": "W" * 65})
+
+
+# ------------------------------------------------------------------ merge_into, rationale, config, export paths
+
+def _write(svc: Service, name: str, entries: list[dict]) -> None:
+    (Path(svc.project_root()) / ".context" / name).write_text(json.dumps(entries, indent=2), encoding="utf-8")
+
+
+REASON = "Raw SQL in handlers led to an injection incident in the admin panel last year."
+
+
+def test_merge_into_a_global_constraint_keeps_it_global(svc):
+    _write(svc, "constraints.json", [
+        {"id": "con-001", "rule": "No raw SQL in request handlers", "reason": REASON, "scope": ""},
+        {"id": "con-002", "rule": "Never drop a column in the release that stops using it", "reason": REASON,
+         "scope": "migrations/"}])
+    svc.deprecate_entry("con-002", merge_into="con-001")
+    survivor = svc.get_context(id="con-001")["entry"]
+    assert survivor["scope"] in ("", "global")
+    assert "con-001" in [i["entry"]["id"] for i in svc.query_entries(scope="src/handlers/orders.py")["results"]]
+
+
+def test_merge_into_a_pipeline_without_steps_takes_the_merged_steps(svc):
+    _write(svc, "pipelines.json", [
+        {"id": "pipe-001", "name": "Deploy", "purpose": PURPOSE, "tags": ["deploy"]},
+        {"id": "pipe-002", "name": "Deploy v2", "purpose": PURPOSE, "tags": ["deploy", "prod"],
+         "steps": [{"order": 1, "action": "run migrations"}, {"order": 2, "action": "deploy"}]}])
+    svc.deprecate_entry("pipe-002", merge_into="pipe-001")
+    survivor = svc.get_context(id="pipe-001")["entry"]
+    assert [s["action"] for s in survivor["steps"]] == ["run migrations", "deploy"]
+    assert survivor["tags"] == ["deploy", "prod"]
+
+
+def test_rationale_updates_the_reason_answers_show_and_leaves_no_hidden_copy(svc):
+    _write(svc, "decisions.json", [{
+        "id": "dec-001", "summary": "Use SQLite for the cache",
+        "problem": "The CLI needs a local cache that survives restarts and handles concurrent readers.",
+        "rationale": "SQLite is in the standard library and needs no server process to run at all, ever."}])
+    svc.update_entry("dec-001", {"why_chosen": "SQLite is in the standard library, handles concurrent readers and needs no server."})
+    raw = json.loads((Path(svc.project_root()) / ".context" / "decisions.json").read_text(encoding="utf-8"))[0]
+    assert "rationale" not in raw
+    new = "We switched the reasoning: LMDB benchmarks lost to SQLite by 3x on our read-heavy workload."
+    svc.update_entry("dec-001", {"rationale": new})
+    assert svc.get_context(id="dec-001")["entry"]["why_chosen"] == new
+    with pytest.raises(InvalidInput, match="not both"):
+        svc.update_entry("dec-001", {"rationale": new, "why_chosen": new})
+
+
+def test_an_unknown_update_field_lists_every_field_update_entry_takes(svc):
+    out = svc.record("decision", {"summary": "First decision here", "problem": "P" * 45, "why_chosen": "W" * 65})
+    with pytest.raises(InvalidInput) as caught:
+        svc.update_entry(out["id"], {"sumary": "typo"})
+    listed = str(caught.value).split("Valid fields: ")[1]
+    assert {"summary", "verified_sha", "rationale", "deprecated_reason"} <= set(listed.split(", "))
+    assert "created_at" not in listed
+
+
+def _config(svc: Service, values: dict) -> None:
+    (Path(svc.project_root()) / ".context" / "config.json").write_text(json.dumps(values), encoding="utf-8")
+
+
+def test_a_negative_stale_threshold_in_config_falls_back_with_a_warning(svc):
+    _config(svc, {"stale_threshold_days": -5})
+    answer = svc.prune_stale()
+    assert answer["threshold_days"] == 30
+    assert "stale_threshold_days" in answer["warnings"][0] and "config.json" in answer["warnings"][0]
+    with pytest.raises(InvalidInput, match="days must be zero or more"):
+        svc.prune_stale(days=-1)
+
+
+@pytest.mark.parametrize("setting", [{"similar_threshold": 5}, {"id_suffix": "true"}])
+def test_a_record_under_an_unusable_setting_says_so(svc, setting):
+    _config(svc, setting)
+    out = svc.record("decision", {"summary": "First decision here", "problem": "P" * 45, "why_chosen": "W" * 65})
+    (key,) = setting
+    assert any(f'"{key}"' in w for w in out["warnings"])
+
+
+def test_similar_entries_still_found_with_an_out_of_range_threshold(svc):
+    first = {"summary": "Scanner app saves its offline scan journal atomically",
+             "problem": "Handhelds queue scans locally while out of Wi-Fi range and a dead battery truncated the file.",
+             "why_chosen": "Write to a temp file, fsync it, then rename over the real file, so the journal is always complete on disk."}
+    svc.record("decision", first)
+    _config(svc, {"similar_threshold": 5})
+    again = svc.record("decision", {**first, "summary": "Offline scan journal is saved atomically by the scanner app"})
+    assert again.get("similar_entries")
+
+
+@pytest.mark.parametrize("path, said", [
+    ("~/decisions.md", "starts with '~'"),
+    ("d" * 300 + ".md", "file systems allow at most 255"),
+    ("/".join(["d" * 200] * 30) + "/x.md", "cannot be used"),
+])
+def test_export_paths_that_cannot_work_are_refused_by_name(svc, path, said):
+    from context_keeper.errors import UnsafePath
+
+    with pytest.raises(UnsafePath, match=said) as caught:
+        svc.export_markdown(path)
+    assert caught.value.field == "path" and len(str(caught.value)) < 400
+    assert not (Path(svc.project_root()) / "~").exists()
