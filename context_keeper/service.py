@@ -577,12 +577,16 @@ class Service:
 
         # token_budget bounds the answer as it is sent (compact JSON: the keys, counts, warnings
         # and escaped line breaks around the text), as for get_context; the text gives way to them.
+        # Each refit can only shrink the text; it stops where the text has nothing left to give
+        # (warnings longer than a small budget).
         answer, envelope = built(0), 0
-        for _attempt in range(3):
+        for _attempt in range(8):
             sent = chars_to_tokens(json_chars({**answer, "tokens_used": budget}))
-            if sent <= budget:
+            if sent <= budget or envelope > budget:
                 break
-            envelope += sent - budget
+            # What the sent answer takes beyond its text, at the least: the text left room for
+            # its own lines, not for the keys around them.
+            envelope = max(envelope + 1, envelope + sent - budget, sent - answer["tokens_used"])
             answer = built(envelope)
         answer["tokens_used"] = chars_to_tokens(json_chars({**answer, "tokens_used": budget}))
         with self._mutex:

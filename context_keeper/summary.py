@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 MAX_GROUPS = 8
 MIN_ROOM = 12  # tokens: below this no further line is started
+SHORT_NOTE_TOKENS = 24  # the closing note's room at small budgets, where it is said without its parts
 
 
 def _active(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -130,13 +131,16 @@ def build_summary(
     active_decisions = _active(decisions)
     active_pipelines = _active(pipelines)
 
-    note_reserve = 40
-    packer = _Packer(max(token_budget - note_reserve - envelope, 50))
-    packer.add(
-        f"Project memory for {render.clip(project_name, 80)}: {_count(len(active_decisions), 'active decision')}, "
-        f"{_count(len(active_constraints), 'constraint')}, {_count(len(active_pipelines), 'pipeline')} "
-        "(recorded reference material; use get_context for details)."
-    )
+    note_reserve = 40 if token_budget - envelope >= 200 else SHORT_NOTE_TOKENS
+    packer = _Packer(max(token_budget - note_reserve - envelope, 0))
+    counts = (f"{_count(len(active_decisions), 'active decision')}, {_count(len(active_constraints), 'constraint')}, "
+              f"{_count(len(active_pipelines), 'pipeline')}")
+    if not packer.add(f"Project memory for {render.clip(project_name, 80)}: {counts} "
+                      "(recorded reference material; use get_context for details)."):
+        # The counts are the least a summary says, however small its budget.
+        short = f"Project memory for {render.clip(project_name, 40)}: {counts}."
+        packer.lines.append(short)
+        packer.used += estimate_tokens(short) + 1
     if absolute:
         # First, but not all of it: with hundreds of rules, decisions and pipelines still show.
         full = packer.budget
@@ -190,6 +194,8 @@ def build_summary(
     if dropped:
         parts = ", ".join(f"{n} {what}" for what, n in dropped.items())
         note = f"\n(Budget of {token_budget} tokens reached: {parts} not shown; get_context or query_entries retrieves them.)"
+        if packer.used + estimate_tokens(note) > token_budget - envelope:
+            note = f"\n(Budget reached: {sum(dropped.values())} entries not shown; get_context retrieves them.)"
         packer.lines.append(note)
         packer.used += estimate_tokens(note)
     return {

@@ -158,3 +158,23 @@ def test_an_entry_a_little_over_max_entry_tokens_is_cut_to_about_that_not_to_a_q
     (empty_project / ".context" / "decisions.json").write_text(json.dumps([entry]), encoding="utf-8")
     answer = Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)}).get_context(query="streaming exporter")
     assert answer["results"][0]["shortened"] is True and len(answer["results"][0]["entry"]["why_chosen"]) > 3000
+
+
+# ------------------------------------------------------------------ the summary's budget
+
+STORES = Path(__file__).resolve().parents[1] / "evals" / "stores"
+
+
+@pytest.mark.parametrize("store", ["harbor", "gatehouse", "ovenbird", "pagerline", "castwave"])
+def test_the_summary_as_sent_stays_within_every_budget(tmp_path, store):
+    import shutil
+
+    from context_keeper.budget import chars_to_tokens, json_chars
+
+    shutil.copytree(STORES / store, tmp_path / store)
+    service = Service(env={})
+    for budget in [*range(100, 260, 7), 700]:
+        answer = service.get_project_summary(budget, project_dir=str(tmp_path / store))
+        sent = chars_to_tokens(json_chars(answer))
+        assert sent <= budget and answer["tokens_used"] <= budget, (budget, sent, answer["tokens_used"])
+        assert answer["summary"].startswith(f"Project memory for {store}: ")
