@@ -237,8 +237,12 @@ def _tolerant_console() -> None:
             reconfigure(errors="backslashreplace")
 
 
+# What an MCP client passes to name the project, as a person at the terminal does it.
+_PROJECT_DIR_ADVICE = ("pass project_dir (an absolute path)", "pass --project DIR")
+
+
 def _cli_message(exc: ContextKeeperError) -> str:
-    message = str(exc)
+    message = str(exc).replace(*_PROJECT_DIR_ADVICE)
     field = getattr(exc, "field", None)  # InvalidInput, and a NoProject for --project
     # A date range names both ends ("since (...) must be earlier than before (...)").
     for name in ({"since", "before"} if field in ("since", "before") else {field}):

@@ -165,6 +165,10 @@ class Service:
         root = Path(directory).expanduser().resolve()
         if not root.is_dir():
             raise InvalidInput(f"{directory!r} is not an existing directory", field="directory")
+        if project_name is not None and not project_name.strip():
+            raise InvalidInput("name: give the project a name with at least one visible character, or leave it out "
+                               f"to use the folder's name ({folder_name(root)!r})", field="name")
+        project_name = project_name.strip() if project_name is not None else None
         context = root / CONTEXT_DIR
         created = not context.exists()
         store = Store(root)

@@ -262,9 +262,11 @@ class FileState:
 
     def problems_of(self, entry_id: str) -> tuple[str, ...]:
         """The problems of the items that carry ``entry_id`` (why such an id is not usable)."""
+        key = model.id_key(entry_id)
         return tuple(p for index in sorted(self.item_problems)
                      if isinstance(self.raw[index], dict) and isinstance(self.raw[index].get("id"), str)
-                     and self.raw[index]["id"].strip() == entry_id.strip()
+                     and (self.raw[index]["id"].strip() == entry_id.strip()
+                          or key is not None and model.id_key(self.raw[index]["id"]) == key)
                      for p in self.item_problems[index])
 
 
@@ -298,7 +300,9 @@ def _scrub(value: Any) -> tuple[Any, bool]:
 
 
 def _id_number(kind: Kind, item: Any) -> int:
-    parsed = model.parse_id(item.get("id")) if isinstance(item, dict) else None
+    # In any case: a hand-typed "DEC-004" is skipped as malformed, but the next record handing out
+    # dec-004 too would make doctor's advice (lower-case it) collide.
+    parsed = model.id_key(item.get("id")) if isinstance(item, dict) else None
     return parsed[1] if parsed and parsed[0] == kind.prefix else 0
 
 
@@ -315,7 +319,7 @@ def _note_links(item: Any, link_max: dict[str, int]) -> None:
     for field in _LINK_FIELDS:
         value = item.get(field)
         for target in value if isinstance(value, list) else (value,):
-            parsed = model.parse_id(target)
+            parsed = model.id_key(target)
             if parsed is not None and parsed[1] > link_max.get(parsed[0], 0):
                 link_max[parsed[0]] = parsed[1]
 

@@ -454,7 +454,9 @@ def markdown(rows: Sequence[Row]) -> str:
     sep = "|" + "---|" * (3 + len(COLUMNS))
     lines = [head, sep]
     for r in rows:
-        vals = " | ".join(f"{v:.3f}" for v in row_values(r))
+        # A figure over no cases is no figure: 0.000 there read as a total failure.
+        counts = (r.n_pos, r.n_pos, r.n_pos, r.n_neg, r.n_pos, r.n_hist)
+        vals = " | ".join(f"{v:.3f}" if n else "n/a" for v, n in zip(row_values(r), counts))
         lines.append(f"| {r.system} | {r.split} | {r.n_pos}/{r.n_neg}/{r.n_hist} | {vals} |")
     return "\n".join(lines)
 

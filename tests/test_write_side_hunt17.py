@@ -225,3 +225,54 @@ def test_export_paths_that_cannot_work_are_refused_by_name(svc, path, said):
         svc.export_markdown(path)
     assert caught.value.field == "path" and len(str(caught.value)) < 400
     assert not (Path(svc.project_root()) / "~").exists()
+
+
+# ------------------------------------------------------------------ ids typed in another case
+
+def test_an_id_typed_in_capitals_still_counts_for_the_next_id(svc):
+    for n in range(3):
+        svc.record("decision", {"summary": f"Decision number {n}", "problem": "P" * 45, "why_chosen": "W" * 65})
+    path = Path(svc.project_root()) / ".context" / "decisions.json"
+    entries = json.loads(path.read_text(encoding="utf-8"))
+    entries.append({"id": "DEC-004", "summary": "Send SMS through Twilio", "problem": "P" * 45, "why_chosen": "W" * 65})
+    path.write_text(json.dumps(entries, indent=2), encoding="utf-8")
+    from context_keeper.errors import NotFound
+
+    with pytest.raises(NotFound, match="DEC-004 is in .context/decisions.json but cannot be used"):
+        svc.update_entry("DEC-004", {"tags": ["sms"]})
+    with pytest.raises(NotFound, match="is in .context/decisions.json but cannot be used"):
+        svc.get_context(id="DEC-004")
+    # doctor's advice (write it "dec-004") must stay good: the next record does not take that id.
+    assert svc.record("decision", {"summary": "Queue jobs with RabbitMQ", "problem": "P" * 45,
+                                   "why_chosen": "W" * 65})["id"] == "dec-005"
+
+
+# ------------------------------------------------------------------ blank filters, init names, CLI wording
+
+@pytest.mark.parametrize("call", [
+    lambda s: s.query_entries(tags_any=["   "]),
+    lambda s: s.query_entries(tags_all=["ops", ""]),
+    lambda s: s.get_context(query="deploy", tags=[" "]),
+])
+def test_a_blank_tag_filter_is_refused_not_dropped(svc, call):
+    with pytest.raises(InvalidInput, match="is blank; give tag names"):
+        call(svc)
+
+
+def test_init_refuses_a_blank_project_name(tmp_path):
+    with pytest.raises(InvalidInput, match="name: give the project a name"):
+        Service(env={}).init_project(str(tmp_path), project_name="   ")
+    assert not (tmp_path / ".context").exists()
+    Service(env={}).init_project(str(tmp_path), project_name="  Packwise ")
+    assert json.loads((tmp_path / ".context" / "config.json").read_text())["project_name"] == "Packwise"
+
+
+def test_the_cli_names_its_own_flag_when_no_project_is_found(tmp_path, monkeypatch, capsys):
+    from context_keeper import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONTEXT_KEEPER_PROJECT", raising=False)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    assert cli.main(["get", "anything"]) == 4
+    said = capsys.readouterr().err
+    assert "pass --project DIR" in said and "project_dir" not in said
