@@ -2,14 +2,20 @@
 
 Files in ``.context/`` (shapes as in COMPAT.md; extra keys are additions):
 
-- ``compaction_snapshot.json`` ``{"timestamp", "trigger", "entries": {decisions, pipelines,
-  constraints}, "counts"}`` — the non-deprecated entries when PreCompact fired.
-- ``compaction_pending_state.json`` ``{"snapshot_timestamp"}`` — present from the snapshot
-  until the first comparison, so the Stop hook costs one ``exists`` call the rest of the time.
-- ``compaction_report.json`` ``{"timestamp", "snapshot_timestamp", "status": "clean" |
-  "discrepancies_found", "missing_entries": [{type, id, summary, entry}], "modified_entries":
-  [{type, id, summary, changes: {field: {before, after}}}], "missing_count", "modified_count",
-  "checked_count"}`` — read by ``Service.get_compaction_report`` and the next SessionStart.
+- ``compaction_snapshot.json`` ``{"timestamp", "trigger", "session_id", "entries": {decisions,
+  pipelines, constraints}, "counts"}`` — the non-deprecated entries when PreCompact last fired,
+  in any session.
+- ``sessions/<session>.compaction_snapshot.json`` — the same snapshot, kept for the session that
+  compacted until its own Stop or SessionStart(compact) has compared the store with it. The
+  check is that session's: another session's Stop must not use it up (its session start would
+  be told a report made before the loss), nor its PreCompact replace it. Its presence is the
+  pending mark, so the Stop hook costs one ``exists`` call the rest of the time.
+- ``compaction_report.json`` ``{"timestamp", "snapshot_timestamp", "session_id", "status":
+  "clean" | "discrepancies_found", "missing_entries": [{type, id, summary, entry}],
+  "modified_entries": [{type, id, summary, changes: {field: {before, after}}}], "missing_count",
+  "modified_count", "checked_count"}`` — the last check, read by ``Service.get_compaction_report``
+  and by the checked session's next SessionStart.
+- ``sessions/<session>.compaction_failed.json`` ``{"error"}`` — that session's check could not run.
 
 What counts as loss: an entry of the snapshot that is gone from the store, or whose fields
 differ while no tool has stamped it since. Every change made through the tools (update,
@@ -36,8 +42,7 @@ import time
 
 SNAPSHOT_FILE = "compaction_snapshot.json"
 REPORT_FILE = "compaction_report.json"
-PENDING_FILE = "compaction_pending_state.json"
-FAILED_FILE = "compaction_failed_state.json"  # a check that could not run, for the next session start
+LEGACY_PENDING_FILE = "compaction_pending_state.json"  # the project-wide mark of earlier versions
 IGNORED_FIELDS = frozenset({"verified_at", "verified_sha"})  # re-verification is not a loss
 MAX_NOTE_ITEMS = 12
 
@@ -52,8 +57,27 @@ def _context(root: str) -> str:
     return os.path.join(str(root), ".context")
 
 
-def pending(root: str) -> bool:
-    return os.path.exists(os.path.join(_context(root), PENDING_FILE))
+def _pending_name(session_id: object) -> str:
+    from context_keeper.hooks.state import COMPACTION_SNAPSHOT_SUFFIX, session_file
+
+    return session_file(session_id, COMPACTION_SNAPSHOT_SUFFIX)
+
+
+def _failed_name(session_id: object) -> str:
+    from context_keeper.hooks.state import COMPACTION_FAILED_SUFFIX, session_file
+
+    return session_file(session_id, COMPACTION_FAILED_SUFFIX)
+
+
+def _session_field(session_id: object) -> str | None:
+    """The session id as the snapshot and report carry it (None when the client sent none)."""
+    text = "" if session_id is None else str(session_id).strip()
+    return text or None
+
+
+def pending(root: str, session_id: object = None) -> bool:
+    """Whether ``session_id`` compacted and its loss check has not run yet."""
+    return os.path.exists(os.path.join(_context(root), _pending_name(session_id)))
 
 
 def _store(root: str):
@@ -70,8 +94,10 @@ def _now(now: datetime | None) -> datetime:
     return now or datetime.now(timezone.utc)
 
 
-def take_snapshot(root: str, *, trigger: str | None = None, now: datetime | None = None) -> dict[str, Any]:
-    """Write the snapshot of the active (non-deprecated) entries and mark a check as pending."""
+def take_snapshot(root: str, *, session_id: object = None, trigger: str | None = None,
+                  now: datetime | None = None) -> dict[str, Any]:
+    """Write the snapshot of the active (non-deprecated) entries and mark a check as pending for
+    ``session_id``."""
     from context_keeper.model import KINDS, now_iso
 
     store = _store(root)
@@ -91,6 +117,7 @@ def take_snapshot(root: str, *, trigger: str | None = None, now: datetime | None
     snapshot = {
         "timestamp": timestamp,
         "trigger": trigger,
+        "session_id": _session_field(session_id),
         "entries": entries,
         "counts": {plural: len(items) for plural, items in entries.items()},
         "last_good": copies,
@@ -98,7 +125,9 @@ def take_snapshot(root: str, *, trigger: str | None = None, now: datetime | None
     if unreadable:
         snapshot["unreadable"] = unreadable
     store.write_sidecar(SNAPSHOT_FILE, snapshot)
-    store.write_sidecar(PENDING_FILE, {"snapshot_timestamp": timestamp})
+    os.makedirs(os.path.dirname(os.path.join(_context(root), _pending_name(session_id))), exist_ok=True)
+    store.write_sidecar(_pending_name(session_id), snapshot)
+    _remove(os.path.join(_context(root), LEGACY_PENDING_FILE))  # would never be cleared now
     return snapshot
 
 
@@ -181,13 +210,14 @@ def compare(snapshot: Mapping[str, Any], current: Mapping[str, Sequence[Mapping[
     }
 
 
-def check_pending(root: str, *, now: datetime | None = None) -> dict[str, Any] | None:
-    """Compare the store with the pending snapshot, write the report, clear the pending mark."""
+def check_pending(root: str, *, session_id: object = None, now: datetime | None = None) -> dict[str, Any] | None:
+    """Compare the store with ``session_id``'s pending snapshot, write the report, clear the
+    pending mark."""
     from context_keeper.model import KINDS
 
     store = _store(root)
-    marker = os.path.join(_context(root), PENDING_FILE)
-    snapshot = store.read_sidecar(SNAPSHOT_FILE)
+    marker = os.path.join(_context(root), _pending_name(session_id))
+    snapshot = store.read_sidecar(_pending_name(session_id))
     if not isinstance(snapshot, dict) or not isinstance(snapshot.get("entries"), dict):
         _remove(marker)  # missing, or damaged past use: nothing to compare with
         return None
@@ -203,31 +233,32 @@ def check_pending(root: str, *, now: datetime | None = None) -> dict[str, Any] |
     compared = dict(snapshot, entries={plural: items for plural, items in snapshot["entries"].items()
                                        if plural in current})
     report = compare(compared, current, now=now, written_since=_written_since(store, snapshot.get("last_good")))
+    report["session_id"] = _session_field(session_id)
     if unchecked:
         report["unchecked_files"] = sorted(set(unchecked))
     store.write_sidecar(REPORT_FILE, report)
     _remove(marker)
-    _remove(os.path.join(_context(root), FAILED_FILE))
+    _remove(os.path.join(_context(root), _failed_name(session_id)))
     return report
 
 
-def check_pending_in_hook(root: str, log: Callable[[str], None]) -> str | None:
+def check_pending_in_hook(root: str, log: Callable[[str], None], *, session_id: object = None) -> str | None:
     """``check_pending`` for a hook, whose injection must not be lost to it: any failure (a full
     disk, a directory where the report goes, a snapshot damaged in a way nobody foresaw) is
     logged through ``log`` and the pending mark removed, so the next Stop or session start does
     not fail the same way again. Returns a line saying the check could not run, or None."""
     try:
-        check_pending(root)
+        check_pending(root, session_id=session_id)
     except Exception as exc:  # noqa: BLE001 - the documented boundary: the check is an extra, the summary is not
         log(f"compaction check failed, not retried for this compaction: {type(exc).__name__}: {exc}")
         try:
-            _remove(os.path.join(_context(root), PENDING_FILE))
+            _remove(os.path.join(_context(root), _pending_name(session_id)))
         except OSError:
             pass  # the next hook tries again, and logs again
         # Left for the session start after a Stop hook that failed (unless writing is what
         # fails, as on a full disk). Not in the report file, whose shape clients read.
         with contextlib.suppress(Exception):
-            _store(root).write_sidecar(FAILED_FILE, {"error": type(exc).__name__})
+            _store(root).write_sidecar(_failed_name(session_id), {"error": type(exc).__name__})
         return _failed_note(type(exc).__name__)
     return None
 
@@ -270,15 +301,17 @@ def _remove(path: str) -> None:
 RECENT_REPORT_S = 15 * 60
 
 
-def session_note(root: str, *, max_age_s: float | None = None, now: float | None = None) -> str | None:
-    """The compaction check as factual text for the post-compaction SessionStart: the newer of
-    its report and a note that it could not run. With ``max_age_s``, one written longer ago than
-    that is not shown: without a snapshot taken for this compaction, the report left by an
-    earlier one would read as this one's."""
+def session_note(root: str, *, session_id: object = None, max_age_s: float | None = None,
+                 now: float | None = None) -> str | None:
+    """The compaction check of ``session_id`` as factual text for its post-compaction
+    SessionStart: the newer of the report (when it is of this session's check) and a note that
+    this session's check could not run. With ``max_age_s``, one written longer ago than that is
+    not shown: without a snapshot taken for this compaction, the report left by an earlier one
+    would read as this one's."""
     from context_keeper.hooks import leanjson
 
     found = []
-    for name in (REPORT_FILE, FAILED_FILE):
+    for name in (REPORT_FILE, _failed_name(session_id)):
         path = os.path.join(_context(root), name)
         try:
             with open(path, "rb") as handle:
@@ -286,16 +319,24 @@ def session_note(root: str, *, max_age_s: float | None = None, now: float | None
             written = os.stat(path).st_mtime
         except (OSError, ValueError):
             continue
-        if isinstance(data, dict):
+        if isinstance(data, dict) and (name != REPORT_FILE or _reports_on(data, session_id)):
             found.append((written, name, data))
     if not found:
         return None
     written, name, data = max(found, key=lambda item: item[0])
     if max_age_s is not None and (time.time() if now is None else now) - written > max_age_s:
         return None
-    if name == FAILED_FILE:
+    if name != REPORT_FILE:
         return _failed_note(data.get("error") if isinstance(data.get("error"), str) else "an error")
     return describe(data)
+
+
+def _reports_on(report: Mapping[str, Any], session_id: object) -> bool:
+    """Whether ``report`` may be told to ``session_id``: it is of that session's check, or one
+    of them does not say which session it is (a client that sends no id, a report written
+    before reports named their session)."""
+    checked, asking = _session_field(report.get("session_id")), _session_field(session_id)
+    return checked is None or asking is None or checked == asking
 
 
 def _failed_note(error: str) -> str:
@@ -338,6 +379,6 @@ def describe(report: Mapping[str, Any]) -> str | None:
     if len(items) > MAX_NOTE_ITEMS:
         lines.append(f"- … and {len(items) - MAX_NOTE_ITEMS} more")
     lines.append("These may be deliberate hand edits by the user: ask before restoring anything. "
-                 "get_compaction_report has the before/after values; the snapshot is in .context/compaction_snapshot.json."
+                 "get_compaction_report has the before/after values and each missing entry in full."
                  + not_checked)
     return "\n".join(lines)

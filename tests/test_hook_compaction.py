@@ -188,20 +188,31 @@ def test_a_stale_editor_buffer_saved_over_a_tool_edit_is_still_reported(project:
     assert [m["id"] for m in report["modified_entries"]] == ["dec-001"]
 
 
+def _pending(project: Path) -> bool:
+    return compaction.pending(str(project), payload("stop", project)["session_id"])
+
+
+def _session_snapshot(project: Path) -> Path:
+    """The snapshot the fixtures' session compares with (the shared one may be another's)."""
+    from context_keeper.hooks.state import COMPACTION_SNAPSHOT_SUFFIX, session_file
+
+    return project / ".context" / session_file(payload("stop", project)["session_id"], COMPACTION_SNAPSHOT_SUFFIX)
+
+
 def test_a_damaged_snapshot_is_skipped_and_not_checked_again(project: Path):
     # "entries" a list raised AttributeError on every Stop and post-compaction session start:
     # the marker stayed, and each session start after a compaction lost its whole injection.
     env = hook_env(project)
     context = project / ".context"
     run_hook("pre_compact", payload("pre_compact", project), env=env)
-    (context / "compaction_snapshot.json").write_text('{"timestamp": "x", "entries": [1, 2]}', encoding="utf-8")
+    _session_snapshot(project).write_text('{"timestamp": "x", "entries": [1, 2]}', encoding="utf-8")
     assert run_hook("post_compact", payload("stop", project), env=env).stdout == b""
-    assert not (context / "compaction_pending_state.json").exists()
+    assert not _pending(project)
     run_hook("pre_compact", payload("pre_compact", project), env=env)
-    (context / "compaction_snapshot.json").write_text('{"timestamp": "x", "entries": [1, 2]}', encoding="utf-8")
+    _session_snapshot(project).write_text('{"timestamp": "x", "entries": [1, 2]}', encoding="utf-8")
     text = injected(run_hook("session_start", payload("session_start_compact", project), env=env))
     assert "Project memory for" in text
-    assert not (context / "compaction_pending_state.json").exists()
+    assert not _pending(project)
     assert not (context / "hook.log").exists()
 
 
@@ -215,7 +226,7 @@ def test_a_report_that_cannot_be_written_costs_the_check_not_the_summary(project
     log = (context / "hook.log").read_text(encoding="utf-8")
     assert "compaction check failed" in log and "IsADirectoryError" in log
     # logged once: the marker is gone, so the next Stop does not fail the same way again
-    assert not (context / "compaction_pending_state.json").exists()
+    assert not _pending(project)
     assert run_hook("post_compact", payload("stop", project), env=env).stdout == b""
     assert (context / "hook.log").read_text(encoding="utf-8") == log
 
@@ -228,7 +239,7 @@ def test_a_stop_hook_whose_report_cannot_be_written_logs_once(project: Path):
     for _ in range(2):
         assert run_hook("post_compact", payload("stop", project), env=env).stdout == b""
     assert (context / "hook.log").read_text(encoding="utf-8").count("compaction check failed") == 1
-    assert not (context / "compaction_pending_state.json").exists()
+    assert not _pending(project)
 
 
 def test_a_check_that_failed_in_the_stop_hook_is_told_at_the_next_session_start(project: Path, monkeypatch):
@@ -239,9 +250,12 @@ def test_a_check_that_failed_in_the_stop_hook_is_told_at_the_next_session_start(
 
     monkeypatch.setattr(compaction, "check_pending", unforeseen)
     logged = []
-    assert "could not run (RuntimeError)" in compaction.check_pending_in_hook(str(project), logged.append)
-    assert logged and not compaction.pending(str(project))
-    assert "Compaction check: it could not run (RuntimeError)" in compaction.session_note(str(project))
+    session = payload("stop", project)["session_id"]
+    assert "could not run (RuntimeError)" in compaction.check_pending_in_hook(str(project), logged.append,
+                                                                              session_id=session)
+    assert logged and not _pending(project)
+    assert "Compaction check: it could not run (RuntimeError)" in compaction.session_note(str(project), session_id=session)
+    assert compaction.session_note(str(project), session_id="another session") is None
 
 
 def test_compare_skips_snapshot_parts_of_the_wrong_shape():

@@ -1,4 +1,5 @@
-"""Stop: the first time a turn ends after a compaction snapshot, compare and write the report.
+"""Stop: the first time a turn of the session that compacted ends after its compaction snapshot,
+compare and write the report (another session's Stop leaves that check to it).
 
 Every other Stop is a single ``os.path.exists`` and silence. The report is shown by the next
 SessionStart with source ``compact`` (which also runs the comparison itself when it comes
@@ -22,12 +23,13 @@ def handle(ctx: HookContext) -> None:
         return None
     from context_keeper import compaction
 
-    if guess is not None and not compaction.pending(guess):
+    session_id = ctx.payload.get("session_id")
+    if guess is not None and not compaction.pending(guess, session_id):
         return None
-    if not ctx.locate() or not compaction.pending(ctx.root):
+    if not ctx.locate() or not compaction.pending(ctx.root, session_id):
         return None
     from context_keeper.hooks.cache import heavy
 
     heavy()
-    compaction.check_pending_in_hook(ctx.root, ctx.log)
+    compaction.check_pending_in_hook(ctx.root, ctx.log, session_id=session_id)
     return None

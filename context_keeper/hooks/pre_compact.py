@@ -16,6 +16,6 @@ def handle(ctx: HookContext) -> None:
     cache.heavy()
     from context_keeper import compaction
 
-    compaction.take_snapshot(ctx.root, trigger=ctx.text("trigger") or None)
+    compaction.take_snapshot(ctx.root, session_id=ctx.payload.get("session_id"), trigger=ctx.text("trigger") or None)
     cache.summary(ctx.root)  # rebuilds the quality note the post-compaction SessionStart shows
     return None

@@ -113,7 +113,8 @@ def handle(ctx: HookContext) -> str | None:
     decisions += [i for i in tagged if i in fresh]
     constraints = sorted(constraints, key=_id_number)[:MAX_CONSTRAINTS]
     shown = list(dict.fromkeys(constraints + decisions + must_ask))
-    text = scope_index.lines(ctx.root, data, shown) if shown else {}
+    read = scope_index.read_back(ctx.root, data, shown) if shown else {}
+    text = {i: line for i, (line, _) in read.items()}
     constraints = [i for i in constraints if i in text]  # an entry that could not be read back
     decisions = [i for i in decisions if i in text]  # stays unseen: the next edit shows it
     must_ask = [i for i in must_ask if i in text]
@@ -148,7 +149,7 @@ def handle(ctx: HookContext) -> str | None:
     lines += tail
     if left_out:
         lines.append(_left_out(left_out))
-    state.mark([keys.get(i, i) for i in constraints + decisions] + [f"!broken:{name}" for name in notes])
+    state.mark([read[i][1] for i in constraints + decisions] + [f"!broken:{name}" for name in notes])
     if must_ask:
         # The person asked sees the rules themselves, not only their ids.
         rules = " ".join(text[i].lstrip("- ") for i in must_ask)

@@ -134,13 +134,21 @@ def _view(parts: dict) -> dict:
 def lines(root: str, index: dict, ids: list[str]) -> dict[str, str]:
     """The injection line of each of ``ids``, read back from the source files at the offsets
     ``index`` recorded. If a file changed since, its part is rebuilt first."""
+    return {entry_id: line for entry_id, (line, _) in read_back(root, index, ids).items()}
+
+
+def read_back(root: str, index: dict, ids: list[str]) -> dict[str, tuple[str, str]]:
+    """``lines`` with each line's session seen-key (``state.entry_key``) beside it, taken from
+    the item the line was rendered from: the file may have changed since ``index`` was read,
+    and what is marked as shown must be the text shown."""
+    from context_keeper.hooks.state import entry_key
     from context_keeper.lines import constraint_line, decision_line
 
     context_dir = os.path.join(root, ".context")
     current = stamps(context_dir)
     at = index.get("at") or {}
     texts: dict[str, tuple[str, bool]] = {}
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, str]] = {}
     for entry_id in ids:
         kind, offset = at.get(entry_id, (None, None))
         if kind not in SOURCES:
@@ -165,7 +173,7 @@ def lines(root: str, index: dict, ids: list[str]) -> dict[str, str]:
         if entry is None or entry["id"] != entry_id:
             continue
         line = constraint_line(entry) if kind == "constraint" else decision_line(entry, why_chars=140)
-        out[entry_id] = _replace_surrogates(line) if scrub else line
+        out[entry_id] = (_replace_surrogates(line) if scrub else line, entry_key(entry_id, item))
     return out
 
 

@@ -3,8 +3,8 @@
 ``source`` is startup | resume | clear | compact | fork. On ``resume`` a summary this session
 was already shown, unchanged, is replaced by a line saying so. After ``compact`` and ``clear``
 the agent has lost what earlier hooks showed it, so this session's de-duplication memory is
-reset; after ``compact`` the store is compared with the pre-compaction snapshot (if that has not
-happened yet) and any discrepancy is reported.
+reset; after ``compact`` the store is compared with this session's pre-compaction snapshot (if
+its Stop hook has not done so yet) and any discrepancy is reported.
 """
 
 from __future__ import annotations
@@ -45,15 +45,17 @@ def handle(ctx: HookContext) -> str | None:
     if source == "compact":
         from context_keeper import compaction
 
-        checked_now = compaction.pending(ctx.root)
+        session_id = ctx.payload.get("session_id")
+        checked_now = compaction.pending(ctx.root, session_id)
         failed = None
         if checked_now:
             from context_keeper.hooks.cache import heavy
 
             heavy()
-            failed = compaction.check_pending_in_hook(ctx.root, ctx.log)
-        # No snapshot for this compaction: only a report from just now (the Stop hook's) is its.
-        note = failed or compaction.session_note(ctx.root, max_age_s=None if checked_now else compaction.RECENT_REPORT_S)
+            failed = compaction.check_pending_in_hook(ctx.root, ctx.log, session_id=session_id)
+        # No snapshot for this compaction: only a report from just now (this session's Stop hook's) is its.
+        note = failed or compaction.session_note(ctx.root, session_id=session_id,
+                                                 max_age_s=None if checked_now else compaction.RECENT_REPORT_S)
         if note:
             # After a compaction the loss check is the point: it goes first, so the size limit
             # cuts the summary's tail rather than the check.

@@ -9,7 +9,9 @@ such a session is shown each entry once more (better than a changed rule never).
 Lines are appended with a single ``O_APPEND`` write, so parallel hooks of the same session (the
 agent editing several files at once) and concurrent sessions never lose each other's lines; the
 worst race is one entry shown twice. Files untouched for ``STALE_AFTER_S`` are pruned at
-session start. Standard library only: this sits on every hook's fast path.
+session start, as are the session's compaction files beside it (``COMPACTION_SUFFIXES``: the
+snapshot its pending loss check compares with, a note that the check could not run; see
+compaction.py). Standard library only: this sits on every hook's fast path.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ import time
 
 SESSIONS_DIR = "sessions"
 SUFFIX = ".seen"
+COMPACTION_SNAPSHOT_SUFFIX = ".compaction_snapshot.json"
+COMPACTION_FAILED_SUFFIX = ".compaction_failed.json"
+COMPACTION_SUFFIXES = (COMPACTION_SNAPSHOT_SUFFIX, COMPACTION_FAILED_SUFFIX)
 STALE_AFTER_S = 7 * 24 * 3600
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
@@ -48,10 +53,15 @@ def entry_key(entry_id: str, item: Mapping) -> str:
     return f"{entry_id}#{zlib.crc32(shown.encode('utf-8', 'surrogatepass')):08x}"
 
 
+def session_file(session_id: object, suffix: str) -> str:
+    """The path, relative to ``.context/``, of the session's file ending in ``suffix``."""
+    return f"{SESSIONS_DIR}/{session_key(session_id)}{suffix}"
+
+
 class SessionState:
     def __init__(self, context_dir: str, session_id: object) -> None:
         self.dir = os.path.join(context_dir, SESSIONS_DIR)
-        self.path = os.path.join(self.dir, session_key(session_id) + SUFFIX)
+        self.path = os.path.join(context_dir, session_file(session_id, SUFFIX))
         self._seen: set[str] | None = None
 
     def seen(self) -> set[str]:
@@ -95,7 +105,8 @@ class SessionState:
 
 
 def prune(context_dir: str, *, now: float | None = None, max_age_s: float = STALE_AFTER_S) -> int:
-    """Delete session files untouched for ``max_age_s``; returns how many were removed."""
+    """Delete session files (seen-sets and compaction files) untouched for ``max_age_s``;
+    returns how many were removed."""
     directory = os.path.join(context_dir, SESSIONS_DIR)
     cutoff = (time.time() if now is None else now) - max_age_s
     removed = 0
@@ -106,7 +117,7 @@ def prune(context_dir: str, *, now: float | None = None, max_age_s: float = STAL
     except OSError:
         return 0
     for entry in entries:
-        if not entry.name.endswith(SUFFIX):
+        if not entry.name.endswith((SUFFIX, *COMPACTION_SUFFIXES)):
             continue
         try:
             if entry.stat().st_mtime < cutoff:

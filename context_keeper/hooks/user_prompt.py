@@ -47,18 +47,7 @@ def handle(ctx: HookContext) -> str | None:
         return None
     hits = [r for r in result.get("results", [])
             if not r.get("weak_match") and not r.get("history") and not r.get("related")]
-    from context_keeper.hooks.state import entry_key
-    from context_keeper.store import readable_state
-
-    store = service.store()
-    keys = {}
-    for r in hits[:MAX_ENTRIES]:
-        entry_id = r["entry"]["id"]
-        # The item as stored, in the file the index read (the last good copy of a broken file),
-        # as the edit guard's index reads it: one key per content in both hooks.
-        file_state, _ = readable_state(store, store.state(KINDS[r["type"]]))
-        position = file_state.positions.get(entry_id)
-        keys[entry_id] = entry_key(entry_id, file_state.raw[position] if position is not None else r["entry"])
+    keys = {r["entry"]["id"]: service.seen_key(r["type"], r["entry"]) for r in hits[:MAX_ENTRIES]}
     state = ctx.state()
     fresh = set(state.unseen(keys.values()))
     # The prompt's best matches minus those already shown: once they are all in the
@@ -125,6 +114,7 @@ def _service(root: str, *, restore: bool = True):  # -> Service whose index come
         _analyses: AnalysisCache | None = None
         _snapshot: dict | None = None
         _store = None
+        _read: dict | None = None  # kind name -> the file state the index was built from
         _use_snapshot = restore
 
         def index(self, store):  # noqa: ANN001, ANN201 - same contract as Service.index
@@ -149,7 +139,20 @@ def _service(root: str, *, restore: bool = True):  # -> Service whose index come
                         index.replace_kind(kind.name, docs[kind.name], settle=kind is last)
                     self._snapshot = snapshot.dump(index, stamps)
                 self._state, self._store = _IndexState(index), store
+                self._read = {s.kind.name: r for s, (r, _) in zip(states, readable)}
             return self._state
+
+        def seen_key(self, kind_name: str, entry: dict) -> str:
+            """The session seen-key of ``entry``, an answer's entry: from its item as stored in
+            the very reading the index searched (the last good copy of a broken file), as the
+            edit guard's index keys it. Not from a later reading: a write landing after the
+            search would have the old text shown and the new text's key marked, and the new
+            text would then never reach the session."""
+            from context_keeper.hooks.state import entry_key
+
+            file_state = (self._read or {}).get(kind_name)
+            position = file_state.positions.get(entry["id"]) if file_state is not None else None
+            return entry_key(entry["id"], file_state.raw[position] if position is not None else entry)
 
         def discard_snapshot(self) -> bool:
             """Forget an index restored from a snapshot (the next search builds one); False
