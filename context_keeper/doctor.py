@@ -245,9 +245,11 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                          "one (the old id is kept as previous_id), and move the links that link back to it"),
                 ))
             else:
+                # An item with no id has nothing to search the file for: its line says where it is.
+                at = "" if isinstance(item, dict) else _line_of_item(state.path, index)
                 findings.append(Finding(
                     WARNING, "malformed_entry",
-                    f"{problem}. Fix the item by hand; until then it is kept as written but "
+                    f"{problem}{at}. Fix the item by hand; until then it is kept as written but "
                     "skipped or shown with defaults.",
                     file=name,
                 ))
@@ -262,6 +264,24 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
             findings.append(Finding(WARNING, "bad_backup", f"the last-good copy of {name} does not parse",
                                     file=name, fix="replace it with a copy of the current file"))
     return findings
+
+
+def _line_of_item(path: Path, index: int) -> str:
+    """" (line N)" where item ``index`` of the JSON array in ``path`` starts, or "" when the file
+    cannot be walked (it parsed a moment ago; it may have changed since)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+        decoder = json.JSONDecoder()
+        at = text.index("[") + 1
+        for position in range(index + 1):
+            while text[at] in " \t\r\n,":
+                at += 1
+            if position == index:
+                return f" (line {text.count(chr(10), 0, at) + 1})"
+            at = decoder.raw_decode(text, at)[1]
+    except (OSError, ValueError, IndexError):
+        pass
+    return ""
 
 
 def _needs_id(kind: Kind, item: Any) -> bool:
@@ -320,6 +340,12 @@ def _free_id(state: Any) -> str:
     return model.format_id(state.kind, next_number(state.max_number, state.link_max, state.kind))
 
 
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON text, key order aside: Python's == has true == 1 == 1.0, so a copy that
+    differs only there was dropped as an exact repeat."""
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+
 def _duplicates(store: Store, kind: Kind) -> dict[int, bool]:
     """raw index of each later duplicate -> whether it equals the first item with that id."""
     state = store.state(kind)
@@ -330,7 +356,7 @@ def _duplicates(store: Store, kind: Kind) -> dict[int, bool]:
             continue
         key = item["id"].strip()
         if key in first:
-            out[index] = item == first[key]
+            out[index] = _same_json(item, first[key])
         else:
             first[key] = item
     return out
@@ -500,6 +526,53 @@ def _check_links(store: Store) -> list[Finding]:
     return findings
 
 
+def _check_numbers(store: Store) -> list[Finding]:
+    """NaN or Infinity in an item (Python's json.dump writes them): only Python reads them back,
+    and context-keeper refuses to write the entry again until they are gone."""
+    from context_keeper.store import _not_finite
+
+    findings = []
+    for kind in KINDS.values():
+        state = store.state(kind)
+        for index, item in enumerate(state.raw):
+            where = _not_finite(item)
+            if where:
+                label = item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) else f"item {index + 1}"
+                findings.append(Finding(
+                    WARNING, "not_json_number",
+                    f"{label} holds {where}, which is not JSON (jq, JavaScript and most parsers refuse the file) and "
+                    f"which context-keeper will not write back: updates to it are refused. Write a finite number, a "
+                    f"string or null there in .context/{state.path.name}",
+                    file=state.path.name,
+                ))
+    return findings
+
+
+def _check_titles(store: Store) -> list[Finding]:
+    """An entry without its one-line label: shown as a blank line by every summary and hook."""
+    import difflib
+
+    findings = []
+    for kind in KINDS.values():
+        state = store.state(kind)
+        raw_by_id = {i["id"].strip(): i for i in state.raw if isinstance(i, dict) and isinstance(i.get("id"), str)}
+        for entry in state.entries:
+            title = entry.get(kind.title_field)
+            if isinstance(title, str) and title.strip():
+                continue
+            raw = raw_by_id.get(entry["id"], {})
+            near = difflib.get_close_matches(kind.title_field, [k for k in raw if isinstance(k, str)
+                                                                 and kind.spec(k) is None], n=1, cutoff=0.7)
+            hint = f' (it has "{near[0]}": rename that key to "{kind.title_field}")' if near else ""
+            findings.append(Finding(
+                WARNING, "missing_title",
+                f"{entry['id']} has no {kind.title_field}{hint}, so summaries and hooks show it as a blank line. "
+                f"Give it a \"{kind.title_field}\" in .context/{state.path.name}",
+                file=state.path.name,
+            ))
+    return findings
+
+
 def _check_timestamps(store: Store) -> list[Finding]:
     findings = []
     for kind in KINDS.values():
@@ -563,6 +636,15 @@ def _check_history(store: Store) -> list[Finding]:
                     f"{old_id} with superseded_by {entry['id']}; if not (a merge or a renumbering can leave an "
                     f"old id behind), remove {old_id} from {entry['id']}.supersedes: edit .context/{name} by hand, "
                     "or have the agent call update_entry",
+                    file=name,
+                ))
+            if entry.get("status") == "superseded" and not entry.get("superseded_by") and entry["id"] not in shared:
+                findings.append(Finding(
+                    WARNING, "history_link",
+                    f"{entry['id']} is superseded but names no successor (superseded_by), so nothing says what "
+                    "replaced it and no summary shows it. Set \"superseded_by\" to the id of the entry that replaced "
+                    f"it, or set \"status\": \"active\" (or \"deprecated\" with a deprecated_reason) if nothing did: "
+                    f"edit .context/{name} by hand",
                     file=name,
                 ))
             if entry.get("superseded_by") and entry.get("status", "active") == "active":
@@ -894,6 +976,8 @@ def diagnose(root: Path) -> Report:
     findings += _check_config(store)
     findings += _check_links(store)
     findings += _check_timestamps(store)
+    findings += _check_titles(store)
+    findings += _check_numbers(store)
     findings += _check_history(store)
     findings += _check_id_spellings(store)
     findings += _check_scopes(store)
@@ -974,7 +1058,7 @@ def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
             elif key is None and _needs_id(kind, item):
                 renumber.append(len(kept))
             if key is not None and key in first:
-                if item == kept[first[key]][0]:
+                if _same_json(item, kept[first[key]][0]):
                     done.append(f"{kind.filename}: dropped an exact repeat of {key}")
                     continue
                 if key not in edited:

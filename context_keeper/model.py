@@ -375,7 +375,7 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
     id, wrong id prefix). The raw item itself is never modified, so a rewrite keeps it as is.
     """
     if not isinstance(raw, Mapping):
-        return None, [f"item is a {type(raw).__name__}, not an object"]
+        return None, [f"item is {_json_kind(raw)}, not an object"]
     entry_id = raw.get("id")
     parsed = parse_id(entry_id)
     if parsed is None:
@@ -439,6 +439,8 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
             entry[spec.name] = text
         elif spec.shape == "id":
             # As an entry's own id is read: a hand edit may leave spaces around a link (" dec-019 ").
+            if value is not None and not isinstance(value, str):
+                problems.append(f"{entry_id}: {spec.name} {shown(value)} should be one id as text, such as \"dec-019\"")
             entry[spec.name] = (value.strip() or None) if isinstance(value, str) else None
     if kind is DECISION and not entry.get("why_chosen") and isinstance(raw.get("rationale"), str):
         entry["why_chosen"] = raw["rationale"]

@@ -97,11 +97,6 @@ def check_bounds(*, query: str | None = None, tags: Sequence[str] | None = None,
     for name, values in ((tags_field, tags), ("types", types)):
         if values and len(values) > model.MAX_LIST:
             raise InvalidInput(f"{name} has {len(values)} items; the maximum is {model.MAX_LIST}", field=name)
-    for i, tag in enumerate(tags or []):
-        if isinstance(tag, str) and not tag.strip():
-            # Dropped, a blank tag turned a tag filter into none: every entry passed.
-            raise InvalidInput(f"{tags_field}: item {i + 1} is blank; give tag names, or leave {tags_field} out",
-                               field=tags_field)
     if scope and len(scope) > model.MAX_SHORT_TEXT:
         raise InvalidInput(f"scope is {len(scope)} characters; give one file or directory path", field="scope")
 

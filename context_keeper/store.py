@@ -171,18 +171,32 @@ def _digest(data: bytes | tuple[bytes, ...]) -> bytes:
     return crc.to_bytes(4, "big") + size.to_bytes(8, "big")
 
 
+def _not_finite(value: Any, path: str = "") -> str | None:
+    """Where in ``value`` a NaN or an infinity is, as ``key.sub: NaN``."""
+    if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+        return f"{path or 'a value'}: {'NaN' if value != value else 'Infinity'}"
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in children:
+        found = _not_finite(child, f"{path}.{key}" if path and isinstance(key, str) else f"{path}[{key}]" if path else str(key))
+        if found:
+            return found
+    return None
+
+
 def _chunk(item: Any) -> str:
     """One array item exactly as ``json.dumps(items, indent=2)`` would lay it out."""
     try:
         text = json.dumps(item, indent=2, ensure_ascii=False, allow_nan=False)
     except ValueError:
-        # 1e400 in a hand-added key reads as inf, and inf would be written as Infinity: no JSON
-        # parser but Python's reads that back, so the file would be broken for everyone else.
+        # 1e400 in a hand-added key reads as inf, NaN (which Python's json.dump writes) as nan:
+        # written back as Infinity or NaN, no JSON parser but Python's reads them, so the file
+        # would be broken for everyone else.
         entry = item.get("id") if isinstance(item, dict) else None
+        where = _not_finite(item)
         raise StoreError(
-            f"{entry or 'an entry'} holds a number beyond what a float can carry (such as 1e400), which would be "
-            "written back as Infinity, and that is not JSON. Nothing was written; write that number as a string "
-            "by hand (\"1e400\"), then try again"
+            f"{entry or 'an entry'} holds {where or 'a number'}, which JSON cannot carry (it would be written back "
+            "as NaN or Infinity, which JSON parsers other than Python's refuse). Nothing was written; write that "
+            "value as a string or a finite number by hand (\"1e400\", null), then try again"
         ) from None
     try:
         text.encode("utf-8")
@@ -504,7 +518,8 @@ def _parse_file(
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        # In characters, as an editor counts them: the line's valid start decodes.
+        column = len(data[data.rfind(b"\n", 0, exc.start) + 1:exc.start].decode("utf-8", "replace")) + 1
         err = CorruptStoreFile(str(path), line, column, "not valid UTF-8")
         return FileState(kind, path, stamp, error=err, digest=digest)
     if text.startswith(_BOM):  # editors on Windows add one; JSON forbids it, people don't see it
@@ -533,8 +548,8 @@ def _parse_file(
             err = CorruptStoreFile(str(path), exc.lineno, exc.colno, exc.msg)
         return FileState(kind, path, stamp, error=err, digest=digest)
     if not isinstance(data_value, list):
-        found = type(data_value).__name__
-        err = CorruptStoreFile(str(path), 1, 1, f"expected a JSON array of entries, found a {found}")
+        found = model._json_kind(data_value)  # "an object", "null": JSON's words, not Python's
+        err = CorruptStoreFile(str(path), 1, 1, f"expected a JSON array of entries, found {found}")
         return FileState(kind, path, stamp, error=err, digest=digest)
     repeated = _repeated_key_problems(text, data_value) if repeats else None
     state = _build_state(kind, path, stamp, data_value, digest, bool(_SURROGATE_ESCAPE.search(text)), repeated)
@@ -680,9 +695,10 @@ class FileTxn:
             if index >= len(builder.raw) or builder.chunks[index] is not None:
                 continue
             if builder.raw[index] is base.raw[index]:
-                if crlf and index not in base.item_problems:
-                    # The items written around it end lines with "\n": one style per file. A raw
-                    # CR can only be whitespace between tokens (JSON strings escape it).
+                if crlf:
+                    # The items written around it end lines with "\n": one style per file (an item
+                    # with a problem too: its bytes are kept, not its line ends). A raw CR can only
+                    # be whitespace between tokens (JSON strings escape it).
                     chunk = chunk.replace("\r\n", "\n")
                 builder.chunks[index] = chunk
 

@@ -191,7 +191,7 @@ def test_malformed_entries_are_warnings_that_need_a_person(tmp_path, capsys):
     assert report.exit_code == doctor.EXIT_WARNINGS
     messages = "\n".join(f.message for f in report.findings)
     assert "pipelines.json item 1: pipe-001: steps should be a list" in messages
-    assert "pipelines.json item 4: item is a str" in messages
+    assert "pipelines.json item 4: item is text" in messages
     assert all(f.fix is None for f in report.findings if f.code == "malformed_entry")
     code, _ = _run(capsys, "--project", str(project), "--fix")
     assert code == doctor.EXIT_WARNINGS

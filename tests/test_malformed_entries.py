@@ -47,7 +47,7 @@ def test_usable_entries_are_read_and_every_bad_item_is_reported(svc):
     assert [e["id"] for e in state.entries] == ["pipe-001", "pipe-002", "pipe-007"]
     problems = "\n".join(state.problems)
     for expected in ("pipe-001: steps should be a list", "pipe-001: tags should be a list",
-                     "entry without a valid id", "item is a str", "item is a int", "item is a NoneType",
+                     "entry without a valid id", "item is text", "item is the number", "item is null",
                      "dec-900: id prefix does not belong", "duplicate id pipe-002",
                      "pipe-007: status 'paused'", "pipe-007: origin 'robot'"):
         assert expected in problems, expected
@@ -94,7 +94,7 @@ async def test_verify_quality_lists_each_malformed_item(svc):
     async with connect(svc, "legacy") as client:
         _, answer = await call(client, "verify_quality", {})
     malformed = [i["detail"] for i in answer["issues"] if i["issue"] == "malformed_entry"]
-    assert any("pipelines.json item 4: item is a str" in d for d in malformed)
+    assert any("pipelines.json item 4: item is text" in d for d in malformed)
     assert any("duplicate id pipe-002" in d for d in malformed)
     assert any("decisions.json item 3" in d for d in malformed)
     assert any("con-001: hardness 'very'" in d for d in malformed)
