@@ -619,6 +619,12 @@ class Service:
         store = self.store(project_dir, recorded=True)
         report = store.read_sidecar("compaction_report.json")
         if not isinstance(report, dict):
+            path = store.dir / "compaction_report.json"
+            if path.exists():
+                # "No report yet" for a report that exists would hide the entries it says were lost.
+                raise StoreError(f"{path} exists but cannot be read as a JSON object (a cut-off write or a hand "
+                                 "edit); the last compaction's check is in it. Look at the file, or delete it: the "
+                                 "next compaction writes a new one")
             return {"status": "no_report", "message": "No compaction report yet: it is written after a context compaction when the hooks are installed."}
         return report
 

@@ -266,3 +266,14 @@ def test_the_cli_names_its_own_flag_when_no_project_is_found(tmp_path, monkeypat
     assert cli.main(["get", "anything"]) == 4
     said = capsys.readouterr().err
     assert "pass --project DIR" in said and "project_dir" not in said
+
+
+def test_an_unreadable_compaction_report_is_not_reported_as_none_yet(svc):
+    from context_keeper.errors import StoreError
+
+    assert svc.get_compaction_report()["status"] == "no_report"
+    path = Path(svc.project_root()) / ".context" / "compaction_report.json"
+    path.write_text('{"timestamp": "2026-01-01T00:00:00+00:00", "status": "discrepancies_found", "missing_entries": [{"ty',
+                    encoding="utf-8")
+    with pytest.raises(StoreError, match="compaction_report.json exists but cannot be read"):
+        svc.get_compaction_report()
