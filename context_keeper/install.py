@@ -586,9 +586,19 @@ def _table_header(line: str) -> tuple[str, ...] | None:
 def _toml_parse(text: str) -> dict[str, Any] | None:
     try:
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10: no parser in the standard library, skip the checks
+    except ModuleNotFoundError:  # Python 3.10: no parser in the standard library (merge_codex refuses)
         return None
     return tomllib.loads(text)
+
+
+def _no_toml_parser_refusal(spec: dict[str, Any] | None) -> str:
+    """Without a parser the edit could not check what it keeps (the user's keys, a server under our
+    name that is not ours) nor that the result is valid TOML, so it is not made."""
+    what = (f"Paste this into it by hand (or merge command and args into the table there):\n{codex_block(spec)}"
+            if spec is not None else f"Remove its [mcp_servers.{SERVER_NAME}] table by hand.")
+    return ("cannot be edited safely by this Python, which has no TOML parser (tomllib, in Python 3.11 and "
+            "later), so nothing was written. Run install with Python 3.11 or later, or pass --client for the "
+            f"other clients alone. {what}")
 
 
 def _drop_keys(body: list[str], keys: set[str]) -> list[str]:
@@ -613,13 +623,9 @@ def _drop_keys(body: list[str], keys: set[str]) -> list[str]:
 
 def _parses(text: str) -> bool:
     try:
-        if _toml_parse(text) is not None:
-            return True
+        return _toml_parse(text) is not None  # merge_codex refuses before this without a parser
     except ValueError:
         return False
-    # No parser (Python 3.10): a value is complete once its brackets close outside strings.
-    bare = re.sub(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'', "", text)
-    return bare.count("[") <= bare.count("]") and bare.count("{") <= bare.count("}")
 
 
 def _leading_comments(body: list[str]) -> list[str]:
@@ -662,6 +668,10 @@ def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
     except ValueError as exc:
         raise StoreError(f"does not parse as TOML ({exc}); nothing was written. Fix it by hand, "
                          "or use --print and paste the entry.") from exc
+    if before is None and text.strip():
+        if spec is None and SERVER_NAME not in text:
+            return text  # no spelling of our table can be in it
+        raise StoreError(_no_toml_parser_refusal(spec))
     newline = "\r\n" if "\r\n" in text else "\n"  # keep a Windows file's line endings
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
@@ -1094,7 +1104,8 @@ def _codex_servers(text: str | None) -> Any:
 
 
 def _codex_entry(text: str | None) -> Any:
-    """Our Codex table as parsed (None as for ``_codex_servers``; then the table is edited blind)."""
+    """Our Codex table as parsed (None as for ``_codex_servers``; ``merge_codex`` then refuses, unless
+    the file is empty or, on uninstall, does not name us)."""
     servers = _codex_servers(text)
     return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
 

@@ -1,0 +1,59 @@
+"""install / uninstall defects found in round 17's hunt, each test failing before its fix."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_install import _cli, _codex_config
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = None
+needs_tomllib = pytest.mark.skipif(tomllib is None, reason="needs tomllib (Python 3.11+)")
+
+
+# ------------------------------------------------------------------ Codex without a TOML parser (Python 3.10)
+
+
+@pytest.fixture
+def no_tomllib(monkeypatch):
+    """Python 3.10's standard library, which has no tomllib: ``import tomllib`` fails."""
+    monkeypatch.setitem(sys.modules, "tomllib", None)
+
+
+USER_TABLE = ('[mcp_servers.context-keeper]\ncommand = "/old/bin/context-keeper"\nargs = ["serve"]\n'
+              'env = { CONTEXT_KEEPER_PROJECT = "/src/app" }\nstartup_timeout_sec = 30\n\n'
+              '[mcp_servers.other]\ncommand = "other"\n')
+INLINE_TABLE = '[mcp_servers]\ncontext-keeper = { command = "/old/bin/context-keeper", args = ["serve"] }\n'
+
+
+@pytest.mark.parametrize("verb,text", [("uninstall", USER_TABLE), ("install", INLINE_TABLE),
+                                       ("install", USER_TABLE)])
+def test_codex_edit_without_a_toml_parser_refuses_and_writes_nothing(project: Path, tmp_path: Path, no_tomllib,
+                                                                      verb, text):
+    home, path = _codex_config(tmp_path, text)
+    extra = ("--write",) if verb == "install" else ()
+    proc = _cli(verb, "--client", "codex", *extra, "--project", str(project), cwd=project, home=home)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert str(path) in proc.stderr and "TOML parser" in proc.stderr and "nothing was written" in proc.stderr
+    assert path.read_text(encoding="utf-8") == text and not list(path.parent.glob("*.bak-*"))
+    if verb == "install":  # the block to paste by hand
+        assert "[mcp_servers.context-keeper]\ncommand = " in proc.stderr
+
+
+def test_codex_without_a_toml_parser_still_writes_a_new_file_and_leaves_one_without_us(
+        project: Path, tmp_path: Path, no_tomllib):
+    home, path = _codex_config(tmp_path, "")
+    path.unlink()
+    proc = _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert path.read_text(encoding="utf-8").startswith("[mcp_servers.context-keeper]\ncommand = ")
+    other = 'model = "o4"\n\n[mcp_servers.other]\ncommand = "other"\n'
+    path.write_text(other, encoding="utf-8")
+    proc = _cli("uninstall", "--client", "codex", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert path.read_text(encoding="utf-8") == other
