@@ -631,13 +631,20 @@ def _parses(text: str) -> bool:
 def _leading_comments(body: list[str]) -> list[str]:
     """The comment lines (and blank lines between them) at the end of a table's lines: they sit
     right above the next header and describe that table, so removing the table keeps them."""
+    tail = _table_tail(body)
+    while tail and not tail[0].strip():
+        tail.pop(0)
+    return tail
+
+
+def _table_tail(body: list[str]) -> list[str]:
+    """The blank lines and comments that end a table's lines: the gap before the next header and
+    the comments that describe it, which stay when the table's own keys are replaced."""
     tail: list[str] = []
     for line in reversed(body[1:]):
         if line.strip() and not line.lstrip().startswith("#"):
             break
         tail.insert(0, line)
-    while tail and not tail[0].strip():
-        tail.pop(0)
     return tail
 
 
@@ -653,13 +660,14 @@ def _without_ours(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
+def merge_codex(text: str, spec: dict[str, Any] | None, *, replace: bool = False) -> str:
     """``config.toml`` text with our ``[mcp_servers.context-keeper]`` table set or removed.
 
     The header is recognised in any spelling (``context-keeper``, ``"context-keeper"``,
     ``'context-keeper'``, spaces around dots). On install only ``command`` and ``args`` of an
     existing table are replaced; other keys the user added (``env``, ``startup_timeout_sec``,
-    sub-tables) stay. Raises ``StoreError`` when the file does not parse, or when our entry is
+    sub-tables) stay, unless ``replace`` (``--force`` over a server that is not ours) leaves
+    ``spec`` alone in the table. Raises ``StoreError`` when the file does not parse, or when our entry is
     spelled some other way (an inline table, dotted keys) that this text edit would duplicate.
     """
     ours = ("mcp_servers", SERVER_NAME)
@@ -690,9 +698,12 @@ def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
             if spec is None:
                 out.extend(_leading_comments(body))
                 continue
+            if replace and key != ours:
+                out.extend(_leading_comments(body))
+                continue
             if key == ours:
-                body = [body[0], *(line + newline for line in _codex_spec_lines(spec)),
-                        *_drop_keys(body[1:], {"command", "args"})]
+                rest = _table_tail(body) if replace else _drop_keys(body[1:], {"command", "args"})
+                body = [body[0], *(line + newline for line in _codex_spec_lines(spec)), *rest]
         out.extend(body)
     result = "".join(out)
     if spec is not None and not found:
@@ -713,7 +724,7 @@ def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
         old, new = (doc.get("mcp_servers") for doc in (before, after))
         old = old.get(SERVER_NAME) if isinstance(old, dict) else None
         new = new.get(SERVER_NAME) if isinstance(new, dict) else None
-        expected = None if spec is None else {**(old if isinstance(old, dict) else {}), **spec}
+        expected = None if spec is None else {**(old if isinstance(old, dict) and not replace else {}), **spec}
         if new != expected or _without_ours(after) != _without_ours(before):
             raise refusal
     return result
@@ -1043,7 +1054,8 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
             foreign = entry is not None and not is_our_server(entry)
             kept = user_keys(entry, spec) if remove else []
             try:
-                after = before if kept or (remove and foreign) else merge_codex(before or "", None if remove else spec)
+                after = before if kept or (remove and foreign) else merge_codex(
+                    before or "", None if remove else spec, replace=foreign and force)
             except StoreError as exc:
                 raise StoreError(f"{target.path} {exc}") from exc
             if foreign and not remove and not force:

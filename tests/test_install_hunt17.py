@@ -57,3 +57,29 @@ def test_codex_without_a_toml_parser_still_writes_a_new_file_and_leaves_one_with
     proc = _cli("uninstall", "--client", "codex", "--project", str(project), cwd=project, home=home)
     assert proc.returncode == 0, proc.stderr
     assert path.read_text(encoding="utf-8") == other
+
+
+# ------------------------------------------------------------------ Codex --force over a server that is not ours
+
+
+@needs_tomllib
+def test_codex_force_replaces_a_foreign_entry_with_ours_alone(project: Path, tmp_path: Path):
+    from context_keeper import install
+
+    text = ('model = "o4"\n\n[mcp_servers.context-keeper]\nurl = "https://mcp.example.com/ck"\n'
+            'bearer_token_env_var = "CK_TOKEN"\n\n[mcp_servers.context-keeper.tools.get_context]\nenabled = true\n\n'
+            '# my other server\n[mcp_servers.other]\ncommand = "other"\n')
+    home, path = _codex_config(tmp_path, text)
+    proc = _cli("install", "--client", "codex", "--write", "--force", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    written = path.read_text(encoding="utf-8")
+    doc = tomllib.loads(written)
+    assert set(doc["mcp_servers"]["context-keeper"]) == {"command", "args"}
+    assert install.is_our_server(doc["mcp_servers"]["context-keeper"])
+    assert doc["mcp_servers"]["other"] == {"command": "other"} and doc["model"] == "o4"
+    assert "# my other server\n[mcp_servers.other]" in written
+    proc = _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0 and "already up to date" in proc.stdout, proc.stderr
+    proc = _cli("uninstall", "--client", "codex", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert tomllib.loads(path.read_text(encoding="utf-8")) == {"model": "o4", "mcp_servers": {"other": {"command": "other"}}}
