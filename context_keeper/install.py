@@ -1311,8 +1311,11 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
 
 def _shared_removal_note(path: Path, client: str, project: Path) -> str:
     """Uninstall from a file a team commits removes the wiring for everyone once it is pushed."""
-    alone = ("`context-keeper uninstall --local` (or `--user`) removes only the wiring you added for yourself"
-             if client == "claude" else "`--user` removes only your user-level entry")
+    alone = {"claude": "`context-keeper uninstall --local` (or `--user`) removes only the wiring you added for "
+                       "yourself",
+             # VS Code's user-level servers live in its profile, which install does not edit (no --user).
+             "vscode": "VS Code's 'MCP: List Servers' command stops the server in this workspace for you alone",
+             }.get(client, f"`context-keeper uninstall --client {client} --user` removes only your user-level entry")
     return (f"note: {path} is a project file a team commits: once pushed, this removes context-keeper for the whole "
             f"team. To opt out alone, restore it (`git checkout -- {_shown(path, project)}` in {project}); {alone}"
             + ("; Claude Code's `disabledMcpjsonServers` in .claude/settings.local.json turns off a server of "

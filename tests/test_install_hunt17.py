@@ -83,3 +83,22 @@ def test_codex_force_replaces_a_foreign_entry_with_ours_alone(project: Path, tmp
     proc = _cli("uninstall", "--client", "codex", "--project", str(project), cwd=project, home=home)
     assert proc.returncode == 0, proc.stderr
     assert tomllib.loads(path.read_text(encoding="utf-8")) == {"model": "o4", "mcp_servers": {"other": {"command": "other"}}}
+
+
+# ------------------------------------------------------------------ advice on removing the team's wiring
+
+
+@pytest.mark.parametrize("client", ["vscode", "cursor", "gemini"])
+def test_the_opt_out_advice_of_a_shared_uninstall_works_for_that_client(project: Path, tmp_path: Path, client):
+    home = tmp_path / "home"
+    _cli("install", "--client", client, "--write", "--project", str(project), cwd=project, home=home)
+    proc = _cli("uninstall", "--client", client, "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0 and "whole team" in proc.stderr
+    if client == "vscode":
+        assert "--user" not in proc.stderr
+        refused = _cli("uninstall", "--client", "vscode", "--user", "--project", str(project), cwd=project, home=home)
+        assert refused.returncode == 2  # which is why the advice must not name it
+    else:
+        assert f"uninstall --client {client} --user" in proc.stderr
+        proc = _cli("uninstall", "--client", client, "--user", "--project", str(project), cwd=project, home=home)
+        assert proc.returncode == 0, proc.stderr
