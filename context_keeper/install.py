@@ -1292,7 +1292,8 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
                              ".gitignore (or .git/info/exclude) so its machine-specific paths stay out of commits")
     for note in notes:
         (sys.stderr if note.startswith("note:") else sys.stdout).write(note + "\n")
-    if not remove and args.client == "claude" and (args.user or local) and not args.dry_run:
+    # Claude Code among the clients (`--client all` too): its hooks were wired, its server was not.
+    if not remove and "claude" in clients and (args.user or local) and not args.dry_run:
         spec = server_spec(resolve_style(args.command_style))
         words = [_quoted(w) if " " in w else w for w in (spec["command"], *spec["args"])]
         scope = "user" if args.user else "local"
@@ -1301,7 +1302,7 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
         note = _committed_wiring_note(project, "--user" if args.user else "--local")
         if note:
             sys.stderr.write(note + "\n")
-    if remove and args.client == "claude" and (args.user or local) and not args.dry_run:
+    if remove and "claude" in clients and (args.user or local) and not args.dry_run:
         # The counterpart of the `claude mcp add` line install printed: that registration lives in
         # Claude Code's own config, which uninstall does not edit.
         print(f"If you registered the server with `claude mcp add -s {'user' if args.user else 'local'}`, remove "

@@ -102,3 +102,20 @@ def test_the_opt_out_advice_of_a_shared_uninstall_works_for_that_client(project:
         assert f"uninstall --client {client} --user" in proc.stderr
         proc = _cli("uninstall", "--client", client, "--user", "--project", str(project), cwd=project, home=home)
         assert proc.returncode == 0, proc.stderr
+
+
+# ------------------------------------------------------------------ --client all includes Claude Code
+
+
+def test_client_all_user_says_how_to_register_claude_codes_server(project: Path, tmp_path: Path):
+    from tests.test_install import _write
+
+    home = tmp_path / "home"
+    _write(project / ".claude" / "settings.json", {"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "context-keeper-hook post-compact"}]}]}})
+    proc = _cli("install", "--client", "all", "--user", "--write", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert "claude mcp add -s user context-keeper -- " in proc.stdout
+    assert "wires context-keeper hooks" in proc.stderr  # the committed settings run them too
+    proc = _cli("uninstall", "--client", "all", "--user", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0 and "claude mcp remove -s user context-keeper" in proc.stdout
