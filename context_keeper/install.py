@@ -43,6 +43,9 @@ Hook command styles (``--command-style``):
 - ``module``   ``"<python>" -m context_keeper.hookio <event>`` — works from any install.
 - ``auto`` (default): ``portable`` for a committed project file as above; otherwise ``launcher``
   when running from a checkout, else ``console`` when the script can be found, else ``module``.
+
+Paths are written in double quotes, or in single quotes when a shell would read something in them
+(a ``$``, a backquote, a ``"``): see ``_quoted``.
 """
 
 from __future__ import annotations
@@ -112,8 +115,24 @@ def _python(python: str | None) -> str:
     return os.path.abspath(python or sys.executable)
 
 
-def _quoted(program: str) -> str:
-    return f'"{program}"'
+# What a POSIX shell (Claude Code runs hook commands with one: they use $CLAUDE_PROJECT_DIR) still
+# reads inside double quotes: `$`, a backquote, `"`, and a backslash before one of those, another
+# backslash or the end; `!` is history expansion in an interactive bash (the printed commands).
+_SPECIAL_IN_DOUBLE_QUOTES = re.compile(r'[$`"!]|\\(?=[$`"\\\n]|$)')
+
+
+def _quoted(word: str) -> str:
+    """``word`` quoted for a POSIX shell so that it reaches the program as it is: in double quotes
+    (the form every earlier install wrote) when nothing in it is special there, otherwise in single
+    quotes, each ``'`` in it written ``'\\''``."""
+    if not _SPECIAL_IN_DOUBLE_QUOTES.search(word):
+        return f'"{word}"'
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def _shell_word(word: str) -> str:
+    """``word`` as typed in a shell command to paste: bare when the shell would read it as it is."""
+    return _quoted(word) if not word or re.search(r"[^\w@%+=:,./-]", word) else word
 
 
 def resolve_style(style: str) -> str:
@@ -143,10 +162,10 @@ def hook_command(event: str, style: str, project: Path | None = None, python: st
             raise InvalidInput("--command-style launcher needs a source checkout with hooks/*.py; "
                                "use console or module", field="command_style")
         if project is not None and launcher.parent.parent == project.resolve():
-            where = f"$CLAUDE_PROJECT_DIR/hooks/{launcher.name}"
+            where = f'"$CLAUDE_PROJECT_DIR/hooks/{launcher.name}"'  # the variable expands in double quotes
         else:
-            where = str(launcher)
-        return f'{_quoted(python)} -S "{where}"'
+            where = _quoted(str(launcher))
+        return f"{_quoted(python)} -S {where}"
     if style == "module":
         return f'{_quoted(python)} -m context_keeper.hookio {event}'
     raise InvalidInput(f"unknown command style {style!r}: use auto, portable, console, launcher or module",
@@ -166,20 +185,43 @@ def server_spec(style: str, python: str | None = None, script: str | None = None
 
 _OUR_NAMES = tuple(e.launcher for e in EVENTS.values()) + LEGACY_LAUNCHERS
 _OUR_MARKERS = ("context_keeper", "context-keeper", "Context Keeper")
+# A word as ``_quoted`` writes it: in double quotes, or in single quotes with ``'\''`` for a quote.
+_QUOTED_WORD = r"""(?:"[^"]+"|'[^']*(?:'\\''[^']*)*')"""
 # The launcher form exactly as install writes it. A committed file can carry it from a teammate's
 # machine, where the checkout path does not exist here to be checked for our markers.
-_WRITTEN_LAUNCHER = re.compile(r'"[^"]+" -S "[^"]*[/\\]hooks[/\\](?:%s)"' % "|".join(map(re.escape, _OUR_NAMES)))
+_WRITTEN_LAUNCHER = re.compile(rf"{_QUOTED_WORD} -S (?P<script>{_QUOTED_WORD})")
 _HOOK_PROGRAMS = ("context-keeper-hook", "context-keeper-hook.exe")
 _CLI_PROGRAMS = ("context-keeper", "context-keeper.exe")
 _PYTHON = re.compile(r"(?:python|pythonw|py)(?:\d+(?:\.\d+)*)?(?:\.exe)?", re.IGNORECASE)
 PROJECT_VARS = ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "%CLAUDE_PROJECT_DIR%")
-_WORD = re.compile(r""""([^"]*)"|'([^']*)'|([^\s"']+)""")
+# A word is a run of pieces with no space between them: 'single-quoted', "double-quoted", an
+# escaped quote (the \' of '\''), other characters.
+_WORD = re.compile(r"""(?:'[^']*'|"[^"]*"|\\['"]|[^\s'"])+""")
+_PIECE = re.compile(r"""'([^']*)'|"([^"]*)"|\\(['"])|((?:[^'"\\]|\\(?!['"]))+)""")
+
+
+def shell_words(command: str) -> list[tuple[str, bool]]:
+    """``(word, literal)`` for each word of a command line, quotes taken off; ``literal``: it has
+    no ``$`` the shell would expand (one inside single quotes is just a character). Backslashes
+    are not escapes, except before a quote: a Windows path keeps them (the forms install writes
+    quote every path instead)."""
+    out = []
+    for word in _WORD.findall(command):
+        text, literal = [], True
+        for single, double, escaped, bare in _PIECE.findall(word):
+            if single or (not double and not escaped and not bare):
+                text.append(single)
+                continue
+            piece = double or escaped or bare
+            literal = literal and "$" not in piece
+            text.append(piece)
+        out.append(("".join(text), literal))
+    return out
 
 
 def command_words(command: str) -> list[str]:
-    """The words of a command line, quotes taken off. Backslashes are not escapes: a Windows path
-    keeps them (the forms install writes quote every path instead)."""
-    return [a or b or c for a, b, c in _WORD.findall(command)]
+    """The words of a command line, quotes taken off (see ``shell_words``)."""
+    return [word for word, _ in shell_words(command)]
 
 
 def program_name(word: str) -> str:
@@ -245,13 +287,20 @@ def is_our_command(command: Any, project: Path | None = None) -> bool:
         return len(words) <= 2  # with no event named, the hook takes it from the payload
     if program in _CLI_PROGRAMS:
         return words[1:2] == ["hook"] and len(words) <= 3
-    if _WRITTEN_LAUNCHER.fullmatch(command.strip()):
+    if _is_written_launcher(command):
         return True
     rest = interpreter_args(words)
     if rest is not None and rest[:2] == ["-m", "context_keeper.hookio"]:
         return len(rest) <= 3
     script = words if rest is None else rest
     return len(script) == 1 and _is_our_launcher(script[0], project)
+
+
+def _is_written_launcher(command: str) -> bool:
+    """Is ``command`` the launcher form as install writes it, running a ``hooks/<our name>`` file?"""
+    match = _WRITTEN_LAUNCHER.fullmatch(command.strip())
+    script = command_words(match.group("script"))[0].replace("\\", "/") if match else ""
+    return program_name(script) in _OUR_NAMES and script.endswith("/hooks/" + program_name(script))
 
 
 def hook_run_by(command: Any, project: Path | None = None) -> str | None:
@@ -427,7 +476,7 @@ def _current_form(command: str) -> bool:
     words = command_words(command)
     rest = interpreter_args(words)
     return (program_name(words[0]) in _HOOK_PROGRAMS + _CLI_PROGRAMS
-            or bool(_WRITTEN_LAUNCHER.fullmatch(command.strip()))
+            or _is_written_launcher(command)
             or (rest is not None and rest[:2] == ["-m", "context_keeper.hookio"]))
 
 
@@ -1295,7 +1344,7 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
     # Claude Code among the clients (`--client all` too): its hooks were wired, its server was not.
     if not remove and "claude" in clients and (args.user or local) and not args.dry_run:
         spec = server_spec(resolve_style(args.command_style))
-        words = [_quoted(w) if " " in w else w for w in (spec["command"], *spec["args"])]
+        words = [_shell_word(w) for w in (spec["command"], *spec["args"])]
         scope = "user" if args.user else "local"
         where = "for all projects" if args.user else "for this project on this machine only (kept out of git)"
         print(f"Register the server {where} with:\n  claude mcp add -s {scope} {SERVER_NAME} -- {' '.join(words)}")

@@ -8,7 +8,7 @@ server, or a command of the person's that runs our hook inside it, is theirs to 
 A program (and the script a Python runs) named by a path must exist: a relative path is taken
 from the project root, where Claude Code runs them, and ``$CLAUDE_PROJECT_DIR`` and ``~`` are
 filled in. A bare name must be on PATH. A word with another variable in it cannot be resolved
-here and is not reported.
+here and is not reported (a ``$`` in single quotes is no variable).
 """
 
 from __future__ import annotations
@@ -109,21 +109,22 @@ def _advice(reason: str, name: str, rerun: str, it: str) -> str:
 def _hook_absent(command: str, root: Path, env: Mapping[str, str]) -> str | None:
     """Why a hook command of ours cannot run here (its program, or the script its Python runs, is
     missing); None when both are there or cannot be told."""
-    words = install.command_words(command)
-    rest = install.interpreter_args(words)
-    script = rest[:1] if rest and not rest[0].startswith("-") else []
-    return next(filter(None, (_absent(word, root, env) for word in words[:1] + script)), None)
+    words = install.shell_words(command)
+    rest = install.interpreter_args([word for word, _ in words])
+    script = words[len(words) - len(rest):][:1] if rest and not rest[0].startswith("-") else []
+    return next(filter(None, (_absent(word, root, env, literal) for word, literal in words[:1] + script)), None)
 
 
-def _absent(word: str, root: Path, env: Mapping[str, str]) -> str | None:
+def _absent(word: str, root: Path, env: Mapping[str, str], literal: bool = False) -> str | None:
     """Why the program or script ``word`` cannot be found here; None when it is there or when
-    ``word`` holds a variable that cannot be filled in here."""
-    for var in install.PROJECT_VARS:
+    ``word`` holds a variable that cannot be filled in here. ``literal``: the shell expands
+    nothing in it (it was in single quotes), so a ``$`` there is just a character."""
+    for var in install.PROJECT_VARS if not literal else ():
         word = word.replace(var, str(root))
     home = env.get("HOME") or env.get("USERPROFILE")
     if home and (word == "~" or word.startswith(("~/", "~\\"))):
         word = home + word[1:]
-    if "$" in word or "%" in word or word.startswith("~"):
+    if ("$" in word and not literal) or "%" in word or word.startswith("~"):
         return None
     if "/" not in word and "\\" not in word:
         return None if shutil.which(word, path=env.get("PATH", os.defpath)) else f"`{word}` is not on PATH"

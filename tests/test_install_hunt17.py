@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -119,3 +121,55 @@ def test_client_all_user_says_how_to_register_claude_codes_server(project: Path,
     assert "wires context-keeper hooks" in proc.stderr  # the committed settings run them too
     proc = _cli("uninstall", "--client", "all", "--user", "--project", str(project), cwd=project, home=home)
     assert proc.returncode == 0 and "claude mcp remove -s user context-keeper" in proc.stdout
+
+
+# ------------------------------------------------------------------ paths the shell would read
+
+
+ODD_DIRS = ["env $HOME x", 'say "hi"', "it's `here`", "a\\$b"]
+
+
+@pytest.mark.parametrize("odd", ODD_DIRS)
+def test_a_hook_command_reaches_a_program_whose_path_the_shell_would_read(tmp_path: Path, odd):
+    from context_keeper import install
+    from tests.test_install import _fake_install
+
+    bin_dir = tmp_path / odd / "bin"
+    _fake_install(bin_dir)
+    command = install.hook_command("session-start", "console", script=str(bin_dir / "context-keeper-hook"))
+    proc = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, "HOME": str(tmp_path / "elsewhere")})
+    assert proc.returncode == 0 and proc.stdout == "context-keeper-hook session-start\n", (command, proc.stderr)
+    assert install.is_our_command(command) and install.hook_run_by(command) == "session-start"
+
+
+@pytest.mark.parametrize("odd", ODD_DIRS)
+def test_install_local_from_an_odd_path_knows_its_own_hooks_again(project: Path, tmp_path: Path, monkeypatch, odd):
+    from tests.test_install import _fake_install
+
+    bin_dir = tmp_path / odd / "bin"
+    _fake_install(bin_dir)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    home, local = tmp_path / "home", project / ".claude" / "settings.local.json"
+    proc = _cli("install", "--local", "--command-style", "console", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    pasted = proc.stdout.split("claude mcp add -s local context-keeper -- ", 1)[1].splitlines()[0]
+    echoed = subprocess.run(["sh", "-c", f"printf '%s\\n' {pasted}"], capture_output=True, text=True, timeout=30,
+                            env={**os.environ, "HOME": str(tmp_path / "elsewhere")}).stdout
+    assert echoed.splitlines() == [str(bin_dir / "context-keeper"), "serve"]
+    first = local.read_bytes()
+    proc = _cli("install", "--local", "--command-style", "console", "--project", str(project), cwd=project, home=home)
+    assert "already up to date" in proc.stdout and "your own command" not in proc.stderr
+    assert local.read_bytes() == first
+    proc = _cli("uninstall", "--local", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0 and not local.exists(), proc.stdout + proc.stderr
+
+
+def test_doctor_checks_a_path_whose_dollar_sign_is_quoted(tmp_path: Path):
+    from context_keeper.wiring_check import wiring_problems
+    from tests.test_install import _write
+
+    _write(tmp_path / ".claude" / "settings.local.json", {"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": "'/gone/env $HOME x/bin/context-keeper-hook' session-start"}]}]}})
+    problems = wiring_problems(tmp_path, env={"PATH": os.defpath, "HOME": str(tmp_path)})
+    assert len(problems) == 1 and "/gone/env $HOME x/bin/context-keeper-hook does not exist" in problems[0][1]
