@@ -38,8 +38,9 @@ Hook command styles (``--command-style``):
 
 - ``portable`` ``context-keeper-hook <event>`` — the program found on PATH when the hook runs.
 - ``console``  ``"<bin>/context-keeper-hook" <event>`` — the console script of this install.
-- ``launcher`` ``"<python>" -S "<checkout>/hooks/<name>.py"`` — from a source checkout; ``-S``
-  skips ``site`` start-up (an editable install's import finder alone costs ~15 ms per hook).
+- ``launcher`` ``"<python>" -S "<checkout>/hooks/<name>.py" || exit 1`` — from a source checkout;
+  ``-S`` skips ``site`` start-up (an editable install's import finder alone costs ~15 ms per hook);
+  ``|| exit 1`` turns Python's exit 2 for a checkout that moved into a non-blocking error.
 - ``module``   ``"<python>" -m context_keeper.hookio <event>`` — works from any install.
 - ``auto`` (default): ``portable`` for a committed project file as above; otherwise ``launcher``
   when running from a checkout, else ``console`` when the script can be found, else ``module``.
@@ -111,6 +112,12 @@ def console_script(name: str) -> str | None:
     return os.path.abspath(found) if found else None
 
 
+# Python exits 2 when the script it is given is missing (a checkout that moved), and Claude Code
+# takes exit 2 from a hook as "block": every prompt, edit, stop and compaction would be refused.
+# `||` and `exit` mean the same in sh, bash, zsh, fish and cmd.exe (`true` is not in cmd.exe).
+LAUNCHER_GUARD = " || exit 1"
+
+
 def _python(python: str | None) -> str:
     return os.path.abspath(python or sys.executable)
 
@@ -165,7 +172,7 @@ def hook_command(event: str, style: str, project: Path | None = None, python: st
             where = f'"$CLAUDE_PROJECT_DIR/hooks/{launcher.name}"'  # the variable expands in double quotes
         else:
             where = _quoted(str(launcher))
-        return f"{_quoted(python)} -S {where}"
+        return f"{_quoted(python)} -S {where}{LAUNCHER_GUARD}"
     if style == "module":
         return f'{_quoted(python)} -m context_keeper.hookio {event}'
     raise InvalidInput(f"unknown command style {style!r}: use auto, portable, console, launcher or module",
@@ -189,7 +196,7 @@ _OUR_MARKERS = ("context_keeper", "context-keeper", "Context Keeper")
 _QUOTED_WORD = r"""(?:"[^"]+"|'[^']*(?:'\\''[^']*)*')"""
 # The launcher form exactly as install writes it. A committed file can carry it from a teammate's
 # machine, where the checkout path does not exist here to be checked for our markers.
-_WRITTEN_LAUNCHER = re.compile(rf"{_QUOTED_WORD} -S (?P<script>{_QUOTED_WORD})")
+_WRITTEN_LAUNCHER = re.compile(rf"{_QUOTED_WORD} -S (?P<script>{_QUOTED_WORD})(?:{re.escape(LAUNCHER_GUARD)})?")
 _HOOK_PROGRAMS = ("context-keeper-hook", "context-keeper-hook.exe")
 _CLI_PROGRAMS = ("context-keeper", "context-keeper.exe")
 _PYTHON = re.compile(r"(?:python|pythonw|py)(?:\d+(?:\.\d+)*)?(?:\.exe)?", re.IGNORECASE)
@@ -271,7 +278,8 @@ def is_our_command(command: Any, project: Path | None = None) -> bool:
     """Is a hook command context-keeper's own: one whose program, the first word (bare or a path,
     quoted or not), is ``context-keeper-hook``, ``context-keeper hook``, a Python running
     ``-m context_keeper.hookio`` or one of our ``hooks/<name>.py`` launchers (this version's or
-    0.x's), with nothing after the hook's own arguments?
+    0.x's), with nothing after the hook's own arguments (but the ``LAUNCHER_GUARD`` install
+    writes after a launcher)?
 
     A command of the person's that runs our hook inside it (``bash -lc '. venv/bin/activate &&
     context-keeper-hook session-start'``, ``with-env.sh context-keeper-hook session-start``,

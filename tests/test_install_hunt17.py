@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from context_keeper.wiring_check import wiring_problems
 from tests.test_install import _cli, _codex_config
 
 try:
@@ -173,3 +176,61 @@ def test_doctor_checks_a_path_whose_dollar_sign_is_quoted(tmp_path: Path):
         {"type": "command", "command": "'/gone/env $HOME x/bin/context-keeper-hook' session-start"}]}]}})
     problems = wiring_problems(tmp_path, env={"PATH": os.defpath, "HOME": str(tmp_path)})
     assert len(problems) == 1 and "/gone/env $HOME x/bin/context-keeper-hook does not exist" in problems[0][1]
+
+
+# ------------------------------------------------------------------ a launcher whose checkout moved
+
+
+def _payload(event: str, project: Path) -> str:
+    return json.dumps({"session_id": "s1", "transcript_path": "", "cwd": str(project), "hook_event_name": event,
+                       "prompt": "hello", "tool_name": "Edit", "tool_input": {"file_path": str(project / "a.py")},
+                       "stop_hook_active": False, "source": "startup", "trigger": "auto"})
+
+
+def test_launcher_hooks_of_a_checkout_that_moved_never_exit_2(project: Path, tmp_path: Path, monkeypatch):
+    from context_keeper import install
+
+    checkout = tmp_path / "ck-clone"
+    shutil.copytree(install.PACKAGE_PARENT / "hooks", checkout / "hooks")
+    monkeypatch.setattr(install, "PACKAGE_PARENT", checkout)
+    home, local = tmp_path / "home", project / ".claude" / "settings.local.json"
+    proc = _cli("install", "--local", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    hooks = [(event, h["command"]) for event, groups in json.loads(local.read_text(encoding="utf-8"))["hooks"].items()
+             for g in groups for h in g["hooks"]]
+    assert len(hooks) == len(install.CLAUDE_HOOKS) and all(str(checkout) in c for _, c in hooks)
+    checkout.rename(tmp_path / "ck-moved")
+    for event, command in hooks:
+        run = subprocess.run(["sh", "-c", command], input=_payload(event, project), capture_output=True, text=True,
+                             cwd=project, timeout=60, env={**os.environ, "CLAUDE_PROJECT_DIR": str(project)})
+        assert run.returncode not in (0, 2), (event, command, run.returncode)
+    problems = [m for _, m in wiring_problems(project, env={"PATH": os.defpath, "HOME": str(home)})]
+    assert problems and all("non-blocking" in m and "exit 2" not in m for m in problems)
+
+
+def test_a_guarded_launcher_passes_on_what_the_hook_says(empty_project: Path):
+    from context_keeper import install
+
+    command = install.hook_command("session-start", "launcher", python=sys.executable)
+    assert command.endswith(" || exit 1") and install.is_our_command(command)
+    run = subprocess.run(["sh", "-c", command], input=_payload("SessionStart", empty_project), capture_output=True,
+                         text=True, cwd=empty_project, timeout=60,
+                         env={**os.environ, "CLAUDE_PROJECT_DIR": str(empty_project)})
+    assert run.returncode == 0, run.stderr
+
+
+def test_install_guards_a_launcher_an_earlier_install_wrote_and_doctor_names_the_block(project: Path, tmp_path: Path):
+    from context_keeper import install
+    from tests.test_install import _write
+
+    local = project / ".claude" / "settings.local.json"
+    old = f'"{sys.executable}" -S "{tmp_path}/gone/hooks/user_prompt_submit.py"'  # as install wrote it before
+    _write(local, {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": old, "timeout": 20}]}]}})
+    problems = [m for _, m in wiring_problems(project, env={"PATH": os.defpath})]
+    assert len(problems) == 1 and "exits 2" in problems[0] and "every prompt is refused" in problems[0]
+    proc = _cli("install", "--local", "--command-style", "launcher", "--project", str(project), cwd=project,
+                home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    commands = [h["command"] for g in json.loads(local.read_text(encoding="utf-8"))["hooks"]["UserPromptSubmit"]
+                for h in g["hooks"]]
+    assert len(commands) == 1 and commands[0].endswith(install.LAUNCHER_GUARD) and "gone" not in commands[0]
