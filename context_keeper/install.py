@@ -68,6 +68,7 @@ from typing import Any
 
 from context_keeper.errors import InvalidInput, StoreError
 from context_keeper.hookio import EVENTS, event_named
+from context_keeper.json_layout import rewrite
 
 SERVER_NAME = "context-keeper"
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent
@@ -894,18 +895,29 @@ _OUR_SECTIONS = frozenset(("mcpServers", "servers", "hooks"))
 
 
 def _dump_json(data: dict[str, Any], like: str) -> str:
-    """``data`` as JSON in the layout of the file's text ``like``: its line ending and the indent of
-    its first indented line (two spaces when it has none), so a rewrite's diff shows only our edit."""
+    """``data`` as JSON in the layout of the file's text ``like``, so a rewrite's diff shows only our
+    edit: the text of every entry we did not change is kept as it was (``json_layout.rewrite``), and
+    what is new gets the file's line ending and the indent of its first indented line (two spaces
+    when it has none)."""
     newline = "\r\n" if "\r\n" in like else "\n"
     found = re.search(r"^([ \t]+)\S", like, re.MULTILINE)
     indent: str | int = found.group(1) if found else 2
+    kept = rewrite(like, data, indent if isinstance(indent, str) else " " * indent, newline) if like.strip() else None
+    if kept is not None and _utf8(kept):
+        return kept
     text = json.dumps(data, indent=indent, ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
+    if not _utf8(text):
         # A lone surrogate escape ("\ud800", valid JSON) has no UTF-8 form: kept as an escape.
         text = json.dumps(data, indent=indent, ensure_ascii=True)
     return (text + "\n").replace("\n", newline)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _empty(value: Any) -> bool:

@@ -234,3 +234,39 @@ def test_install_guards_a_launcher_an_earlier_install_wrote_and_doctor_names_the
     commands = [h["command"] for g in json.loads(local.read_text(encoding="utf-8"))["hooks"]["UserPromptSubmit"]
                 for h in g["hooks"]]
     assert len(commands) == 1 and commands[0].endswith(install.LAUNCHER_GUARD) and "gone" not in commands[0]
+
+
+# ------------------------------------------------------------------ a rewrite keeps the text of other entries
+
+
+VSCODE_MCP = ('{\n\t"inputs": [],\n\t"servers": {\n\t\t"github": {"type": "http", '
+              '"url": "https://api.githubcopilot.com/mcp/"}\n\t}\n}\n')
+CLAUDE_SETTINGS = ('{\r\n  "permissions": {"allow": ["Bash(npm test)", "Read(~/.zshrc)"]},\r\n  "hooks": {\r\n'
+                   '    "PreToolUse": [\r\n      {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}\r\n'
+                   '    ],\r\n    "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]\r\n  }\r\n}\r\n')
+
+
+@pytest.mark.parametrize("client,path,text", [("vscode", ".vscode/mcp.json", VSCODE_MCP),
+                                              ("claude", ".claude/settings.json", CLAUDE_SETTINGS)])
+def test_install_then_uninstall_gives_back_the_file_byte_for_byte(project: Path, tmp_path: Path, client, path, text):
+    home, path = tmp_path / "home", project / path
+    path.parent.mkdir(parents=True)
+    path.write_bytes(text.encode("utf-8"))
+    proc = _cli("install", "--client", client, "--write", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    installed = path.read_bytes().decode("utf-8")
+    untouched = [line.rstrip(",") for line in text.splitlines() if "{" in line and "}" in line]  # one-line entries
+    assert set(untouched) <= {line.rstrip(",") for line in installed.splitlines()}, installed
+    proc = _cli("uninstall", "--client", client, "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert path.read_bytes() == text.encode("utf-8")
+
+
+def test_a_rewrite_that_cannot_keep_the_layout_still_writes_the_right_data():
+    from context_keeper import json_layout
+
+    text = '{"b": 1, "a": {"x": [1, 2]}}\n'
+    reordered = json_layout.rewrite(text, {"a": {"x": [1, 5]}, "b": 1}, "  ", "\n")
+    assert reordered is None or json.loads(reordered) == {"a": {"x": [1, 5]}, "b": 1}
+    edited = json_layout.rewrite(text, {"b": 1, "a": {"x": [1, 3, 4]}, "c": None}, "  ", "\n")
+    assert json.loads(edited) == {"b": 1, "a": {"x": [1, 3, 4]}, "c": None} and edited.startswith('{"b": 1, "a": ')
