@@ -38,11 +38,15 @@ Hook command styles (``--command-style``):
 
 - ``portable`` ``context-keeper-hook <event>`` — the program found on PATH when the hook runs.
 - ``console``  ``"<bin>/context-keeper-hook" <event>`` — the console script of this install.
-- ``launcher`` ``"<python>" -S "<checkout>/hooks/<name>.py"`` — from a source checkout; ``-S``
-  skips ``site`` start-up (an editable install's import finder alone costs ~15 ms per hook).
+- ``launcher`` ``"<python>" -S "<checkout>/hooks/<name>.py" || exit 1`` — from a source checkout;
+  ``-S`` skips ``site`` start-up (an editable install's import finder alone costs ~15 ms per hook);
+  ``|| exit 1`` turns Python's exit 2 for a checkout that moved into a non-blocking error.
 - ``module``   ``"<python>" -m context_keeper.hookio <event>`` — works from any install.
 - ``auto`` (default): ``portable`` for a committed project file as above; otherwise ``launcher``
   when running from a checkout, else ``console`` when the script can be found, else ``module``.
+
+Paths are written in double quotes, or in single quotes when a shell would read something in them
+(a ``$``, a backquote, a ``"``): see ``_quoted``.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ from typing import Any
 
 from context_keeper.errors import InvalidInput, StoreError
 from context_keeper.hookio import EVENTS, event_named
+from context_keeper.json_layout import rewrite
 
 SERVER_NAME = "context-keeper"
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent
@@ -108,12 +113,34 @@ def console_script(name: str) -> str | None:
     return os.path.abspath(found) if found else None
 
 
+# Python exits 2 when the script it is given is missing (a checkout that moved), and Claude Code
+# takes exit 2 from a hook as "block": every prompt, edit, stop and compaction would be refused.
+# `||` and `exit` mean the same in sh, bash, zsh, fish and cmd.exe (`true` is not in cmd.exe).
+LAUNCHER_GUARD = " || exit 1"
+
+
 def _python(python: str | None) -> str:
     return os.path.abspath(python or sys.executable)
 
 
-def _quoted(program: str) -> str:
-    return f'"{program}"'
+# What a POSIX shell (Claude Code runs hook commands with one: they use $CLAUDE_PROJECT_DIR) still
+# reads inside double quotes: `$`, a backquote, `"`, and a backslash before one of those, another
+# backslash or the end; `!` is history expansion in an interactive bash (the printed commands).
+_SPECIAL_IN_DOUBLE_QUOTES = re.compile(r'[$`"!]|\\(?=[$`"\\\n]|$)')
+
+
+def _quoted(word: str) -> str:
+    """``word`` quoted for a POSIX shell so that it reaches the program as it is: in double quotes
+    (the form every earlier install wrote) when nothing in it is special there, otherwise in single
+    quotes, each ``'`` in it written ``'\\''``."""
+    if not _SPECIAL_IN_DOUBLE_QUOTES.search(word):
+        return f'"{word}"'
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def _shell_word(word: str) -> str:
+    """``word`` as typed in a shell command to paste: bare when the shell would read it as it is."""
+    return _quoted(word) if not word or re.search(r"[^\w@%+=:,./-]", word) else word
 
 
 def resolve_style(style: str) -> str:
@@ -143,10 +170,10 @@ def hook_command(event: str, style: str, project: Path | None = None, python: st
             raise InvalidInput("--command-style launcher needs a source checkout with hooks/*.py; "
                                "use console or module", field="command_style")
         if project is not None and launcher.parent.parent == project.resolve():
-            where = f"$CLAUDE_PROJECT_DIR/hooks/{launcher.name}"
+            where = f'"$CLAUDE_PROJECT_DIR/hooks/{launcher.name}"'  # the variable expands in double quotes
         else:
-            where = str(launcher)
-        return f'{_quoted(python)} -S "{where}"'
+            where = _quoted(str(launcher))
+        return f"{_quoted(python)} -S {where}{LAUNCHER_GUARD}"
     if style == "module":
         return f'{_quoted(python)} -m context_keeper.hookio {event}'
     raise InvalidInput(f"unknown command style {style!r}: use auto, portable, console, launcher or module",
@@ -166,20 +193,43 @@ def server_spec(style: str, python: str | None = None, script: str | None = None
 
 _OUR_NAMES = tuple(e.launcher for e in EVENTS.values()) + LEGACY_LAUNCHERS
 _OUR_MARKERS = ("context_keeper", "context-keeper", "Context Keeper")
+# A word as ``_quoted`` writes it: in double quotes, or in single quotes with ``'\''`` for a quote.
+_QUOTED_WORD = r"""(?:"[^"]+"|'[^']*(?:'\\''[^']*)*')"""
 # The launcher form exactly as install writes it. A committed file can carry it from a teammate's
 # machine, where the checkout path does not exist here to be checked for our markers.
-_WRITTEN_LAUNCHER = re.compile(r'"[^"]+" -S "[^"]*[/\\]hooks[/\\](?:%s)"' % "|".join(map(re.escape, _OUR_NAMES)))
+_WRITTEN_LAUNCHER = re.compile(rf"{_QUOTED_WORD} -S (?P<script>{_QUOTED_WORD})(?:{re.escape(LAUNCHER_GUARD)})?")
 _HOOK_PROGRAMS = ("context-keeper-hook", "context-keeper-hook.exe")
 _CLI_PROGRAMS = ("context-keeper", "context-keeper.exe")
 _PYTHON = re.compile(r"(?:python|pythonw|py)(?:\d+(?:\.\d+)*)?(?:\.exe)?", re.IGNORECASE)
 PROJECT_VARS = ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "%CLAUDE_PROJECT_DIR%")
-_WORD = re.compile(r""""([^"]*)"|'([^']*)'|([^\s"']+)""")
+# A word is a run of pieces with no space between them: 'single-quoted', "double-quoted", an
+# escaped quote (the \' of '\''), other characters.
+_WORD = re.compile(r"""(?:'[^']*'|"[^"]*"|\\['"]|[^\s'"])+""")
+_PIECE = re.compile(r"""'([^']*)'|"([^"]*)"|\\(['"])|((?:[^'"\\]|\\(?!['"]))+)""")
+
+
+def shell_words(command: str) -> list[tuple[str, bool]]:
+    """``(word, literal)`` for each word of a command line, quotes taken off; ``literal``: it has
+    no ``$`` the shell would expand (one inside single quotes is just a character). Backslashes
+    are not escapes, except before a quote: a Windows path keeps them (the forms install writes
+    quote every path instead)."""
+    out = []
+    for word in _WORD.findall(command):
+        text, literal = [], True
+        for single, double, escaped, bare in _PIECE.findall(word):
+            if single or (not double and not escaped and not bare):
+                text.append(single)
+                continue
+            piece = double or escaped or bare
+            literal = literal and "$" not in piece
+            text.append(piece)
+        out.append(("".join(text), literal))
+    return out
 
 
 def command_words(command: str) -> list[str]:
-    """The words of a command line, quotes taken off. Backslashes are not escapes: a Windows path
-    keeps them (the forms install writes quote every path instead)."""
-    return [a or b or c for a, b, c in _WORD.findall(command)]
+    """The words of a command line, quotes taken off (see ``shell_words``)."""
+    return [word for word, _ in shell_words(command)]
 
 
 def program_name(word: str) -> str:
@@ -229,7 +279,8 @@ def is_our_command(command: Any, project: Path | None = None) -> bool:
     """Is a hook command context-keeper's own: one whose program, the first word (bare or a path,
     quoted or not), is ``context-keeper-hook``, ``context-keeper hook``, a Python running
     ``-m context_keeper.hookio`` or one of our ``hooks/<name>.py`` launchers (this version's or
-    0.x's), with nothing after the hook's own arguments?
+    0.x's), with nothing after the hook's own arguments (but the ``LAUNCHER_GUARD`` install
+    writes after a launcher)?
 
     A command of the person's that runs our hook inside it (``bash -lc '. venv/bin/activate &&
     context-keeper-hook session-start'``, ``with-env.sh context-keeper-hook session-start``,
@@ -245,13 +296,20 @@ def is_our_command(command: Any, project: Path | None = None) -> bool:
         return len(words) <= 2  # with no event named, the hook takes it from the payload
     if program in _CLI_PROGRAMS:
         return words[1:2] == ["hook"] and len(words) <= 3
-    if _WRITTEN_LAUNCHER.fullmatch(command.strip()):
+    if _is_written_launcher(command):
         return True
     rest = interpreter_args(words)
     if rest is not None and rest[:2] == ["-m", "context_keeper.hookio"]:
         return len(rest) <= 3
     script = words if rest is None else rest
     return len(script) == 1 and _is_our_launcher(script[0], project)
+
+
+def _is_written_launcher(command: str) -> bool:
+    """Is ``command`` the launcher form as install writes it, running a ``hooks/<our name>`` file?"""
+    match = _WRITTEN_LAUNCHER.fullmatch(command.strip())
+    script = command_words(match.group("script"))[0].replace("\\", "/") if match else ""
+    return program_name(script) in _OUR_NAMES and script.endswith("/hooks/" + program_name(script))
 
 
 def hook_run_by(command: Any, project: Path | None = None) -> str | None:
@@ -427,7 +485,7 @@ def _current_form(command: str) -> bool:
     words = command_words(command)
     rest = interpreter_args(words)
     return (program_name(words[0]) in _HOOK_PROGRAMS + _CLI_PROGRAMS
-            or bool(_WRITTEN_LAUNCHER.fullmatch(command.strip()))
+            or _is_written_launcher(command)
             or (rest is not None and rest[:2] == ["-m", "context_keeper.hookio"]))
 
 
@@ -586,9 +644,19 @@ def _table_header(line: str) -> tuple[str, ...] | None:
 def _toml_parse(text: str) -> dict[str, Any] | None:
     try:
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10: no parser in the standard library, skip the checks
+    except ModuleNotFoundError:  # Python 3.10: no parser in the standard library (merge_codex refuses)
         return None
     return tomllib.loads(text)
+
+
+def _no_toml_parser_refusal(spec: dict[str, Any] | None) -> str:
+    """Without a parser the edit could not check what it keeps (the user's keys, a server under our
+    name that is not ours) nor that the result is valid TOML, so it is not made."""
+    what = (f"Paste this into it by hand (or merge command and args into the table there):\n{codex_block(spec)}"
+            if spec is not None else f"Remove its [mcp_servers.{SERVER_NAME}] table by hand.")
+    return ("cannot be edited safely by this Python, which has no TOML parser (tomllib, in Python 3.11 and "
+            "later), so nothing was written. Run install with Python 3.11 or later, or pass --client for the "
+            f"other clients alone. {what}")
 
 
 def _drop_keys(body: list[str], keys: set[str]) -> list[str]:
@@ -613,25 +681,28 @@ def _drop_keys(body: list[str], keys: set[str]) -> list[str]:
 
 def _parses(text: str) -> bool:
     try:
-        if _toml_parse(text) is not None:
-            return True
+        return _toml_parse(text) is not None  # merge_codex refuses before this without a parser
     except ValueError:
         return False
-    # No parser (Python 3.10): a value is complete once its brackets close outside strings.
-    bare = re.sub(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'', "", text)
-    return bare.count("[") <= bare.count("]") and bare.count("{") <= bare.count("}")
 
 
 def _leading_comments(body: list[str]) -> list[str]:
     """The comment lines (and blank lines between them) at the end of a table's lines: they sit
     right above the next header and describe that table, so removing the table keeps them."""
+    tail = _table_tail(body)
+    while tail and not tail[0].strip():
+        tail.pop(0)
+    return tail
+
+
+def _table_tail(body: list[str]) -> list[str]:
+    """The blank lines and comments that end a table's lines: the gap before the next header and
+    the comments that describe it, which stay when the table's own keys are replaced."""
     tail: list[str] = []
     for line in reversed(body[1:]):
         if line.strip() and not line.lstrip().startswith("#"):
             break
         tail.insert(0, line)
-    while tail and not tail[0].strip():
-        tail.pop(0)
     return tail
 
 
@@ -647,13 +718,14 @@ def _without_ours(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
+def merge_codex(text: str, spec: dict[str, Any] | None, *, replace: bool = False) -> str:
     """``config.toml`` text with our ``[mcp_servers.context-keeper]`` table set or removed.
 
     The header is recognised in any spelling (``context-keeper``, ``"context-keeper"``,
     ``'context-keeper'``, spaces around dots). On install only ``command`` and ``args`` of an
     existing table are replaced; other keys the user added (``env``, ``startup_timeout_sec``,
-    sub-tables) stay. Raises ``StoreError`` when the file does not parse, or when our entry is
+    sub-tables) stay, unless ``replace`` (``--force`` over a server that is not ours) leaves
+    ``spec`` alone in the table. Raises ``StoreError`` when the file does not parse, or when our entry is
     spelled some other way (an inline table, dotted keys) that this text edit would duplicate.
     """
     ours = ("mcp_servers", SERVER_NAME)
@@ -662,6 +734,10 @@ def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
     except ValueError as exc:
         raise StoreError(f"does not parse as TOML ({exc}); nothing was written. Fix it by hand, "
                          "or use --print and paste the entry.") from exc
+    if before is None and text.strip():
+        if spec is None and SERVER_NAME not in text:
+            return text  # no spelling of our table can be in it
+        raise StoreError(_no_toml_parser_refusal(spec))
     newline = "\r\n" if "\r\n" in text else "\n"  # keep a Windows file's line endings
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
@@ -680,9 +756,12 @@ def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
             if spec is None:
                 out.extend(_leading_comments(body))
                 continue
+            if replace and key != ours:
+                out.extend(_leading_comments(body))
+                continue
             if key == ours:
-                body = [body[0], *(line + newline for line in _codex_spec_lines(spec)),
-                        *_drop_keys(body[1:], {"command", "args"})]
+                rest = _table_tail(body) if replace else _drop_keys(body[1:], {"command", "args"})
+                body = [body[0], *(line + newline for line in _codex_spec_lines(spec)), *rest]
         out.extend(body)
     result = "".join(out)
     if spec is not None and not found:
@@ -703,7 +782,7 @@ def merge_codex(text: str, spec: dict[str, Any] | None) -> str:
         old, new = (doc.get("mcp_servers") for doc in (before, after))
         old = old.get(SERVER_NAME) if isinstance(old, dict) else None
         new = new.get(SERVER_NAME) if isinstance(new, dict) else None
-        expected = None if spec is None else {**(old if isinstance(old, dict) else {}), **spec}
+        expected = None if spec is None else {**(old if isinstance(old, dict) and not replace else {}), **spec}
         if new != expected or _without_ours(after) != _without_ours(before):
             raise refusal
     return result
@@ -816,18 +895,29 @@ _OUR_SECTIONS = frozenset(("mcpServers", "servers", "hooks"))
 
 
 def _dump_json(data: dict[str, Any], like: str) -> str:
-    """``data`` as JSON in the layout of the file's text ``like``: its line ending and the indent of
-    its first indented line (two spaces when it has none), so a rewrite's diff shows only our edit."""
+    """``data`` as JSON in the layout of the file's text ``like``, so a rewrite's diff shows only our
+    edit: the text of every entry we did not change is kept as it was (``json_layout.rewrite``), and
+    what is new gets the file's line ending and the indent of its first indented line (two spaces
+    when it has none)."""
     newline = "\r\n" if "\r\n" in like else "\n"
     found = re.search(r"^([ \t]+)\S", like, re.MULTILINE)
     indent: str | int = found.group(1) if found else 2
+    kept = rewrite(like, data, indent if isinstance(indent, str) else " " * indent, newline) if like.strip() else None
+    if kept is not None and _utf8(kept):
+        return kept
     text = json.dumps(data, indent=indent, ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
+    if not _utf8(text):
         # A lone surrogate escape ("\ud800", valid JSON) has no UTF-8 form: kept as an escape.
         text = json.dumps(data, indent=indent, ensure_ascii=True)
     return (text + "\n").replace("\n", newline)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _empty(value: Any) -> bool:
@@ -1033,7 +1123,8 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
             foreign = entry is not None and not is_our_server(entry)
             kept = user_keys(entry, spec) if remove else []
             try:
-                after = before if kept or (remove and foreign) else merge_codex(before or "", None if remove else spec)
+                after = before if kept or (remove and foreign) else merge_codex(
+                    before or "", None if remove else spec, replace=foreign and force)
             except StoreError as exc:
                 raise StoreError(f"{target.path} {exc}") from exc
             if foreign and not remove and not force:
@@ -1094,7 +1185,8 @@ def _codex_servers(text: str | None) -> Any:
 
 
 def _codex_entry(text: str | None) -> Any:
-    """Our Codex table as parsed (None as for ``_codex_servers``; then the table is edited blind)."""
+    """Our Codex table as parsed (None as for ``_codex_servers``; ``merge_codex`` then refuses, unless
+    the file is empty or, on uninstall, does not name us)."""
     servers = _codex_servers(text)
     return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
 
@@ -1269,16 +1361,17 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
                              ".gitignore (or .git/info/exclude) so its machine-specific paths stay out of commits")
     for note in notes:
         (sys.stderr if note.startswith("note:") else sys.stdout).write(note + "\n")
-    if not remove and args.client == "claude" and (args.user or local) and not args.dry_run:
+    # Claude Code among the clients (`--client all` too): its hooks were wired, its server was not.
+    if not remove and "claude" in clients and (args.user or local) and not args.dry_run:
         spec = server_spec(resolve_style(args.command_style))
-        words = [_quoted(w) if " " in w else w for w in (spec["command"], *spec["args"])]
+        words = [_shell_word(w) for w in (spec["command"], *spec["args"])]
         scope = "user" if args.user else "local"
         where = "for all projects" if args.user else "for this project on this machine only (kept out of git)"
         print(f"Register the server {where} with:\n  claude mcp add -s {scope} {SERVER_NAME} -- {' '.join(words)}")
         note = _committed_wiring_note(project, "--user" if args.user else "--local")
         if note:
             sys.stderr.write(note + "\n")
-    if remove and args.client == "claude" and (args.user or local) and not args.dry_run:
+    if remove and "claude" in clients and (args.user or local) and not args.dry_run:
         # The counterpart of the `claude mcp add` line install printed: that registration lives in
         # Claude Code's own config, which uninstall does not edit.
         print(f"If you registered the server with `claude mcp add -s {'user' if args.user else 'local'}`, remove "
@@ -1288,8 +1381,11 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
 
 def _shared_removal_note(path: Path, client: str, project: Path) -> str:
     """Uninstall from a file a team commits removes the wiring for everyone once it is pushed."""
-    alone = ("`context-keeper uninstall --local` (or `--user`) removes only the wiring you added for yourself"
-             if client == "claude" else "`--user` removes only your user-level entry")
+    alone = {"claude": "`context-keeper uninstall --local` (or `--user`) removes only the wiring you added for "
+                       "yourself",
+             # VS Code's user-level servers live in its profile, which install does not edit (no --user).
+             "vscode": "VS Code's 'MCP: List Servers' command stops the server in this workspace for you alone",
+             }.get(client, f"`context-keeper uninstall --client {client} --user` removes only your user-level entry")
     return (f"note: {path} is a project file a team commits: once pushed, this removes context-keeper for the whole "
             f"team. To opt out alone, restore it (`git checkout -- {_shown(path, project)}` in {project}); {alone}"
             + ("; Claude Code's `disabledMcpjsonServers` in .claude/settings.local.json turns off a server of "

@@ -8,7 +8,7 @@ server, or a command of the person's that runs our hook inside it, is theirs to 
 A program (and the script a Python runs) named by a path must exist: a relative path is taken
 from the project root, where Claude Code runs them, and ``$CLAUDE_PROJECT_DIR`` and ``~`` are
 filled in. A bare name must be on PATH. A word with another variable in it cannot be resolved
-here and is not reported.
+here and is not reported (a ``$`` in single quotes is no variable).
 """
 
 from __future__ import annotations
@@ -45,20 +45,32 @@ def wiring_problems(root: Path, env: Mapping[str, str] | None = None) -> list[tu
         if kind == "servers":
             out += [(name, message) for message in _server_problems(name, data, root, env, rerun)]
             continue
-        failing: dict[str, list[str]] = {}
+        failing: dict[tuple[str, bool], list[tuple[str, str]]] = {}
         for event, _, hook in install.hook_entries(data.get("hooks")):
             command = hook.get("command")
             if install.is_our_command(command, root):
-                reason = _hook_absent(command, root, env)
-                if reason:
-                    failing.setdefault(reason, []).append(f"{event} `{command}`")
-        for reason, hooks in failing.items():
-            several = len(hooks) > 1
-            out.append((name, f"{name}: {reason}, so context-keeper's hook{'s' if several else ''} there cannot run "
-                              f"(Claude Code reports a hook error and the agent gets nothing from "
-                              f"{'them' if several else 'it'}): {'; '.join(hooks)}. "
-                              + _advice(reason, name, rerun, "them" if several else "it")))
+                absent = _hook_absent(command, root, env)
+                if absent:
+                    failing.setdefault(absent, []).append((event, command))
+        for (reason, exits_2), hooks in failing.items():
+            them = "them" if len(hooks) > 1 else "it"
+            out.append((name, f"{name}: {reason}, so context-keeper's hook{'s' if len(hooks) > 1 else ''} there "
+                              f"cannot run ({_impact(exits_2, [event for event, _ in hooks], them)}): "
+                              + "; ".join(f"{event} `{command}`" for event, command in hooks) + ". "
+                              + _advice(reason, name, rerun, them)))
     return out
+
+
+# What Claude Code refuses when a hook of that event exits 2.
+BLOCKED_BY_EXIT_2 = {"UserPromptSubmit": "prompt", "PreToolUse": "edit", "Stop": "stop", "PreCompact": "compaction"}
+
+
+def _impact(exits_2: bool, events: list[str], them: str) -> str:
+    blocked = list(dict.fromkeys(BLOCKED_BY_EXIT_2[e] for e in events if e in BLOCKED_BY_EXIT_2))
+    if not exits_2 or not blocked:
+        return f"Claude Code reports a non-blocking hook error and the agent gets nothing from {them}"
+    return (f"Python exits 2 when its script is missing, and Claude Code takes exit 2 as a block: every "
+            f"{', '.join(blocked)} is refused while {'this hook stays' if them == 'it' else 'these hooks stay'}")
 
 
 def _read_json(path: Path) -> dict[str, Any] | str:
@@ -87,7 +99,7 @@ def _server_problems(name: str, data: dict[str, Any], root: Path, env: Mapping[s
         args = [a for a in entry.get("args") or [] if isinstance(a, str)] if isinstance(entry.get("args"), list) else []
         launcher = args[:1] if args[:1] and args[0].endswith("server.py") else []  # a checkout's server.py
         words = [entry["command"], *launcher]
-        reason = next(filter(None, (_absent(word, root, env) for word in words)), None)
+        reason = next(filter(None, (_absent(word, False, root, env) for word in words)), None)
         if reason:
             shown = " ".join([entry["command"], *args])
             out.append(f"{name}: {reason}, so Claude Code cannot start the server mcpServers.{server} (`{shown}`). "
@@ -106,24 +118,32 @@ def _advice(reason: str, name: str, rerun: str, it: str) -> str:
                                if name == ".claude/settings.json" else ""))
 
 
-def _hook_absent(command: str, root: Path, env: Mapping[str, str]) -> str | None:
+def _hook_absent(command: str, root: Path, env: Mapping[str, str]) -> tuple[str, bool] | None:
     """Why a hook command of ours cannot run here (its program, or the script its Python runs, is
-    missing); None when both are there or cannot be told."""
-    words = install.command_words(command)
-    rest = install.interpreter_args(words)
-    script = rest[:1] if rest and not rest[0].startswith("-") else []
-    return next(filter(None, (_absent(word, root, env) for word in words[:1] + script)), None)
+    missing), and whether it then exits 2: Python does for a missing script, unless the command
+    carries the guard install now writes after it. None when both are there or cannot be told."""
+    words = install.shell_words(command)
+    rest = install.interpreter_args([word for word, _ in words])
+    script = words[len(words) - len(rest):][:1] if rest and not rest[0].startswith("-") else []
+    program = _absent(*words[0], root, env) if words else None
+    if program:
+        return program, False  # the shell's "not found" is exit 127
+    missing = _absent(*script[0], root, env) if script else None
+    if missing:
+        return missing, not command.rstrip().endswith(install.LAUNCHER_GUARD.strip())
+    return None
 
 
-def _absent(word: str, root: Path, env: Mapping[str, str]) -> str | None:
+def _absent(word: str, literal: bool, root: Path, env: Mapping[str, str]) -> str | None:
     """Why the program or script ``word`` cannot be found here; None when it is there or when
-    ``word`` holds a variable that cannot be filled in here."""
-    for var in install.PROJECT_VARS:
+    ``word`` holds a variable that cannot be filled in here. ``literal``: the shell expands
+    nothing in it (it was in single quotes), so a ``$`` there is just a character."""
+    for var in install.PROJECT_VARS if not literal else ():
         word = word.replace(var, str(root))
     home = env.get("HOME") or env.get("USERPROFILE")
     if home and (word == "~" or word.startswith(("~/", "~\\"))):
         word = home + word[1:]
-    if "$" in word or "%" in word or word.startswith("~"):
+    if ("$" in word and not literal) or "%" in word or word.startswith("~"):
         return None
     if "/" not in word and "\\" not in word:
         return None if shutil.which(word, path=env.get("PATH", os.defpath)) else f"`{word}` is not on PATH"

@@ -370,7 +370,7 @@ def test_command_styles():
     module = install.hook_command("scope-guard", "module", python="/py")
     assert module == '"/py" -m context_keeper.hookio scope-guard' and install.is_our_command(module)
     launcher = install.hook_command("scope-guard", "launcher", python="/py")
-    assert launcher.startswith('"/py" -S "') and launcher.endswith('hooks/scope_guard.py"')
+    assert launcher.startswith('"/py" -S "') and launcher.endswith('hooks/scope_guard.py" || exit 1')
     assert install.is_our_command(launcher)
     repo = install.PACKAGE_PARENT
     assert "$CLAUDE_PROJECT_DIR/hooks/scope_guard.py" in install.hook_command("scope-guard", "launcher", repo, "/py")
