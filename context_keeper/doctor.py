@@ -540,9 +540,9 @@ def _check_numbers(store: Store) -> list[Finding]:
                 label = item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) else f"item {index + 1}"
                 findings.append(Finding(
                     WARNING, "not_json_number",
-                    f"{label} holds {where}, which is not JSON (jq, JavaScript and most parsers refuse the file) and "
-                    f"which context-keeper will not write back: updates to it are refused. Write a finite number, a "
-                    f"string or null there in .context/{state.path.name}",
+                    f"{label} holds {where.split(', which')[0]}: Python reads it, but jq, JavaScript and most JSON "
+                    "parsers refuse the file, and context-keeper will not write it back, so updates to the entry "
+                    f"are refused. Write a finite number, a string or null there in .context/{state.path.name}",
                     file=state.path.name,
                 ))
     return findings

@@ -1450,14 +1450,17 @@ def _add_common(parser: argparse.ArgumentParser, remove: bool) -> None:
     parser.add_argument("--user", action="store_true",
                         help="user-level config (~/.claude/settings.json, ~/.cursor/...) instead of the project's")
     parser.add_argument("--local", action="store_true",
-                        help="claude: the hooks go to .claude/settings.local.json (this machine only, kept out of "
-                             "git) with absolute paths, and .mcp.json is left alone")
+                        help="claude: the hooks are removed from .claude/settings.local.json, and .mcp.json is left "
+                             "alone" if remove else
+                        "claude: the hooks go to .claude/settings.local.json (this machine only, kept out of "
+                        "git) with absolute paths, and .mcp.json is left alone")
     parser.add_argument("--project", help="project root (default: resolved like the server does, else the cwd)")
     parser.add_argument("--dry-run", action="store_true", help="show a unified diff; write nothing")
     parser.add_argument("--home", help=argparse.SUPPRESS)
+    # uninstall recognises every style it could have written: the option stays accepted, unlisted.
     parser.add_argument("--command-style", default="auto",
                         choices=["auto", "portable", "console", "launcher", "module"],
-                        help="how hook/server commands are written (see docs/hooks.md)")
+                        help=argparse.SUPPRESS if remove else "how hook/server commands are written (see docs/hooks.md)")
     if not remove:
         parser.add_argument("--write", action="store_true",
                             help="for clients other than claude: merge into the config file instead of printing")

@@ -67,7 +67,7 @@ def rewrite(text: str, new: Any, indent: str, newline: str) -> str | None:
     try:
         start = _skip(text, 0)
         root = _parse(text, start)
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):  # nested past Python's stack: rewritten whole
         return None
     result = text[:root.start] + _edit(text, root, new, indent, newline) + text[root.end:]
     try:

@@ -172,9 +172,12 @@ def _digest(data: bytes | tuple[bytes, ...]) -> bytes:
 
 
 def _not_finite(value: Any, path: str = "") -> str | None:
-    """Where in ``value`` a NaN or an infinity is, as ``key.sub: NaN``."""
-    if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
-        return f"{path or 'a value'}: {'NaN' if value != value else 'Infinity'}"
+    """Where in ``value`` a NaN or an infinity is, and what it would be written back as."""
+    if isinstance(value, float) and value != value:
+        return f"NaN in {path or 'a value'}, which would be written back as NaN, and that is not JSON"
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return (f"a number beyond what a float can carry (such as 1e400) in {path or 'a value'}, which would be "
+                "written back as Infinity, and that is not JSON")
     children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, child in children:
         found = _not_finite(child, f"{path}.{key}" if path and isinstance(key, str) else f"{path}[{key}]" if path else str(key))
@@ -192,11 +195,9 @@ def _chunk(item: Any) -> str:
         # written back as Infinity or NaN, no JSON parser but Python's reads them, so the file
         # would be broken for everyone else.
         entry = item.get("id") if isinstance(item, dict) else None
-        where = _not_finite(item)
         raise StoreError(
-            f"{entry or 'an entry'} holds {where or 'a number'}, which JSON cannot carry (it would be written back "
-            "as NaN or Infinity, which JSON parsers other than Python's refuse). Nothing was written; write that "
-            "value as a string or a finite number by hand (\"1e400\", null), then try again"
+            f"{entry or 'an entry'} holds {_not_finite(item) or 'a number JSON cannot carry'}. Nothing was "
+            "written; write that value as a string or a finite number by hand (\"1e400\", null), then try again"
         ) from None
     try:
         text.encode("utf-8")

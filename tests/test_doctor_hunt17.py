@@ -58,9 +58,9 @@ def test_nan_in_a_key_another_tool_added_is_named_by_key_in_the_refusal_and_by_d
         [{"id": "dec-001", "summary": "Score leads nightly", "problem": P, "why_chosen": W, "confidence": float("nan")}],
         indent=2), encoding="utf-8")  # what json.dump writes by default
     service = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, hook_cache_delay=None)
-    with pytest.raises(StoreError, match="dec-001 holds confidence: NaN, which JSON cannot carry"):
+    with pytest.raises(StoreError, match="dec-001 holds NaN in confidence, which would be written back as NaN, and that is not JSON"):
         service.update_entry("dec-001", {"tags": ["scoring"]})
-    assert any("dec-001 holds confidence: NaN, which is not JSON" in m for m in _findings(root, "not_json_number"))
+    assert any("dec-001 holds NaN in confidence: Python reads it, but jq" in m for m in _findings(root, "not_json_number"))
 
 
 def test_doctor_fix_keeps_a_duplicate_that_differs_only_in_true_against_one(root):

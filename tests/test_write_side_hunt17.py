@@ -277,3 +277,13 @@ def test_an_unreadable_compaction_report_is_not_reported_as_none_yet(svc):
                     encoding="utf-8")
     with pytest.raises(StoreError, match="compaction_report.json exists but cannot be read"):
         svc.get_compaction_report()
+
+
+def test_uninstall_help_describes_removing_not_installing(capsys):
+    from context_keeper import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["uninstall", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the hooks are removed from .claude/settings.local.json" in text
+    assert "the hooks go to" not in text and "--command-style" not in text
