@@ -535,12 +535,12 @@ def _check_numbers(store: Store) -> list[Finding]:
     for kind in KINDS.values():
         state = store.state(kind)
         for index, item in enumerate(state.raw):
-            where = _not_finite(item)
-            if where:
+            found = _not_finite(item)
+            if found:
                 label = item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) else f"item {index + 1}"
                 findings.append(Finding(
                     WARNING, "not_json_number",
-                    f"{label} holds {where.split(', which')[0]}: Python reads it, but jq, JavaScript and most JSON "
+                    f"{label} holds {found[0]} in {found[1]}: Python reads it, but jq, JavaScript and most JSON "
                     "parsers refuse the file, and context-keeper will not write it back, so updates to the entry "
                     f"are refused. Write a finite number, a string or null there in .context/{state.path.name}",
                     file=state.path.name,

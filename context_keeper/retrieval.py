@@ -959,6 +959,7 @@ def _pack(
     tried: set[str] = set()
     if rules_after < 0:
         place_scope_rules()
+
     def pack(position: int, hit: Any) -> None:
         nonlocal omitted, place
         if hit.entry["id"] in seen or (position > rules_after and hit.entry["id"] in rule_hits):

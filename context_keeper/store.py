@@ -171,13 +171,13 @@ def _digest(data: bytes | tuple[bytes, ...]) -> bytes:
     return crc.to_bytes(4, "big") + size.to_bytes(8, "big")
 
 
-def _not_finite(value: Any, path: str = "") -> str | None:
-    """Where in ``value`` a NaN or an infinity is, and what it would be written back as."""
+def _not_finite(value: Any, path: str = "") -> tuple[str, str, str] | None:
+    """The first NaN or infinity in ``value``: what it is, where (``key.sub[2]``), and what a
+    JSON encoder that allows it would write."""
     if isinstance(value, float) and value != value:
-        return f"NaN in {path or 'a value'}, which would be written back as NaN, and that is not JSON"
+        return "NaN", path or "a value", "NaN"
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
-        return (f"a number beyond what a float can carry (such as 1e400) in {path or 'a value'}, which would be "
-                "written back as Infinity, and that is not JSON")
+        return "a number beyond what a float can carry (such as 1e400)", path or "a value", "Infinity"
     children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, child in children:
         found = _not_finite(child, f"{path}.{key}" if path and isinstance(key, str) else f"{path}[{key}]" if path else str(key))
@@ -195,9 +195,11 @@ def _chunk(item: Any) -> str:
         # written back as Infinity or NaN, no JSON parser but Python's reads them, so the file
         # would be broken for everyone else.
         entry = item.get("id") if isinstance(item, dict) else None
+        what, where, written = _not_finite(item) or ("a number JSON cannot carry", "a value", "Infinity")
         raise StoreError(
-            f"{entry or 'an entry'} holds {_not_finite(item) or 'a number JSON cannot carry'}. Nothing was "
-            "written; write that value as a string or a finite number by hand (\"1e400\", null), then try again"
+            f"{entry or 'an entry'} holds {what} in {where}, which would be written back as {written}, and that "
+            "is not JSON. Nothing was written; write that value as a string or a finite number by hand "
+            "(\"1e400\", null), then try again"
         ) from None
     try:
         text.encode("utf-8")
