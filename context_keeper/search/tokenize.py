@@ -40,6 +40,32 @@ _BACKSLASH = re.compile(r"(?<=\w)\\(?=\w)")
 _CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+)")
 
 
+# A file's position as compilers, linters and test runners print it ("mbtiles.rs:142:9"): the
+# numbers glued on made the file name a word no entry spells.
+_AT_LINE = re.compile(r"(.*\.([A-Za-z][A-Za-z0-9]{0,7}))(?::\d+){1,2}")
+# Only a path or a source file's name: "example.com:443" keeps its port.
+_SOURCE_SUFFIXES = frozenset(
+    "py pyi rs go js mjs cjs ts tsx jsx java kt kts scala c h cc cpp cxx hpp hh cs fs rb php swift m mm dart "
+    "lua pl ex exs erl hs ml sql sh bash zsh ps1 yaml yml json toml ini cfg xml html css scss vue svelte "
+    "tf proto gradle md rst txt".split())
+# Values pasted from logs that name one event, not a topic: a timestamp with its time, a UUID or
+# a long hex id, a memory address. Kept whole as one exact-match term (an entry that records the
+# id still matches it), not as fragments ("05", "12t08") that match unrelated dates and numbers.
+_OPAQUE = re.compile(
+    r"\d{4}-\d{2}-\d{2}[tT ]\d{2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:[zZ]|[+-]\d{2}:?\d{2})?"
+    r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|0[xX][0-9a-fA-F]+"
+    r"|(?=[0-9a-fA-F]*[a-fA-F])(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{16,}"
+)
+# Inflections the stemmer gives another stem than their word's: "panicked" → "panick" beside
+# "panic"; Latin plurals ("indices" → "indic" beside "index").
+_IRREGULAR = {
+    "panicked": "panic", "panicking": "panic", "panicky": "panic", "mimicked": "mimic", "mimicking": "mimic",
+    "trafficked": "traffic", "trafficking": "traffic", "indices": "index", "vertices": "vertex",
+    "matrices": "matrix", "appendices": "appendix", "criteria": "criterion", "analyses": "analysis",
+}
+
+
 def _spelled(match: re.Match[str]) -> str:
     letter = match.group(1).lower()
     return "cpp" if match.group(2) == "++" else ("csharp" if letter == "c" else "fsharp")
@@ -122,7 +148,7 @@ def stem(word: str) -> str:
         else:
             if _stemmer is None:
                 _stemmer = _english_stemmer()
-            cached = _stemmer.stemWord(american(word))
+            cached = _stemmer.stemWord(american(_IRREGULAR.get(word, word)))
         if len(_stem_cache) < 200_000:
             _stem_cache[word] = cached
     return cached
@@ -194,6 +220,11 @@ def _chunk_terms(chunk: str) -> tuple[tuple[str, bool], ...]:
     chunk = chunk.strip("_")
     if not chunk:
         return ()
+    if _OPAQUE.fullmatch(chunk):
+        return ((chunk.lower(), True),)
+    at_line = _AT_LINE.fullmatch(chunk)
+    if at_line and ("/" in at_line.group(1) or at_line.group(2).lower() in _SOURCE_SUFFIXES):
+        return _chunk_terms(at_line.group(1))
     if not chunk.isascii() and _CJK.search(chunk):
         return _cjk_terms(chunk)
     out: list[tuple[str, bool]] = []
