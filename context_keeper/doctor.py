@@ -836,10 +836,13 @@ def _check_scopes(store: Store) -> list[Finding]:
         return [Finding(INFO, "unmatched_scope",
                         f"{', '.join(sorted(pending, key=model.id_sort_key))}: scope not checked against the "
                         f"files, as the project has more than {MAX_SCAN_PATHS:,} paths", file=state.path.name)] if pending else []
+    # A note, not a warning: a rule for a directory about to be created (or that another branch
+    # has) is right, and the edit guard applies it to the first file written there.
     return [
-        Finding(WARNING, "unmatched_scope",
-                f"{entry_id} has scope {scope!r}, which matches no file or directory in the project; "
-                "it never applies to an edit. Correct the scope, or retire the constraint (\"status\": \"deprecated\"): "
+        Finding(INFO, "unmatched_scope",
+                f"{entry_id} has scope {scope!r}, which matches no file or directory in the project yet: the "
+                "edit guard applies it to files created there, but a misspelt path never applies. If it is "
+                "misspelt or obsolete, correct the scope or retire the constraint (\"status\": \"deprecated\"): "
                 "edit .context/constraints.json by hand, or have the agent call update_entry or deprecate_entry.",
                 file=state.path.name)
         for entry_id, scope in sorted(pending.items(), key=lambda kv: model.id_sort_key(kv[0]))

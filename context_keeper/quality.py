@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from context_keeper import model
 from context_keeper.model import KINDS, Kind
@@ -104,7 +104,8 @@ def prune_stale(store: Store, days: int, now: datetime) -> dict[str, Any]:
             when = (model.parse_time(entry.get("verified_at")) or model.parse_time(entry.get("updated_at"))
                     or model.parse_time(entry.get("created_at")))
             age = (now - when).days if when else None
-            if age is None or age > days:
+            # Not verified within ``days``: 47 hours is past one day, though its whole days are 1.
+            if when is None or now - when > timedelta(days=days):
                 stale.append({"id": entry["id"], "type": kind.name, "summary": model.entry_title(kind, entry),
                               "verified_at": entry.get("verified_at"), "days_since_verified": age})
     stale.sort(key=lambda s: (-(s["days_since_verified"] or 10**6), model.id_sort_key(s["id"])))

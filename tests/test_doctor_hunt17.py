@@ -106,3 +106,12 @@ def test_an_invalid_utf8_byte_is_placed_by_its_character_column(root):
     path.write_bytes('[{"id": "dec-001", "summary": "Größe café '.encode("utf-8") + b"\xef" + b'"}]')
     (message,) = [f.message for f in diagnose(root).findings if f.code == "corrupt_file"]
     assert "not valid UTF-8 at line 1, column 43" in message
+
+
+def test_a_rule_for_a_directory_not_created_yet_is_a_note_not_a_warning(root):
+    (root / "src").mkdir()
+    _write(root, "constraints.json", [{"id": "con-001", "rule": "Webhook handlers must be idempotent",
+                                       "reason": REASON, "scope": "src/webhooks/", "hardness": "absolute"}])
+    (finding,) = [f for f in diagnose(root).findings if f.code == "unmatched_scope"]
+    assert finding.severity == "info" and "applies it to files created there" in finding.message
+    assert diagnose(root).exit_code == 0
