@@ -207,8 +207,18 @@ def log_line(root: str | None, event: str, message: str) -> None:
             os.replace(path, path + ".1")
     except OSError:
         pass
+    # Not through a symbolic link: one committed in place of the log (a cloned repository can
+    # carry one) would append to wherever it leads. The link is replaced by the log, as the
+    # store's other derived files replace theirs.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError:
+            if not os.path.islink(path):
+                raise
+            os.unlink(path)
+            fd = os.open(path, flags, 0o644)
         try:
             os.write(fd, line.encode("utf-8", "replace"))
         finally:

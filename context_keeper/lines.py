@@ -31,8 +31,21 @@ def neutralize(text: Any) -> str:
     """Collapse whitespace and defuse markup that could break out of an injection frame."""
     out = " ".join(str(text or "").split())
     if "<" in out:
-        out = _frame_tag_pattern().sub("‹", out)
+        pattern = _frame_tag_pattern()
+        if not out.isascii():
+            # Zero-width and other format characters ("<\u200b/system>") are invisible to a
+            # reader and to the pattern alike: where dropping them makes a frame tag, they go.
+            bare = _without_format_characters(out)
+            if bare != out and pattern.search(bare):
+                out = bare
+        out = pattern.sub("‹", out)
     return out.replace("```", "'" * 3)
+
+
+def _without_format_characters(text: str) -> str:
+    import unicodedata
+
+    return "".join(ch for ch in text if ch.isascii() or unicodedata.category(ch) != "Cf")
 
 
 def clip(text: Any, limit: int) -> str:

@@ -590,6 +590,8 @@ def _clean_list(name: str, shape: str, value: Any) -> list[str]:
     if len(value) > MAX_LIST:
         raise _fail(name, f"has {len(value)} items; the maximum is {MAX_LIST}")
     out = []
+    # Tags as filters compare them: "Database" and " database " are one tag, kept as first spelt.
+    seen: set[str] = set()
     for item in value:
         if not isinstance(item, str):
             raise _fail(name, f"items must be strings, got {type(item).__name__}")
@@ -598,7 +600,9 @@ def _clean_list(name: str, shape: str, value: Any) -> list[str]:
             raise _fail(name, f"an item is {len(item)} characters; the maximum is {MAX_SHORT_TEXT}")
         if shape == "id_list" and parse_id(item) is None:
             raise _fail(name, f"{shown(item)} is not an entry id (like dec-001)")
-        if item and item not in out:
+        key = tag_key(item) if name == "tags" else item
+        if item and key not in seen:
+            seen.add(key)
             out.append(item)
     return out
 

@@ -27,7 +27,7 @@ from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
-from context_keeper.store import Store, folder_name, readable_entries, write_gitignore
+from context_keeper.store import Store, folder_name, readable_entries, spelled_otherwise, write_gitignore
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
@@ -315,7 +315,10 @@ class Service:
         for linked in entry.get("related_to", []):
             try:
                 store.find(linked)
-            except (NotFound, InvalidInput):
+            except NotFound:
+                # "dec-1" for dec-001 is no future id (related_to does not count for the next one).
+                missing.append(linked + spelled_otherwise(store.state(model.kind_of_id(linked)).entries_by_id, linked))
+            except InvalidInput:
                 missing.append(linked)
             except StoreError as exc:
                 # The entry is already saved: an error here would make the client record it again.
@@ -386,7 +389,16 @@ class Service:
                                        field="supersedes")
                 if old_id not in model.supersedes_ids(current):
                     # As related_to: a link added now must name an entry (one kept as stored passes).
-                    _require_named(ftxn, old_id, "supersedes")
+                    old = _require_named(ftxn, old_id, "supersedes")
+                    if old.get("superseded_by") != current["id"]:
+                        # Only one end of the link: both entries would read as the current answer.
+                        raise InvalidInput(
+                            f"supersedes: {old_id} does not name {current['id']} as its successor "
+                            f"({old.get('status', 'active')}"
+                            + (f", replaced by {old['superseded_by']}" if old.get("superseded_by") else "")
+                            + f"); to record that {current['id']} replaced it, call deprecate_entry with id "
+                            f"{old_id} and superseded_by {current['id']}, then add it here",
+                            field="supersedes")
             cleared = _apply_status_rules(ftxn, kind, current, raw, cleaned)
             if kind is DECISION and "why_chosen" in cleaned and "rationale" in raw:
                 # A legacy entry's rationale is what its why_chosen replaces: kept, the old reason
@@ -805,7 +817,9 @@ def _release_from_successor(ftxn: Any, current: Mapping[str, Any], entry: Mappin
     successor = current.get("superseded_by")
     if current.get("status") != "superseded" or not isinstance(successor, str):
         return None
-    now_by = entry.get("superseded_by") if entry.get("status", "active") == "superseded" else None
+    # Retired with its successor named (deprecate_entry's merge_into writes that) is still
+    # replaced by it: the successor keeps saying so.
+    now_by = entry.get("superseded_by") if entry.get("status", "active") in ("superseded", "deprecated") else None
     if isinstance(now_by, str) and now_by.strip() == successor.strip():
         return None
     successor = ftxn.get(successor.strip())
@@ -906,9 +920,14 @@ def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], m
         mine, theirs = survivor.get(spec.name), merged.get(spec.name)
         if spec.shape in ("text_list", "id_list", "alternatives"):
             union = list(mine or [])
+            same = model.tag_key if spec.name == "tags" else (lambda item: item)
+            held = {same(item) for item in union if isinstance(item, str)}
             for item in theirs or []:
-                if item not in union and item != survivor["id"]:
-                    union.append(item)
+                if item == survivor["id"] or item in union or isinstance(item, str) and same(item) in held:
+                    continue
+                union.append(item)
+                if isinstance(item, str):
+                    held.add(same(item))
             if spec.name == "related_to":
                 union = [i for i in union if i != merged["id"] and i != survivor["id"]]
             if union or spec.name in out:  # an older entry without the field is not given an empty one

@@ -174,12 +174,12 @@ def build_summary(
         ordered = [d for _tag, group in groups for d in group]
         why_chars = next((w for w in (120, 60) if _capped_cost("", ordered, lambda d, w=w: render.decision_line(d, why_chars=w),
                                                                room) + 2 * len(groups) < room), 0)
-        opening = ["\nDecisions:", f"[{groups[0][0]}]"]
+        opening = ["\nDecisions:", f"[{render.clip(groups[0][0], 60)}]"]
         if (packer.fits([*opening, render.decision_line(groups[0][1][0], why_chars=why_chars)])
                 and packer.budget - packer.used - _cost(opening) >= MIN_ROOM):
             packer.add("\nDecisions:")
             for tag, group in groups:
-                packer.section(f"[{tag}]", group, lambda d: render.decision_line(d, why_chars=why_chars), "decisions")
+                packer.section(f"[{render.clip(tag, 60)}]", group, lambda d: render.decision_line(d, why_chars=why_chars), "decisions")
         else:
             packer.dropped["decisions"] += len(active_decisions)
         packer.budget += reserve

@@ -301,7 +301,8 @@ def test_update_refuses_a_malformed_supersedes_and_writes_nothing(service, proje
         service.update_entry(new, {"supersedes": value})
     assert refused.value.field == "supersedes"
     assert snapshot_files(project) == before
-    assert service.update_entry(new, {"supersedes": ["dec-024", "dec-011"]})["entry"]["supersedes"] == ["dec-024", "dec-011"]
+    service.deprecate_entry("dec-003", superseded_by=new)  # the other end of the link, first
+    assert service.update_entry(new, {"supersedes": ["dec-024", "dec-003"]})["entry"]["supersedes"] == ["dec-024", "dec-003"]
 
 
 @pytest.mark.parametrize("value", [0, -1, 10, 49.5, "abc", True])
