@@ -936,7 +936,17 @@ def _pack(
                 # The question's filters (types, tags, dates, scope, deprecated) hold for linked
                 # entries too: "tags": ["caching"] must not bring back untagged ones.
                 if not admits(kind.name, entry["id"]):  # deprecated ones only with include_deprecated
-                    continue
+                    # Merged away (deprecate_entry merge_into) or replaced: the link is followed to
+                    # the entry that carries what it said today, which the filters must admit.
+                    replacement = _replacement(store, entry) if entry.get("superseded_by") else None
+                    if replacement is None or replacement.get("status", "active") != "active":
+                        continue
+                    try:
+                        kind, entry = store.find(replacement["id"])
+                    except ContextKeeperError:
+                        continue
+                    if entry["id"] in seen or not admits(kind.name, entry["id"]):
+                        continue
                 item = {"score": 0.0, "type": kind.name, "related": True, "via": primary["id"]}
                 annotate(item, kind.name, entry)
                 if try_add(item, entry):

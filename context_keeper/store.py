@@ -186,10 +186,20 @@ def _not_finite(value: Any, path: str = "") -> tuple[str, str, str] | None:
     return None
 
 
-def _chunk(item: Any) -> str:
-    """One array item exactly as ``json.dumps(items, indent=2)`` would lay it out."""
+# The indent of a store file's items, when a person or another tool wrote it with other than two
+# spaces (four, a tab): an item rewritten in two spaces beside theirs made a diff of every line.
+_ITEM_INDENT = re.compile(rb"\A(?:\xef\xbb\xbf)?\[\r?\n( {1,8}|\t)[{\[]")
+
+
+def _file_indent(head: bytes | None) -> str:
+    match = _ITEM_INDENT.match(head or b"")
+    return match.group(1).decode("ascii") if match else "  "
+
+
+def _chunk(item: Any, indent: str = "  ") -> str:
+    """One array item exactly as ``json.dumps(items, indent=indent)`` would lay it out."""
     try:
-        text = json.dumps(item, indent=2, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(item, indent=indent, ensure_ascii=False, allow_nan=False)
     except ValueError:
         # 1e400 in a hand-added key reads as inf, NaN (which Python's json.dump writes) as nan:
         # written back as Infinity or NaN, no JSON parser but Python's reads them, so the file
@@ -205,8 +215,8 @@ def _chunk(item: Any) -> str:
         text.encode("utf-8")
     except UnicodeEncodeError:
         # A lone surrogate (legal in JSON text, not in UTF-8): keep it as an escape.
-        text = json.dumps(item, indent=2, ensure_ascii=True)
-    return "  " + text.replace("\n", "\n  ")
+        text = json.dumps(item, indent=indent, ensure_ascii=True)
+    return indent + text.replace("\n", "\n" + indent)
 
 
 class FileState:
@@ -734,9 +744,11 @@ class FileTxn:
         appending = self._only_appended and base.data and first_new and base.data[-1] == _CLOSE
         if not appending:
             self._materialize_chunks()
+        head = base.data[0][:64] if base.data else base.source[:64].encode("utf-8") if base.source else None
+        indent = _file_indent(head)
         for index in range(first_new if appending else 0, len(chunks)):
             if chunks[index] is None:
-                chunks[index] = _chunk(self._builder.raw[index])
+                chunks[index] = _chunk(self._builder.raw[index], indent)
         if appending:
             # A record only appends: reuse the parts already on disk instead of re-joining and
             # re-encoding the whole file (the hot path on large stores).

@@ -122,3 +122,34 @@ def test_the_hook_log_is_not_written_through_a_link(root, tmp_path):
     log_line(str(root), "post-compact", "compaction check failed")
     assert victim.read_text(encoding="utf-8") == "# my bashrc\n"
     assert not log.is_symlink() and "compaction check failed" in log.read_text(encoding="utf-8")
+
+
+def test_a_link_to_an_entry_merged_away_is_followed_to_the_survivor(svc):
+    a = _dec(svc, "Connection pooling with pgbouncer in transaction mode",
+             problem="The API opened too many Postgres connections under load and the database refused new clients.",
+             why_chosen="pgbouncer in transaction mode multiplexes hundreds of client connections onto twenty server connections cheaply.")
+    b = _dec(svc, "Pool database connections through pgbouncer",
+             problem="Under load the API exhausted the Postgres connection limit and requests failed with errors.",
+             why_chosen="pgbouncer keeps the number of server connections bounded while clients reconnect freely, at little cost.")
+    rule = svc.record("constraint", {"rule": "Every API worker must release its database connection after each request",
+                                     "reason": "Workers that held connections across requests starved the pool and caused the outage in March.",
+                                     "related_to": [a]})["id"]
+    svc.deprecate_entry(a, merge_into=b)
+    answer = svc.get_context(query="workers starved the pool in the March outage")
+    linked = [(i["entry"]["id"], i.get("via")) for i in answer["results"] if i.get("related")]
+    assert (b, rule) in linked
+
+
+@pytest.mark.parametrize("indent", [4, "\t"])
+def test_an_entry_rewritten_in_a_file_indented_otherwise_keeps_the_files_indent(svc, root, indent):
+    _dec(svc, "Use Postgres for storage")
+    _dec(svc, "Use Redis for caching")
+    path = root / ".context" / "decisions.json"
+    path.write_text(json.dumps(json.loads(path.read_text(encoding="utf-8")), indent=indent) + "\n", encoding="utf-8")
+    before = path.read_text(encoding="utf-8")
+    svc.update_entry("dec-002", {"tags": ["cache"]})
+    svc.record("decision", {"summary": "Use S3 for uploads", "problem": P, "why_chosen": W})
+    after = path.read_text(encoding="utf-8")
+    entries = json.loads(after)
+    assert after.startswith(before.split('"id": "dec-002"')[0])  # dec-001 untouched
+    assert after == json.dumps(entries, indent=indent) + "\n"  # every item in the file's own indent
