@@ -664,15 +664,19 @@ def _successor_loops(entries: dict[str, dict], name: str) -> list[Finding]:
     """Entries whose successors lead back to them (a hand edit, a merge: the tools refuse to make
     one): none of them is the current answer, so the summary and every answer lose the topic."""
     findings, reported = [], set()
+    walked: set[str] = set()  # entries whose successors were followed already: linear, not cubic
     for start in entries:
+        if start in walked:
+            continue
         chain, at = [start], start
+        on_chain = {start: 0}
         while True:
             following = entries[at].get("superseded_by")  # read_entry drops the spaces around it
-            if following not in entries:
+            if following not in entries or following in walked and following not in on_chain:
                 break
             at = following
-            if at in chain:
-                loop = chain[chain.index(at):]
+            if at in on_chain:
+                loop = chain[on_chain[at]:]
                 if not reported.intersection(loop):
                     reported.update(loop)
                     findings.append(Finding(
@@ -687,7 +691,9 @@ def _successor_loops(entries: dict[str, dict], name: str) -> list[Finding]:
                         file=name,
                     ))
                 break
+            on_chain[at] = len(chain)
             chain.append(at)
+        walked.update(chain)
     return findings
 
 

@@ -115,3 +115,21 @@ def test_a_rule_for_a_directory_not_created_yet_is_a_note_not_a_warning(root):
     (finding,) = [f for f in diagnose(root).findings if f.code == "unmatched_scope"]
     assert finding.severity == "info" and "applies it to files created there" in finding.message
     assert diagnose(root).exit_code == 0
+
+
+def test_successor_chains_are_walked_once_each_not_once_per_entry():
+    from context_keeper.doctor import _successor_loops
+
+    reads = []
+
+    class Entry(dict):
+        def get(self, key, default=None):
+            reads.append(key)
+            return super().get(key, default)
+
+    n = 2000  # a chain of 2,000 replacements took 16 s: every entry walked the rest of it
+    entries = {f"dec-{i:04d}": Entry(superseded_by=f"dec-{i + 1:04d}" if i < n else None) for i in range(1, n + 1)}
+    entries[f"dec-{n:04d}"]["superseded_by"] = f"dec-{n - 2:04d}"  # a loop at the far end
+    (finding,) = _successor_loops(entries, "decisions.json")
+    assert finding.message.startswith(f"dec-{n - 2:04d} → dec-{n - 1:04d} → dec-{n:04d} → dec-{n - 2:04d}")
+    assert len(reads) <= 2 * n
