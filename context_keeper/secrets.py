@@ -3,8 +3,8 @@
 Memory is committed to git and injected into model context, so a leaked key would spread.
 The patterns favour precision, because a false alarm blocks an agent from recording ordinary
 engineering text: well-known key formats, private key blocks, credentials in URLs and HTTP
-auth headers, ``password=`` style assignments whose value looks like a literal (not a
-placeholder, an environment lookup or a plain word in prose), and long random-looking tokens
+auth headers, webhook URLs, ``password=`` style assignments whose value looks like a literal (not
+a placeholder, an environment lookup or a plain word in prose), and long random-looking tokens
 (an entropy check that skips hex ids such as git SHAs and UUIDs, paths and digests).
 ``tests/test_secrets.py`` pins both sides with tables.
 """
@@ -19,18 +19,26 @@ from typing import Any
 
 from context_keeper.errors import InvalidInput
 
+_KEY_KINDS = r"(?:secret|signing|encryption|master|hmac|api|access|private)[_-]?key"
+# A generic ``*_key`` is left out on purpose: sort_key, cache_key, public_key name no secret.
 _KEYWORD = (
-    r"(?<![A-Za-z])(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|"
-    r"access[_-]?token|auth[_-]?token|private[_-]?key|client[_-]?secret|token)(?![A-Za-z])"
+    r"(?:(?<![A-Za-z])(?:password|passwd|passphrase|pwd|secret|" + _KEY_KINDS + r"|apikey|access[_-]?token|"
+    r"auth[_-]?token|client[_-]?secret|token)"
+    # An environment variable may glue its prefix on (PGPASSWORD); only in capitals, so prose
+    # words that end in "token" stay words.
+    r"|(?-i:[A-Z]+(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN)))(?![A-Za-z])"
 )
 # Values that only point at where a secret lives: $VAR, ${VAR}, <token>, ***, os.environ[...], ...
 _PLACEHOLDER = re.compile(
     r"^(?:\$|<|\{\{|\*{3}|x{3,}|\.\.\.|%\(|none$|null$|nil$|true$|false$|env\b|os\.|process\.env|"
-    r"getenv|settings\.|config\.|secrets\.|vault:|changeme$|redacted$|example$)",
+    r"getenv|settings\.|config\.|secrets\.|vault:|kms:|arn:|changeme$|redacted$|example$)",
     re.IGNORECASE,
 )
-_ASSIGNMENT = re.compile(_KEYWORD + r"[\"']?\s*(?P<op>:=|=>|=|:)\s*(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;]+)",
-                         re.IGNORECASE)
+_ASSIGNMENT = re.compile(
+    _KEYWORD + r"[\"']?\s*(?P<op>:=|=>|=|:)\s*"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;]+)",
+    re.IGNORECASE,
+)
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
@@ -46,7 +54,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a basic-auth header",
      re.compile(r"\bBasic\s+(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/])")),
     ("a URL with an embedded password",
-     re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?![$<{*]|x{3})[^\s/@]{3,}@", re.IGNORECASE)),
+     re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]*:(?![$<{*]|x{3})[^\s/@]{3,}@", re.IGNORECASE)),
+    # The path of a webhook URL is its credential: whoever has it can post.
+    ("a webhook URL", re.compile(r"\bhooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9_-]+/)+"
+                                 r"(?![Xx]+\b)[A-Za-z0-9]{20,}")),
+    ("a webhook URL",
+     re.compile(r"\bdiscord(?:app)?\.com/api/webhooks/\d+/(?![Xx]+\b)[A-Za-z0-9_-]{40,}", re.IGNORECASE)),
 )
 
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_=-]{32,}")
