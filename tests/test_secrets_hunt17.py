@@ -39,6 +39,10 @@ MISSED = [
      "URL"),
     ("slack webhook", f"Alerts post to {SLACK_HOOK} from deploy.", "webhook"),
     ("discord webhook", f"Build results go to {DISCORD_HOOK}", "webhook"),
+    ("spaced assignment", f"password= {PASSWORD}", "password"),
+    ("url password that is not a sample", f"postgres://postgres:{PASSWORD}@localhost:5432/test", "URL"),
+    ("fake public key prefix", "ssh-ed25519 " + "Zq8vT2mKp9XwL4nR7bY1cF6hJ3sD5gA0eU laptop", "high-entropy"),
+    ("public key prefix on another key type", "ssh-rsa " + ED25519_PUB.split()[1], "high-entropy"),
 ]
 
 
@@ -52,6 +56,13 @@ def test_common_credential_shapes_are_recognised(text, label):
 # ------------------------------------------------------------------ engineering text that was refused
 
 NOT_SECRETS = [
+    ("docker default credentials", "CI tests use postgres://postgres:postgres@localhost:5432/test"),
+    ("rabbitmq default credentials", "amqp://guest:guest@localhost:5672/ in the compose file"),
+    ("url shape placeholder", "URLs look like postgres://user:password@host:5432/db"),
+    ("keyword naming a parameter", "the token= parameter is sent with every request"),
+    ("ed25519 public key", f"Add {ED25519_PUB} to authorized_keys on the bastion"),
+    ("ecdsa public key", ECDSA_PUB),
+    ("rsa public key", f"deploy key: {RSA_PUB}"),
     ("signing key reference", "signing_key: kms://prod/release-signing"),
     ("slack webhook placeholder", "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"),
     ("secret key prose", "SECRET_KEY is read from the environment at start-up"),
@@ -83,3 +94,7 @@ def test_record_refuses_a_missed_shape_and_writes_nothing(service, project):
         assert "why_chosen looks like it contains" in str(info.value) and "allow_secrets" in str(info.value)
     assert snapshot_files(project) == before
 
+
+def test_record_stores_a_public_key_and_a_local_test_url(service, project):
+    answer = service.record("decision", _decision(f"CI uses postgres://postgres:postgres@localhost:5432/test; {ED25519_PUB}"))
+    assert answer["success"]
