@@ -3,14 +3,17 @@
 Memory is committed to git and injected into model context, so a leaked key would spread.
 The patterns favour precision, because a false alarm blocks an agent from recording ordinary
 engineering text: well-known key formats, private key blocks, credentials in URLs and HTTP
-auth headers, ``password=`` style assignments whose value looks like a literal (not a
-placeholder, an environment lookup or a plain word in prose), and long random-looking tokens
+auth headers, webhook URLs, ``password=`` style assignments whose value looks like a literal (not
+a placeholder, an environment lookup or a plain word in prose), and long random-looking tokens
 (an entropy check that skips hex ids such as git SHAs and UUIDs, paths and digests).
+OpenSSH public key lines are public by design and are not scanned.
 ``tests/test_secrets.py`` pins both sides with tables.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections import Counter
@@ -19,18 +22,30 @@ from typing import Any
 
 from context_keeper.errors import InvalidInput
 
+_KEY_KINDS = r"(?:secret|signing|encryption|master|hmac|api|access|private)[_-]?key"
+# A generic ``*_key`` is left out on purpose: sort_key, cache_key, public_key name no secret.
 _KEYWORD = (
-    r"(?<![A-Za-z])(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key|"
-    r"access[_-]?token|auth[_-]?token|private[_-]?key|client[_-]?secret|token)(?![A-Za-z])"
+    r"(?:(?<![A-Za-z])(?:password|passwd|passphrase|pwd|secret|" + _KEY_KINDS + r"|apikey|access[_-]?token|"
+    r"auth[_-]?token|client[_-]?secret|token)"
+    # An environment variable may glue its prefix on (PGPASSWORD); only in capitals, so prose
+    # words that end in "token" stay words.
+    r"|(?-i:[A-Z]+(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN)))(?![A-Za-z])"
 )
 # Values that only point at where a secret lives: $VAR, ${VAR}, <token>, ***, os.environ[...], ...
 _PLACEHOLDER = re.compile(
     r"^(?:\$|<|\{\{|\*{3}|x{3,}|\.\.\.|%\(|none$|null$|nil$|true$|false$|env\b|os\.|process\.env|"
-    r"getenv|settings\.|config\.|secrets\.|vault:|changeme$|redacted$|example$)",
+    r"getenv|settings\.|config\.|secrets\.|vault:|kms:|arn:|changeme$|redacted$|example$)",
     re.IGNORECASE,
 )
-_ASSIGNMENT = re.compile(_KEYWORD + r"[\"']?\s*(?P<op>:=|=>|=|:)\s*(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;]+)",
-                         re.IGNORECASE)
+_ASSIGNMENT = re.compile(
+    _KEYWORD + r"[\"']?(?P<before>[ \t]*)(?P<op>:=|=>|=|:)(?P<after>[ \t]*)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;]+)",
+    re.IGNORECASE,
+)
+
+# Passwords in a URL that only show its shape (user:password@host) or a container's default
+# (guest:guest@localhost); the URL pattern also skips any password equal to its user name.
+_SAMPLE_PASSWORD = r"(?:password|passwd|pass|pwd|secret|changeme|example|admin|root|guest|test|postgres|mysql)"
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
@@ -46,9 +61,20 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a basic-auth header",
      re.compile(r"\bBasic\s+(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/])")),
     ("a URL with an embedded password",
-     re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?![$<{*]|x{3})[^\s/@]{3,}@", re.IGNORECASE)),
+     re.compile(r"\b[a-z][a-z0-9+.-]*://(?P<user>[^\s:/@]*):(?!(?P=user)@|" + _SAMPLE_PASSWORD + r"@)"
+                r"(?![$<{*]|x{3})[^\s/@]{3,}@", re.IGNORECASE)),
+    # The path of a webhook URL is its credential: whoever has it can post.
+    ("a webhook URL", re.compile(r"\bhooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9_-]+/)+"
+                                 r"(?![Xx]+\b)[A-Za-z0-9]{20,}")),
+    ("a webhook URL",
+     re.compile(r"\bdiscord(?:app)?\.com/api/webhooks/\d+/(?![Xx]+\b)[A-Za-z0-9_-]{40,}", re.IGNORECASE)),
 )
 
+_PUBLIC_KEY = re.compile(
+    r"\b(?P<kind>ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp(?:256|384|521)|"
+    r"sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)"
+    r"[ \t]+(?P<blob>AAAA[A-Za-z0-9+/]+={0,2})(?![A-Za-z0-9+/=])"
+)
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_=-]{32,}")
 _HEXISH = re.compile(r"^[0-9a-fA-F-]+$")
 _DIGEST_PREFIX = re.compile(r"^(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?)[-:]", re.IGNORECASE)
@@ -88,12 +114,40 @@ def _literal_value(op: str, value: str) -> bool:
     return True
 
 
+def _names_a_parameter(match: re.Match[str]) -> bool:
+    """``the token= parameter is sent``: the keyword ends at ``=`` and a plain word follows.
+
+    Code and config space ``=`` on both sides or neither, so a space after it alone, before a
+    word of letters, is prose naming the parameter (``password= hunter2hunter2`` is still caught).
+    """
+    spaced_after_only = bool(match["after"]) and not match["before"]
+    return spaced_after_only and re.fullmatch(r"[A-Za-z]+[.,]?", match["value"]) is not None
+
+
+def _is_public_key(match: re.Match[str]) -> bool:
+    """An OpenSSH public key line names its algorithm, and the key blob starts with that name again."""
+    try:
+        blob = base64.b64decode(match["blob"], validate=True)
+    except binascii.Error:
+        return False
+    size = int.from_bytes(blob[:4], "big")
+    return blob[4 : 4 + size] == match["kind"].encode("ascii")
+
+
+def _without_public_keys(text: str) -> str:
+    # A public key is published by design, and its blob is as random as any secret.
+    return _PUBLIC_KEY.sub(lambda match: " " if _is_public_key(match) else match.group(), text)
+
+
 def find_secret(text: str) -> str | None:
     """What kind of credential ``text`` seems to contain, or None."""
+    text = _without_public_keys(text)
     for label, pattern in _PATTERNS:
         if pattern.search(text):
             return label
     for match in _ASSIGNMENT.finditer(text):
+        if _names_a_parameter(match):
+            continue
         if _literal_value(match["op"], match["value"]):
             return "a password or secret assignment"
     for match in _TOKEN.finditer(text):
