@@ -704,15 +704,26 @@ def clean_alternatives(value: Any) -> list[dict]:
 def new_entry(kind: Kind, values: Mapping[str, Any], entry_id: str, now: str) -> dict:
     """A complete, validated entry ready to store (field order as users expect to read it)."""
     entry: dict[str, Any] = {"id": entry_id}
+    # Every field's problem at once: told one at a time, an agent fixing "problem" was then
+    # refused again for "why_chosen", one round trip per field.
+    problems: list[InvalidInput] = []
     for spec in kind.fields:
-        if spec.name in values and values[spec.name] is not None:
-            entry[spec.name] = clean_value(kind, spec.name, values[spec.name])
-        elif spec.min_len:
-            raise _fail(spec.name, f"is required (at least {spec.min_len} characters); " + _MIN_HINTS.get(spec.name, ""))
-        elif spec.name == "steps":
-            raise _fail("steps", "needs at least 1 step")
-        else:
-            entry[spec.name] = spec.empty()
+        try:
+            if spec.name in values and values[spec.name] is not None:
+                entry[spec.name] = clean_value(kind, spec.name, values[spec.name])
+            elif spec.min_len:
+                raise _fail(spec.name, f"is required (at least {spec.min_len} characters); " + _MIN_HINTS.get(spec.name, ""))
+            elif spec.name == "steps":
+                raise _fail("steps", "needs at least 1 step")
+            else:
+                entry[spec.name] = spec.empty()
+        except InvalidInput as exc:
+            problems.append(exc)
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise InvalidInput(f"{len(problems)} fields need fixing: " + "; ".join(str(p) for p in problems),
+                           field=problems[0].field)
     entry["schema_version"] = SCHEMA_VERSION
     entry["created_at"] = now
     entry["updated_at"] = now

@@ -153,3 +153,13 @@ def test_an_entry_rewritten_in_a_file_indented_otherwise_keeps_the_files_indent(
     entries = json.loads(after)
     assert after.startswith(before.split('"id": "dec-002"')[0])  # dec-001 untouched
     assert after == json.dumps(entries, indent=indent) + "\n"  # every item in the file's own indent
+
+
+def test_a_record_with_several_fields_too_short_names_every_one(svc, root):
+    before = (root / ".context" / "decisions.json").read_bytes()
+    with pytest.raises(InvalidInput) as refused:
+        svc.record("decision", {"summary": "x", "problem": "short", "why_chosen": "short too"})
+    said = str(refused.value)
+    assert said.startswith("3 fields need fixing: summary:") and "problem: needs at least 40" in said
+    assert "why_chosen: needs at least 60" in said and refused.value.field == "summary"
+    assert (root / ".context" / "decisions.json").read_bytes() == before
