@@ -7,11 +7,13 @@ Functions return plain dicts in the answer shapes of COMPAT.md and raise ``error
 
 from __future__ import annotations
 
+import atexit
 import copy
 import logging
 import os
 import re
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -129,6 +131,18 @@ class Service:
             timer.daemon = True
             self._hook_timers[store.root] = timer
             timer.start()
+            _WITH_PENDING_REFRESH.add(self)
+
+    def flush_hook_caches(self) -> None:
+        """Rebuild now what a write scheduled for later: a server that exits within the delay
+        (a one-shot client) left the hooks' cache stale, and the next prompt rebuilt it all."""
+        with self._mutex:
+            pending, self._hook_timers = self._hook_timers, {}
+        for root, timer in pending.items():
+            not_run = not timer.finished.is_set()  # set once it has run (or been cancelled)
+            timer.cancel()
+            if not_run:
+                _refresh_hook_cache(root)
 
     def _index_after_write(self, store: Store, kind: Kind, before: Any, txn: Any, changed: Iterable[dict]) -> None:
         """Apply our own write to the index incrementally instead of re-indexing the kind.
@@ -705,6 +719,19 @@ def _refuse_to_replace_other_writing(target: Path, established: set[Path]) -> No
         "Export to a new file (for example 'DECISIONS.md' or 'docs/decisions.md'), or delete it first",
         field="path",
     )
+
+
+# Services with a refresh scheduled: flushed when the process exits normally (a daemon timer is
+# dropped at exit, with the write it was for already on disk).
+_WITH_PENDING_REFRESH: weakref.WeakSet[Service] = weakref.WeakSet()
+
+
+def _flush_pending_refreshes() -> None:
+    for service in list(_WITH_PENDING_REFRESH):
+        service.flush_hook_caches()
+
+
+atexit.register(_flush_pending_refreshes)
 
 
 def _refresh_hook_cache(root: Path) -> None:

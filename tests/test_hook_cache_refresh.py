@@ -30,3 +30,18 @@ def test_no_hook_cache_means_nothing_is_written(project):
     svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}, hook_cache_delay=0)
     svc.record("decision", DECISION)
     assert not (project / ".context" / cache.CACHE_FILE).exists()
+
+
+def test_a_refresh_still_pending_when_the_process_exits_is_done_then(project):
+    # A one-shot client's server exits within the delay: the timer, a daemon thread, was dropped.
+    import subprocess
+    import sys
+
+    root = str(project)
+    cache.build(root)
+    script = ("import sys; from context_keeper.service import Service; "
+              f"s = Service(env={{'CONTEXT_KEEPER_PROJECT': {root!r}}}, hook_cache_delay=600); "
+              f"print(s.record('decision', {DECISION!r})['id'])")
+    added = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
+    data = cache.read(root)
+    assert cache.is_fresh(data, root) and added in data["summary"]
