@@ -27,8 +27,11 @@ def constraints_block(constraints: Iterable[Mapping[str, Any]]) -> str:
     return "Active constraints:\n" + "\n".join(constraint_line(e) for e in items)
 
 
-def decisions_markdown(project_name: str, decisions: Iterable[Mapping[str, Any]]) -> str:
-    """The read-only DECISIONS.md projection (regenerated; edit the store, not this file)."""
+def decisions_markdown(project_name: str, decisions: Iterable[Mapping[str, Any]],
+                       replacements: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """The read-only DECISIONS.md projection (regenerated; edit the store, not this file).
+    ``replacements`` maps a retired entry's id to what replaced it today (the end of its
+    successor chain, as get_context's ``replaced_by``); without it the stored link is named."""
     items = sorted(decisions, key=lambda e: id_sort_key(e["id"]))
     lines = [
         f"# Decisions — {_one_line(project_name)}",
@@ -46,8 +49,11 @@ def decisions_markdown(project_name: str, decisions: Iterable[Mapping[str, Any]]
             # another entry's heading ("### dec-999: ...").
             lines.append(f"### {e['id']}: {_one_line(entry_title(DECISION, e))}")
             lines.append("")
-            for label, key in (("Problem", "problem"), ("Why", "why_chosen"), ("Tried", "what_we_tried"),
-                               ("Tradeoffs", "tradeoffs")):
+            fields = [("Problem", "problem"), ("Why", "why_chosen"), ("Tried", "what_we_tried"),
+                      ("Tradeoffs", "tradeoffs")]
+            if status != "active":
+                fields.append((f"Why {status}", "deprecated_reason"))
+            for label, key in fields:
                 if e.get(key):
                     lines.append(f"**{label}:** {_inert_body(e[key])}")
                     lines.append("")
@@ -60,7 +66,7 @@ def decisions_markdown(project_name: str, decisions: Iterable[Mapping[str, Any]]
             if e.get("tags"):
                 meta.append("tags: " + ", ".join(_one_line(t) for t in e["tags"]))
             if e.get("superseded_by"):
-                meta.append(f"superseded by {_one_line(e['superseded_by'])}")
+                meta.append(_successor_note(e, (replacements or {}).get(e["id"])))
             if e.get("related_to"):
                 meta.append("related: " + ", ".join(_one_line(r) for r in e["related_to"]))
             if meta:
@@ -70,6 +76,19 @@ def decisions_markdown(project_name: str, decisions: Iterable[Mapping[str, Any]]
 
 def _one_line(text: Any) -> str:
     return " ".join(str(text or "").split())
+
+
+def _successor_note(entry: Mapping[str, Any], replacement: Mapping[str, Any] | None) -> str:
+    """Who replaced ``entry``: the current end of the chain (a → b → c names c, via b), as
+    get_context does. Naming b alone sent the reader to an entry that is itself retired."""
+    if not replacement:
+        return f"superseded by {_one_line(entry['superseded_by'])}"
+    notes = []
+    if replacement.get("via"):
+        notes.append("via " + ", ".join(_one_line(i) for i in replacement["via"]))
+    if replacement.get("status"):
+        notes.append(f"itself {_one_line(replacement['status'])}")
+    return f"superseded by {_one_line(replacement['id'])}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 _block_prefix = None

@@ -531,7 +531,10 @@ class Service:
             except ContextKeeperError:
                 pass
         _refuse_to_replace_other_writing(target, established)
-        text = render.decisions_markdown(self.config(store)["project_name"], state.entries)
+        from context_keeper.retrieval import _replacement  # the successor get_context names
+
+        replacements = {e["id"]: _replacement(store, e) for e in state.entries if e.get("superseded_by")}
+        text = render.decisions_markdown(self.config(store)["project_name"], state.entries, replacements)
         atomic_write_text(target, text)
         return {"success": True, "path": str(target), "decisions": len(state.entries)}
 

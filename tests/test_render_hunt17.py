@@ -59,3 +59,23 @@ def test_ordinary_paragraphs_and_lists_in_a_body_render_as_written(empty_project
     svc.record("decision", {**DECISION, "why_chosen": why})
     svc.export_markdown()
     assert f"**Why:** {why}\n" in (empty_project / "DECISIONS.md").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ retired entries
+
+def test_export_names_the_current_successor_and_why_an_entry_was_retired(empty_project: Path):
+    svc = _service(empty_project)
+    a, b, c, x = (svc.record("decision", {**DECISION, "summary": s})["id"] for s in (
+        "Use Postgres for storage", "Use MySQL for storage everywhere", "Use SQLite for storage locally",
+        "Analytics events go to Kafka"))
+    svc.deprecate_entry(a, merge_into=b)
+    svc.deprecate_entry(b, merge_into=c)
+    svc.deprecate_entry(x, "analytics moved to the warehouse team")
+    assert svc.get_context(id=a)["replaced_by"]["id"] == c
+    svc.export_markdown()
+    text = (empty_project / "DECISIONS.md").read_text(encoding="utf-8")
+    sections = dict(re.findall(r"^### (dec-\d+):.*?\n(.*?)(?=^#|\Z)", text, re.M | re.S))
+    assert f"superseded by {c} (via {b})" in sections[a] and f"superseded by {b}" not in sections[a]
+    assert f"superseded by {c}" in sections[b]
+    assert "**Why deprecated:** analytics moved to the warehouse team" in sections[x]
+    assert f"**Why deprecated:** merged into {b}" in sections[a]
