@@ -120,9 +120,23 @@ def _inert_body(text: Any) -> str:
 def console_json(value: Any) -> str:
     """``value`` as indented JSON for a terminal: as written when the console takes UTF-8, else
     with \\u escapes, so ``--json`` stays JSON on an ASCII or Latin-1 console (a character it
-    cannot show, replaced there, left an invalid escape)."""
+    cannot show, replaced there, left an invalid escape). DEL and the C1 controls, which JSON
+    may leave as they are, are written as \\u escapes too: a terminal runs CSI (U+009B)."""
     import json
     import sys
 
     encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
-    return json.dumps(value, indent=2, ensure_ascii=encoding not in ("utf8", "utf8sig"))
+    text = json.dumps(value, indent=2, ensure_ascii=encoding not in ("utf8", "utf8sig"))
+    return text.translate(_JSON_CONTROL_ESCAPES)  # outside strings JSON has none of them: still exact
+
+
+# C0 controls but tab and line feed, DEL and C1: ESC and CSI start terminal commands (retitle the
+# window, recolour or clear the screen) and a carriage return overwrites the line already shown.
+_CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
+_JSON_CONTROL_ESCAPES = {c: f"\\u{c:04x}" for c in range(0x7f, 0xa0)}  # json.dumps escapes the C0 ones
+
+
+def console_text(text: str) -> str:
+    """``text`` for a person's terminal: stored text (hand-edited or merged, so never checked by
+    a write) shows its control characters as ``\\x1b``-style escapes instead of running them."""
+    return text.translate(_CONTROL_ESCAPES)

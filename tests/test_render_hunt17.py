@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +110,36 @@ def test_a_file_an_export_wrote_is_refreshed_even_with_windows_line_endings(empt
     svc.record("decision", {**DECISION, "summary": "Queue jobs in Redis"})
     assert svc.export_markdown("docs/decisions.md")["decisions"] == 2
     assert "Queue jobs in Redis" in target.read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ terminal escapes in the CLI
+
+ESCAPES = "\u001b]0;PWNED\u0007\u001b[31m"
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("CONTEXT_KEEPER_PROJECT", "CLAUDE_PROJECT_DIR")}
+    env["PYTHONIOENCODING"] = "utf-8"
+    return subprocess.run([sys.executable, "-m", "context_keeper", *args], cwd=cwd, capture_output=True,
+                          env=env, timeout=60)
+
+
+def test_the_cli_shows_terminal_escapes_in_stored_text_escaped(empty_project: Path):
+    _service(empty_project).record("decision", DECISION)
+    live = empty_project / ".context" / "decisions.json"
+    entries = json.loads(live.read_text(encoding="utf-8"))
+    entries[0]["summary"] = f"Use Postgres{ESCAPES} for storage\rhidden"  # a hand edit: writes refuse these
+    entries[0]["why_chosen"] += "\u009b2J"
+    live.write_text(json.dumps(entries), encoding="utf-8")
+    for args in (["summary"], ["get", "postgres storage"]):
+        proc = _cli(*args, cwd=empty_project)
+        assert proc.returncode == 0, proc.stderr
+        shown = proc.stdout.decode("utf-8")
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", shown), (args, shown)
+        assert "Use Postgres\\x1b]0;PWNED\\x07\\x1b[31m for storage" in shown, shown
+    for args in (["summary", "--json"], ["get", "postgres storage", "--json"]):
+        raw = _cli(*args, cwd=empty_project).stdout.decode("utf-8")
+        assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", raw), (args, raw)  # JSON escapes, exact:
+        answer = json.loads(raw)
+    assert answer["results"][0]["entry"]["summary"] == entries[0]["summary"]
+    assert answer["results"][0]["entry"]["why_chosen"].endswith("\u009b2J")
