@@ -29,7 +29,19 @@ def _service():
 
 
 def _print(text: str) -> None:
+    """Human output: stored text may hold terminal escapes (a hand edit), shown escaped here."""
+    text = render.console_text(text)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _print_json(value: Any) -> None:
+    """``--json`` output, exact: console_json escapes the control characters as JSON does (a
+    ``\\x1b`` added inside a string would no longer parse)."""
+    sys.stdout.write(render.console_json(value) + "\n")
+
+
+def _warn(text: str) -> None:
+    print(render.console_text(text), file=sys.stderr)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -52,11 +64,11 @@ def cmd_init(args: argparse.Namespace) -> int:
 def cmd_summary(args: argparse.Namespace) -> int:
     result = _service().get_project_summary(args.budget, project_dir=args.project)
     if args.json:
-        _print(render.console_json(result))
+        _print_json(result)
     else:
         _print(result["summary"])
         for warning in result.get("warnings", []):
-            print(f"warning: {warning}", file=sys.stderr)
+            _warn(f"warning: {warning}")
     return 0
 
 
@@ -112,10 +124,10 @@ def cmd_get(args: argparse.Namespace) -> int:
                              min_relevance=args.min_relevance, include_deprecated=args.include_deprecated,
                              include_related=not args.no_related)
     if args.json:
-        _print(render.console_json(result))
+        _print_json(result)
         return 0
     for warning in result.get("warnings", []):  # a broken store file hides its entries: say so
-        print(f"warning: {warning}", file=sys.stderr)
+        _warn(f"warning: {warning}")
     if not result["results"]:
         _print(_nothing_found(result, args))
         return 0
@@ -291,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _stdout_closed()
         raise
     except ContextKeeperError as exc:
-        print(f"context-keeper: {_cli_message(exc)}", file=sys.stderr)
+        _warn(f"context-keeper: {_cli_message(exc)}")
         return exc.exit_code
     except OSError as exc:
         # A read-only or full disk under init or doctor --fix, or a client config install cannot
