@@ -584,7 +584,7 @@ def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
                     f"{which}: compare the summaries.")
     if said:
         answer["note"] = " ".join(said)
-    replacement = _replacement(store, entry)
+    replacement = current_replacement(store, entry)
     if replacement is not None:
         answer["replaced_by"] = replacement
     return answer
@@ -645,7 +645,7 @@ def _link_summary(store: Store, entry_id: str) -> dict[str, Any] | None:
 MAX_CHAIN = 50
 
 
-def _replacement(store: Store, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+def current_replacement(store: Store, entry: Mapping[str, Any]) -> dict[str, Any] | None:
     """What replaced ``entry`` today: its successor, or, when that was itself replaced
     (a → b → c), the end of the chain, with the ids passed on the way in ``via``. Naming b
     alone told the agent that b is the current answer. A chain that ends in a retired entry
@@ -879,7 +879,7 @@ def _pack(
         # entry merged away with deprecate_entry(merge_into=...) was replaced as much.
         if entry.get("status") == "superseded" or entry.get("status") == "deprecated" and entry.get("superseded_by"):
             item["history"] = True
-            replacement = _replacement(store, entry)
+            replacement = current_replacement(store, entry)
             if replacement is not None:
                 item["replaced_by"] = replacement
         elif entry.get("status") == "deprecated":
@@ -938,7 +938,7 @@ def _pack(
                 if not admits(kind.name, entry["id"]):  # deprecated ones only with include_deprecated
                     # Merged away (deprecate_entry merge_into) or replaced: the link is followed to
                     # the entry that carries what it said today, which the filters must admit.
-                    replacement = _replacement(store, entry) if entry.get("superseded_by") else None
+                    replacement = current_replacement(store, entry) if entry.get("superseded_by") else None
                     if replacement is None or replacement.get("status", "active") != "active":
                         continue
                     try:
