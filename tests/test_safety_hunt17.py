@@ -1,0 +1,119 @@
+"""Safety and wording defects found in round 17's hunt, each test failing before its fix."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from context_keeper import config, embeddings
+from context_keeper.doctor import diagnose
+from context_keeper.service import Service
+from tests.test_semantic import QUERY, SHUTDOWN_POLL, _ids, _lexical_ids, _project, fake_vector
+
+# ------------------------------------------------------------------ a committed config choosing a key
+
+
+class Recording(BaseHTTPRequestHandler):
+    """An Ollama /api/embed that records the Authorization header of every request."""
+
+    seen: list[str | None] = []
+
+    def do_POST(self):  # noqa: N802 - http.server API
+        Recording.seen.append(self.headers.get("Authorization"))
+        texts = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
+        data = json.dumps({"embeddings": [fake_vector(t) for t in texts]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def recording():
+    Recording.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recording)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL}, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+REMOTE = "embeddings.example"
+
+
+@pytest.fixture
+def remote(recording, monkeypatch):
+    """``http://embeddings.example:PORT``: a host name that is not this machine's, which this
+    test's resolver sends to the local recording server (so a leak would be seen, not lost)."""
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    real = socket.getaddrinfo
+
+    def resolve(host, *args, **kwargs):
+        return real("127.0.0.1" if host == REMOTE else host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-not-for-embeddings")
+    return f"http://{REMOTE}:{recording}"
+
+
+def test_a_key_is_never_sent_over_plain_http_to_another_machine(tmp_path, remote):
+    svc = _project(tmp_path, {"enabled": True, "url": remote, "api_key_env": "GITHUB_TOKEN", "weight": 400})
+    answer = svc.get_context(query=QUERY)
+    assert Recording.seen == []  # neither the key nor the entries' text went out
+    assert _ids(answer) == _lexical_ids(svc)
+    said = [w for w in answer.get("warnings", []) if "semantic.api_key_env" in w]
+    assert said and "GITHUB_TOKEN" in said[0] and remote in said[0] and "https://" in said[0], answer.get("warnings")
+    with pytest.raises(embeddings.EmbeddingUnavailable, match="plain http"):
+        embeddings.embed(["text"], {"url": remote, "api_key_env": "GITHUB_TOKEN"})
+    assert Recording.seen == []
+    # the same endpoint asked for no key is used as before: only the key is withheld
+    (svc.store().dir / "config.json").write_text(json.dumps({"semantic": {"enabled": True, "url": remote}}),
+                                                encoding="utf-8")
+    svc.get_context(query=QUERY)
+    assert Recording.seen and set(Recording.seen) == {None}
+
+
+@pytest.mark.parametrize("url,withheld", [
+    ("http://10.0.0.5:8080", True), ("http://gpu-box:11434", True), ("HTTP://EMBED.EXAMPLE", True),
+    ("https://api.openai.com/v1", False), ("http://localhost:11434", False), ("http://127.0.0.1:8080", False),
+    ("http://127.8.0.1", False), ("http://[::1]:11434", False), (None, False),  # None: the default, localhost
+])
+def test_which_urls_a_key_is_withheld_from(url, withheld):
+    section = {"api_key_env": "OPENAI_API_KEY", **({"url": url} if url else {})}
+    assert (config.cleartext_key(section) is not None) is withheld
+    assert config.cleartext_key({k: v for k, v in section.items() if k != "api_key_env"}) is None
+
+
+def test_doctor_names_the_variable_sent_as_a_key_and_the_host(tmp_path, recording, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-x")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    root = tmp_path / "p"
+    root.mkdir()
+    Service(env={}).init_project(str(root))
+    host = f"127.0.0.1:{recording}"
+
+    def findings(semantic):
+        (root / ".context" / "config.json").write_text(json.dumps({"semantic": semantic}), encoding="utf-8")
+        return [f for f in diagnose(root).findings if f.code in ("semantic_key", "config")]
+
+    odd = findings({"enabled": True, "url": f"http://{host}", "api": "openai", "api_key_env": "GITHUB_TOKEN"})
+    assert [f.severity for f in odd] == ["warning"]
+    assert "GITHUB_TOKEN" in odd[0].message and host in odd[0].message and "set here" in odd[0].message
+    meant = findings({"enabled": True, "url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY"})
+    assert [f.severity for f in meant] == ["info"]
+    assert "OPENAI_API_KEY" in meant[0].message and "api.openai.com" in meant[0].message
+    assert "not set in this environment" in meant[0].message
+    cleartext = findings({"enabled": True, "url": "http://10.0.0.5:8080", "api_key_env": "OPENAI_API_KEY"})
+    assert [f.severity for f in cleartext] == ["warning"] and cleartext[0].code == "config"
+    assert "plain http" in cleartext[0].message and "OPENAI_API_KEY" in cleartext[0].message
+    assert findings({"enabled": False, "url": f"http://{host}", "api_key_env": "GITHUB_TOKEN"}) == []
+
+
