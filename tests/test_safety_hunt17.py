@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -11,6 +12,8 @@ import pytest
 
 from context_keeper import config, embeddings
 from context_keeper.doctor import diagnose
+from context_keeper.errors import NoProject, UnsafePath
+from context_keeper.project import resolve_project
 from context_keeper.service import Service
 from tests.test_semantic import QUERY, SHUTDOWN_POLL, _ids, _lexical_ids, _project, fake_vector
 
@@ -115,5 +118,63 @@ def test_doctor_names_the_variable_sent_as_a_key_and_the_host(tmp_path, recordin
     assert [f.severity for f in cleartext] == ["warning"] and cleartext[0].code == "config"
     assert "plain http" in cleartext[0].message and "OPENAI_API_KEY" in cleartext[0].message
     assert findings({"enabled": False, "url": f"http://{host}", "api_key_env": "GITHUB_TOKEN"}) == []
+
+
+# ------------------------------------------------------------------ a project at / or in the home directory
+
+
+def test_the_file_system_root_is_refused_as_a_project(tmp_path):
+    existed = os.path.lexists("/.context")
+    for args in ({"project_dir": "/", "env": {}}, {"env": {"CONTEXT_KEEPER_PROJECT": "/"}}):
+        with pytest.raises(UnsafePath, match="root of the file system"):
+            resolve_project(**args)
+    with pytest.raises(UnsafePath, match="root of the file system"):
+        Service(env={}).record("decision", {"summary": "Orders live in Postgres", "problem": "P" * 45,
+                                            "why_chosen": "W" * 65}, project_dir="/")
+    assert os.path.lexists("/.context") == existed
+
+
+def test_a_walk_up_never_reaches_the_root_nor_above_the_home_directory(tmp_path):
+    from context_keeper.store_owner import walk_up
+
+    sep = os.sep
+    start = sep.join(["", "srv", "app", "src"])
+    assert list(walk_up(start, sep.join(["", "home", "dev"]))) == [start, os.path.dirname(start),
+                                                                    sep.join(["", "srv"])]
+    home = tmp_path / "home"
+    (home / "src" / "tool").mkdir(parents=True)
+    assert list(walk_up(str(home / "src" / "tool"), str(home))) == [str(home / "src" / "tool"), str(home / "src")]
+    assert list(walk_up(str(home), str(home))) == [str(home)]  # the home directory itself, when it is the start
+
+
+def test_a_store_in_a_home_directory_that_is_no_repository_serves_no_directory_below_it(tmp_path):
+    home = tmp_path / "home"
+    (home / "src" / "tool").mkdir(parents=True)
+    # what a first record through project_dir=~ made
+    Service(env={"HOME": str(home)}).record("decision", {"summary": "Orders live in Postgres", "problem": "P" * 45,
+                                                         "why_chosen": "W" * 65}, project_dir=str(home))
+    assert (home / ".context").is_dir()
+    env = {"HOME": str(home)}
+    with pytest.raises(NoProject, match="serves only the home directory itself"):
+        resolve_project(env=env, cwd=str(home / "src" / "tool"))
+    with pytest.raises(NoProject):
+        resolve_project(env={**env, "CLAUDE_PROJECT_DIR": str(home / "src")}, cwd=str(home / "src" / "tool"))
+    assert resolve_project(env=env, cwd=str(home)) == home.resolve()  # in home itself it is the project
+    assert resolve_project(str(home), env=env) == home.resolve()
+    (home / ".git").mkdir()  # a home directory kept in git is a repository like any other
+    assert resolve_project(env=env, cwd=str(home / "src" / "tool")) == home.resolve()
+
+
+def test_the_hooks_fast_path_does_not_revive_a_home_store_an_older_version_resolved_to(tmp_path):
+    from context_keeper.hooks import cache
+
+    home = tmp_path / "home"
+    (home / "src" / "tool").mkdir(parents=True)
+    (home / ".context").mkdir()
+    env, cwd = {"HOME": str(home)}, str((home / "src" / "tool").resolve())
+    # an older version resolved this directory to the home directory, and remembered so
+    roots = {"root": str(home.resolve()), "resolved": [cache.resolution_key(env, cwd)]}
+    (home / ".context" / cache.ROOTS_FILE).write_text(json.dumps(roots), encoding="utf-8")
+    assert cache.locate(env, cwd) is None
 
 
