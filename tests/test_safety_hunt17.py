@@ -12,7 +12,7 @@ import pytest
 
 from context_keeper import config, embeddings
 from context_keeper.doctor import diagnose
-from context_keeper.errors import NoProject, UnsafePath
+from context_keeper.errors import NoProject, StoreError, UnsafePath
 from context_keeper.project import resolve_project
 from context_keeper.service import Service
 from tests.test_semantic import QUERY, SHUTDOWN_POLL, _ids, _lexical_ids, _project, fake_vector
@@ -176,5 +176,53 @@ def test_the_hooks_fast_path_does_not_revive_a_home_store_an_older_version_resol
     roots = {"root": str(home.resolve()), "resolved": [cache.resolution_key(env, cwd)]}
     (home / ".context" / cache.ROOTS_FILE).write_text(json.dumps(roots), encoding="utf-8")
     assert cache.locate(env, cwd) is None
+
+
+# ------------------------------------------------------------------ .context that is not a directory
+
+
+RECORD = {"summary": "Orders live in Postgres", "problem": "P" * 45, "why_chosen": "W" * 65}
+
+
+@pytest.mark.parametrize("shape", ["file", "link to a file"])
+def test_a_context_that_is_not_a_directory_is_named_with_what_to_do(tmp_path, shape):
+    root = tmp_path / "p"
+    root.mkdir()
+    if shape == "file":
+        (root / ".context").write_text("notes\n", encoding="utf-8")
+        what = "is a file, not a directory"
+    else:
+        (tmp_path / "elsewhere").write_text("notes\n", encoding="utf-8")
+        (root / ".context").symlink_to(tmp_path / "elsewhere")
+        what = f"is a symbolic link to {tmp_path / 'elsewhere'}, not to a directory"
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)})
+    for call in (lambda: svc.record("decision", RECORD), lambda: svc.get_context(query="database for orders"),
+                 lambda: svc.init_project(str(root))):
+        with pytest.raises(StoreError) as caught:
+            call()
+        said = str(caught.value)
+        assert said.startswith("nothing was") and f"{root / '.context'} {what}" in said, said
+        assert f"mv {root / '.context'} {root / '.context'}.aside" in said
+        assert "the first record_* call also creates it" not in said
+    assert (root / ".context").read_text(encoding="utf-8") == "notes\n"
+
+
+def test_a_lock_file_that_is_a_link_is_named_not_the_directory_it_leads_to(tmp_path):
+    root = tmp_path / "p"
+    root.mkdir()
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)})
+    svc.init_project(str(root))
+    victim = tmp_path / "victim" / "file"
+    victim.parent.mkdir()
+    victim.write_text("mine\n", encoding="utf-8")
+    lock = root / ".context" / ".lock"
+    lock.unlink(missing_ok=True)
+    lock.symlink_to(victim)
+    with pytest.raises(StoreError) as caught:
+        svc.record("decision", RECORD)
+    said = str(caught.value)
+    assert said.startswith("nothing was saved") and f"{lock} is a symbolic link to {victim}" in said, said
+    assert f"rm {lock}" in said and f"Check that {victim.parent}" not in said
+    assert victim.read_text(encoding="utf-8") == "mine\n"
 
 
