@@ -7,6 +7,7 @@ import os
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,7 @@ from context_keeper.doctor import diagnose
 from context_keeper.errors import NoProject, StoreError, UnsafePath
 from context_keeper.project import resolve_project
 from context_keeper.service import Service
+from tests.test_install import _cli
 from tests.test_semantic import QUERY, SHUTDOWN_POLL, _ids, _lexical_ids, _project, fake_vector
 
 # ------------------------------------------------------------------ a committed config choosing a key
@@ -226,3 +228,23 @@ def test_a_lock_file_that_is_a_link_is_named_not_the_directory_it_leads_to(tmp_p
     assert victim.read_text(encoding="utf-8") == "mine\n"
 
 
+# ------------------------------------------------------------------ install / uninstall say what they did
+
+
+def test_install_says_created_and_uninstall_says_deleted(tmp_path: Path):
+    project, home = tmp_path / "proj", tmp_path / "home"
+    (project / ".git").mkdir(parents=True)
+    home.mkdir()
+    Service(env={}).init_project(str(project))
+    settings, mcp = project / ".claude" / "settings.json", project / ".mcp.json"
+    installed = _cli("install", cwd=project, home=home)
+    assert installed.returncode == 0, installed.stderr
+    assert f"created {settings}" in installed.stdout and f"created {mcp}" in installed.stdout
+    assert "updated" not in installed.stdout
+    settings.write_text(json.dumps({**json.loads(settings.read_text(encoding="utf-8")), "env": {"A": "1"}}),
+                        encoding="utf-8")
+    removed = _cli("uninstall", cwd=project, home=home)
+    assert removed.returncode == 0, removed.stderr
+    assert f"removed context-keeper from {settings} (backup: " in removed.stdout  # it still holds "env"
+    assert f"removed {mcp} (file deleted: nothing else was in it; backup: " in removed.stdout
+    assert settings.exists() and not mcp.exists()
