@@ -109,6 +109,63 @@ def _url(value: Any) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
+def _loopback(host: str) -> bool:
+    import ipaddress  # only when a key is configured
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve to any machine
+        return False
+
+
+def cleartext_key(semantic: Any) -> tuple[str, str] | None:
+    """``(url, variable)`` when the ``semantic`` section names an API key (``api_key_env``) and
+    a plain http:// URL on another machine: config.json is committed, so anyone who can change
+    it could otherwise have each teammate's key sent across the network unencrypted. None when
+    no key is named or the URL is https:// or loopback (an Ollama on this machine). Judged on the
+    config alone, whether or not the variable is set here, so it acts alike on every machine."""
+    if not isinstance(semantic, dict):
+        return None
+    variable = semantic.get("api_key_env")
+    url = semantic.get("url") or DEFAULTS["semantic"]["url"]
+    if not _text(variable) or not variable.strip() or not _url(url):
+        return None
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "http" or _loopback(parts.hostname or ""):
+        return None
+    return url, variable
+
+
+def key_destination(semantic: Any) -> tuple[str, str] | None:
+    """``(variable, host)`` when the ``semantic`` section has requests carry the value of the
+    variable ``api_key_env`` names to ``host`` (``name:port`` as in the URL); None when it names
+    none, the URL is unusable, or the key is withheld (``cleartext_key``)."""
+    if not isinstance(semantic, dict) or cleartext_key(semantic) is not None:
+        return None
+    variable = semantic.get("api_key_env")
+    url = semantic.get("url") or DEFAULTS["semantic"]["url"]
+    if not _text(variable) or not variable.strip() or not _url(url):
+        return None
+    from urllib.parse import urlsplit
+
+    return variable, urlsplit(url).netloc
+
+
+def cleartext_key_problem(semantic: Any, consequence: str) -> str | None:
+    """``cleartext_key`` as a sentence naming both settings, ``consequence`` and the fix; or None."""
+    found = cleartext_key(semantic)
+    if found is None:
+        return None
+    url, variable = found
+    return (f"semantic.url is {_show(url)}, plain http to another machine, and semantic.api_key_env names "
+            f"{variable}: that key is never sent unencrypted across the network, so {consequence}. Use an "
+            "https:// URL, or remove semantic.api_key_env if the endpoint needs no key")
+
+
 # What each setting must be, for ``config_problems``: (test, what a valid value is). A value that
 # fails is read as the default or ignored, so it changes behaviour without a word.
 _RULES: dict[str, Any] = {
@@ -174,6 +231,10 @@ def config_problems(user: Any) -> list[str]:
                                     f"{_default(DEFAULTS[key][name])}")
         elif not rule[0](value):
             problems.append(f"{key} is {_show(value)}, but it must be {rule[1]}{_default(DEFAULTS[key])}")
+    semantic = user.get("semantic")
+    if isinstance(semantic, dict) and semantic.get("enabled") is True:
+        problem = cleartext_key_problem(semantic, "no embeddings are asked for and answers are ranked lexically")
+        problems += [problem] if problem else []
     return problems
 
 
@@ -192,6 +253,11 @@ def checked(config: dict[str, Any], key: str, instead: str | None = None) -> tup
         return fallback, (f".context/config.json: \"{section}\" is {_show(values)}, but it must be an object with "
                           f"the keys {', '.join(_RULES[section])} (such as {{\"{name}\": ...}}); the defaults apply. "
                           "Fix or remove that key in config.json.")
+    if key == "semantic.url" and (value is None or test(value)):
+        # Valid on its own, refused with the key it would carry in cleartext (cleartext_key).
+        problem = cleartext_key_problem(values, instead or "no embeddings are asked for")
+        if problem is not None:
+            return fallback, f".context/config.json: {problem}."
     if value is None or test(value):
         return (fallback if value is None else value), None
     if instead is None:

@@ -11,7 +11,8 @@ or directory; an unreadable ``config.json`` and values in it that are unknown, o
 or out of range; missing or unusable last-good copies; temp files left by a writer that died;
 bookkeeping files that ``.context/.gitignore`` does not keep out of git; context-keeper's hooks and
 server in the project's Claude Code files (``.claude/settings.json``, ``settings.local.json``,
-``.mcp.json``) naming a program that is not there (see ``wiring_check``).
+``.mcp.json``) naming a program that is not there (see ``wiring_check``); with the semantic blend
+on, which environment variable's value is sent as a key, and to which host.
 
 ``--fix`` changes only what can be changed without losing anything, under the store lock:
 
@@ -56,7 +57,7 @@ from typing import Any
 
 from context_keeper import model
 from context_keeper.render import console_json
-from context_keeper.config import config_problems, read_user_config
+from context_keeper.config import config_problems, key_destination, read_user_config
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NoProject, NotAStoreFile
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir
 from context_keeper.gitshared import CommittedVersions, run_git
@@ -779,6 +780,31 @@ def _check_config(store: Store) -> list[Finding]:
                     file="config.json") for problem in problems]
 
 
+# Words in the name of a variable set for an embedding endpoint's key. Any other (GITHUB_TOKEN,
+# AWS_SECRET_ACCESS_KEY, NPM_TOKEN) is a credential for something else, that a config.json from
+# someone else could have picked to have it sent out.
+_KEY_NAME_WORDS = ("EMBED", "OPENAI", "OLLAMA", "API_KEY", "APIKEY")
+
+
+def _check_semantic_key(store: Store) -> list[Finding]:
+    """Which variable's value the semantic blend sends as a Bearer token, and where: a committed
+    config.json chooses both, so doctor shows them (a warning when the name does not look like a
+    key meant for an embedding API). Plain http to another machine is _check_config's finding."""
+    semantic = store.config()[0].get("semantic")
+    destination = key_destination(semantic) if isinstance(semantic, dict) and semantic.get("enabled") is True else None
+    if destination is None:
+        return []
+    variable, host = destination
+    here = "set here" if os.environ.get(variable) else "not set in this environment, so nothing is sent from here"
+    message = (f"config.json: semantic.api_key_env sends the value of the environment variable {variable} ({here}) "
+               f"as a Bearer token, with the text of entries and questions, to {host}")
+    if any(word in variable.upper() for word in _KEY_NAME_WORDS):
+        return [Finding(INFO, "semantic_key", message, file="config.json")]
+    return [Finding(WARNING, "semantic_key", message + f". {variable} does not look like a key for an embedding API "
+                    f"(its name has none of {', '.join(_KEY_NAME_WORDS)}): unless that is the endpoint's key, set "
+                    "semantic.api_key_env to the variable that holds it, or remove it", file="config.json")]
+
+
 def _repeated_config_keys(path: Path) -> list[tuple[str, int, str]]:
     """Keys written twice in one object of config.json (a merge that kept both sides): JSON
     keeps the last silently, so a setting the person sees may not be the one in force."""
@@ -983,6 +1009,7 @@ def diagnose(root: Path) -> Report:
     findings += [Finding(WARNING, "config", f"{w}; fix config.json by hand", file="config.json")
                  for w in store.config()[1]]
     findings += _check_config(store)
+    findings += _check_semantic_key(store)
     findings += _check_links(store)
     findings += _check_timestamps(store)
     findings += _check_titles(store)

@@ -4,6 +4,7 @@ Off by default (``semantic.enabled``). Entry vectors are cached in ``.context/em
 as ``{id: {"hash", "vec"}}`` keyed by a hash of the api, URL, model and entry text, so only new
 or changed entries are embedded, in batches. Any failure — endpoint down, slow, malformed answer —
 falls back silently to the lexical ranking: retrieval must never depend on a network service.
+The key ``semantic.api_key_env`` names is never sent over plain http to another machine.
 """
 
 from __future__ import annotations
@@ -170,6 +171,18 @@ def _vector(value: Any) -> list[float] | None:
     return vec if all(map(math.isfinite, vec)) else None
 
 
+def _key_header(settings: Mapping[str, Any]) -> dict[str, str]:
+    """The Authorization header for the key ``api_key_env`` names (none when it names none or an
+    unset variable). Refuses to carry it over plain http to another machine (config.cleartext_key):
+    retrieval's warnings say so, and this is the one place a key leaves the process."""
+    if config.cleartext_key(dict(settings)) is not None:
+        raise EmbeddingUnavailable(config.cleartext_key_problem(dict(settings), "no request was sent"))
+    key_env = settings.get("api_key_env")
+    if key_env and os.environ.get(str(key_env)):
+        return {"Authorization": f"Bearer {os.environ[str(key_env)]}"}
+    return {}
+
+
 def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TIMEOUT_S, *,
           deadline: float | None = None, dim: int | None = None) -> list[list[float]]:
     """Vectors for ``texts`` (batched), each a non-empty list of finite floats, all of one
@@ -177,10 +190,7 @@ def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TI
     ``semantic.url``, a request not answered in full within ``timeout`` seconds, the batches
     not all answered by ``deadline`` (``time.monotonic()``), an answer of any other shape."""
     api, base, model = _source(settings)
-    headers = {}
-    key_env = settings.get("api_key_env")
-    if key_env and os.environ.get(str(key_env)):
-        headers["Authorization"] = f"Bearer {os.environ[str(key_env)]}"
+    headers = _key_header(settings)
     vectors: list[list[float]] = []
     for start in range(0, len(texts), BATCH):
         batch = list(texts[start : start + BATCH])

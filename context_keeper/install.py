@@ -1352,8 +1352,7 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
                 continue
             change.path.parent.mkdir(parents=True, exist_ok=True)
             backup = apply(change)
-            verb = "removed context-keeper from" if remove else "updated"
-            print(f"{verb} {change.path}" + (f" (backup: {_shown(backup, project)})" if backup else ""))
+            print(_what_was_done(change, remove, f"backup: {_shown(backup, project)}" if backup else ""))
             if remove and change.shared:
                 notes.append(_shared_removal_note(change.path, client, project))
             if local and not remove and _git_would_commit(change.path):
@@ -1377,6 +1376,18 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
         print(f"If you registered the server with `claude mcp add -s {'user' if args.user else 'local'}`, remove "
               f"it with:\n  claude mcp remove -s {'user' if args.user else 'local'} {SERVER_NAME}")
     return 0
+
+
+def _what_was_done(change: Change, remove: bool, backup: str) -> str:
+    """The report line for a change just applied: a file made or deleted is said to be, not
+    "updated" (the README promises a file left with nothing else in it is deleted)."""
+    if change.after is None:
+        return f"removed {change.path} (file deleted: nothing else was in it" + (f"; {backup})" if backup else ")")
+    if change.before is None:
+        line = f"created {change.path}"
+    else:
+        line = f"{'removed context-keeper from' if remove else 'updated'} {change.path}"
+    return line + (f" ({backup})" if backup else "")
 
 
 def _shared_removal_note(path: Path, client: str, project: Path) -> str:

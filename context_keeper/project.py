@@ -3,7 +3,10 @@
 Order: an explicit ``project_dir`` → ``CONTEXT_KEEPER_PROJECT`` → the working directory when it
 holds ``.context/`` → the nearest parent holding ``.context/`` (starting from
 ``CLAUDE_PROJECT_DIR`` when a client sets it, else the cwd). A directory found by walking up is
-only used when ``.context/`` already exists there; nothing is created implicitly.
+only used when ``.context/`` already exists there; nothing is created implicitly. The walk never
+uses the file system root, and from below the home directory never goes above it, nor uses the
+home directory itself unless it is a repository root (``store_owner.walk_up``). An explicit
+directory that names the file system root is refused.
 
 An explicit directory may be any directory inside a repository: the nearest directory at or
 above it holding ``.context/``, not above the repository root (the first directory holding
@@ -18,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from context_keeper.errors import NoProject, UnsafePath
-from context_keeper.store_owner import CONTEXT_DIR, store_owner
+from context_keeper.store_owner import CONTEXT_DIR, home_directory, store_owner, walk_up
 
 ENV_PROJECT = "CONTEXT_KEEPER_PROJECT"
 ENV_CLIENT_PROJECT = "CLAUDE_PROJECT_DIR"
@@ -35,7 +38,15 @@ def _explicit(path: str, source: str) -> Path:
         raise NoProject(f"{source} {path!r} is not an existing directory; pass the project's root directory",
                         field="project_dir" if source == "project_dir" else None)
     candidate = Path(store_owner(str(candidate.resolve())))
-    return enclosing_project(candidate) or candidate
+    project = enclosing_project(candidate) or candidate
+    if project.parent == project:
+        # A first write would make /.context/: the memory of every directory without one of its own.
+        raise UnsafePath(
+            f"{source} {path!r} resolves to the root of the file system ({project}), where a store would be the "
+            "memory of every directory on the machine without one of its own: pass the project's own root directory",
+            field="project_dir" if source == "project_dir" else None,
+        )
+    return project
 
 
 def enclosing_project(start: Path) -> Path | None:
@@ -50,11 +61,28 @@ def enclosing_project(start: Path) -> Path | None:
     return None
 
 
-def _walk_up(start: Path) -> Path | None:
-    for directory in (start, *start.parents):
-        if (directory / CONTEXT_DIR).is_dir():
-            return directory
+def _walk_up(start: Path, home: str) -> Path | None:
+    for directory in walk_up(str(start), home):
+        if os.path.isdir(os.path.join(directory, CONTEXT_DIR)):
+            return Path(directory)
     return None
+
+
+def _passed_over(start: Path, home: str) -> str:
+    """Why a ``.context/`` above ``start`` was not used, for the no-project error ("" if none was)."""
+    try:
+        start = start.expanduser().resolve()
+    except OSError:
+        return ""
+    root = Path(start.anchor)
+    if (root / CONTEXT_DIR).is_dir():
+        return (f" ({root / CONTEXT_DIR} is never used: a store at the root of the file system would be the "
+                "memory of every directory on the machine; move it into the project it belongs to.)")
+    below_home = Path(home) in start.parents
+    if below_home and (Path(home) / CONTEXT_DIR).is_dir() and not (Path(home) / ".git").exists():
+        return (f" ({Path(home) / CONTEXT_DIR} serves only the home directory itself, not the directories below it, "
+                "as home is not a repository; pass project_dir or set CONTEXT_KEEPER_PROJECT to use it.)")
+    return ""
 
 
 def resolve_project(
@@ -73,16 +101,17 @@ def resolve_project(
     if env.get(ENV_CLIENT_PROJECT):
         starts.append(Path(env[ENV_CLIENT_PROJECT]))
     starts.append(Path(cwd) if cwd else Path.cwd())
+    home = home_directory(env)
     for start in starts:
         try:
             start = start.expanduser().resolve()
         except OSError:
             continue
-        found = _walk_up(start)
+        found = _walk_up(start, home)
         if found is not None:
             return found
     raise NoProject(
         "no context-keeper project found: no .context/ directory in "
         f"{starts[-1]} or its parents. Run `context-keeper init` in the project root, "
-        f"set {ENV_PROJECT}, or pass project_dir (an absolute path)."
+        f"set {ENV_PROJECT}, or pass project_dir (an absolute path).{_passed_over(starts[-1], home)}"
     )

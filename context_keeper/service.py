@@ -29,7 +29,7 @@ from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
-from context_keeper.store import Store, folder_name, readable_entries, spelled_otherwise, write_gitignore
+from context_keeper.store import Store, folder_name, in_the_way, readable_entries, spelled_otherwise, write_gitignore
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
@@ -84,6 +84,10 @@ class Service:
             store = self._stores.get(root)
             if store is None:
                 store = self._stores[root] = Store(root)
+        blocked = None if store.dir.is_dir() else in_the_way(store.dir)
+        if blocked is not None:
+            # Every read and write would fail on a path inside it, with an error naming that path.
+            raise StoreError(f"nothing was read or saved: {blocked}, then try again.")
         if recorded and not store.dir.is_dir():
             raise NoProject(
                 f"{root} has no {CONTEXT_DIR}/ directory, so nothing is recorded there. Pass the project's root "

@@ -59,21 +59,48 @@ def _warn(message: str, *args: Any) -> None:
     logging.getLogger("context_keeper.store").warning(message, *args)
 
 
+def _not_a_directory(path: Path) -> str | None:
+    """What is at ``path`` when it is something other than a directory, else None."""
+    if not os.path.lexists(path) or path.is_dir():
+        return None
+    if path.is_symlink():
+        return f"a symbolic link to {os.readlink(path)}, not to a directory"
+    return "a file, not a directory"
+
+
+def in_the_way(path: Path) -> str | None:
+    """What to do about the nearest of ``path`` and its parents that exists but is not a
+    directory (a file named ``.context``, or a link to one): what makes a read or write there
+    fail with "not a directory". None when there is none."""
+    for candidate in (path, *path.parents):
+        what = _not_a_directory(candidate)
+        if what is not None:
+            return f"{candidate} is {what}: move it aside (mv {candidate} {candidate}.aside)"
+    return None
+
+
 def _nothing_saved(path: Path, exc: OSError) -> StoreError:
     """The error for a write refused before any store file was replaced: the caller can say for
     certain that nothing changed, instead of sending the agent off to check."""
     where = path.parent
     if path.is_symlink():  # a linked store file is replaced where the link leads (fsio)
         where = Path(os.path.realpath(path)).parent
+    blocked = in_the_way(path) if exc.errno in (errno.EEXIST, errno.ENOTDIR) else None
     if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
         remedy = "The disk (or your quota) is full: free some space"
-    elif exc.errno in (errno.EEXIST, errno.ENOTDIR) and os.path.lexists(path) and not path.is_dir():
+    elif blocked is not None:
         # ``.context`` is a file (or a link to one): "check it is writable" would send the person
         # off to check permissions that are fine.
-        remedy = f"{path} is a file, not a directory: move it aside"
+        remedy = blocked
     elif exc.errno == errno.EISDIR and path.is_dir():
         # The lock file (or a store file) made a directory by hand or by a stray tool.
         remedy = f"{path} is a directory where context-keeper keeps a file: remove it (rmdir {path})"
+    elif exc.errno == errno.ELOOP and path.is_symlink():
+        # The lock file is opened without following links: a link there (to any file) is refused,
+        # and the directory the link leads to has nothing to do with it.
+        what = "its lock file" if path.name == ".lock" else "a file of its own"
+        remedy = (f"{path} is a symbolic link to {os.readlink(path)}, where context-keeper keeps {what}: remove the "
+                  f"link (rm {path}; the next write makes the file again)")
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         remedy = f"{where} is not writable (a read-only mount or checkout?): make it writable"
     else:

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False  # the hooks import this first: nothing but os at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
 CONTEXT_DIR = ".context"
 
 
@@ -19,3 +23,24 @@ def store_owner(path: str) -> str:
     if CONTEXT_DIR not in parts:
         return path
     return os.sep.join(parts[: parts.index(CONTEXT_DIR)]) or os.sep
+
+
+def home_directory(env: Mapping[str, str]) -> str:
+    """The user's home directory, resolved: from ``env`` when it names one, else the process's."""
+    return os.path.realpath(env.get("HOME") or env.get("USERPROFILE") or os.path.expanduser("~"))
+
+
+def walk_up(start: str, home: str) -> Iterator[str]:
+    """The directories, nearest first, a walk up from the resolved ``start`` looks in for a
+    ``.context/``: ``start`` and its parents, except the file system root (a store there would be
+    the memory of every directory on the machine without one of its own), and from below ``home``
+    nothing above it, nor ``home`` itself unless it is a repository root (every project of the
+    user's would share a store made there by a ``project_dir`` of ``~``)."""
+    directory = start
+    while os.path.dirname(directory) != directory:
+        if directory == home:
+            if directory == start or os.path.exists(os.path.join(home, ".git")):
+                yield directory
+            return
+        yield directory
+        directory = os.path.dirname(directory)

@@ -33,7 +33,7 @@ import os
 import sys
 
 from context_keeper.hooks import leanjson
-from context_keeper.store_owner import CONTEXT_DIR, store_owner
+from context_keeper.store_owner import CONTEXT_DIR, home_directory, store_owner, walk_up
 
 ENV_PROJECT = "CONTEXT_KEEPER_PROJECT"
 ENV_CLIENT_PROJECT = "CLAUDE_PROJECT_DIR"
@@ -98,15 +98,11 @@ def _enclosing_project(start: str) -> str | None:
         directory = parent
 
 
-def _walk_up(start: str) -> str | None:
-    directory = start
-    while True:
+def _walk_up(start: str, home: str) -> str | None:
+    for directory in walk_up(start, home):  # the directories project._walk_up looks in
         if os.path.isdir(os.path.join(directory, CONTEXT_DIR)):
             return directory
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
+    return None
 
 
 def guess_root(env: Mapping[str, str], cwd: str | None) -> tuple[str | None, bool]:
@@ -121,12 +117,15 @@ def guess_root(env: Mapping[str, str], cwd: str | None) -> tuple[str | None, boo
         if not os.path.isabs(path):
             return None, False  # resolve_project reports this; let it
         found = _enclosing_project(store_owner(os.path.realpath(path)))
+        if found is not None and os.path.dirname(found) == found:
+            return None, False  # the file system root: resolve_project refuses it
         return (found, False) if found is not None else (None, True)
     starts = [env[ENV_CLIENT_PROJECT]] if env.get(ENV_CLIENT_PROJECT) else []
     starts.append(cwd or os.getcwd())
+    home = home_directory(env)
     for start in starts:
         try:
-            found = _walk_up(os.path.realpath(os.path.expanduser(start)))
+            found = _walk_up(os.path.realpath(os.path.expanduser(start)), home)
         except (OSError, ValueError):
             return None, False
         if found is not None:
