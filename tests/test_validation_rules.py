@@ -136,6 +136,12 @@ def _title(kind, text):
     ("Use Postgres for orders", "Do not use Postgres for orders", "likely_contradiction"),
     ("Switch orders from MySQL to Postgres", "Use MySQL for orders", "likely_contradiction"),
     ("Use Postgres for orders", "Postgres is the system of record for orders", "likely_restatement"),
+    # What follows "instead of" is the option turned down, not a negation (round 17's hunt).
+    ("Use Postgres instead of MySQL as the primary database", "Use Postgres as the primary database", "likely_restatement"),
+    ("Use Postgres instead of MySQL as the primary database", "Use MySQL as the primary database", "likely_contradiction"),
+    ("Use MySQL for orders", "Store orders in Postgres rather than MySQL", "likely_contradiction"),
+    ("Keep secrets out of the repository", "Do not commit secrets to the repository", "likely_restatement"),
+    ("Keep secrets out of the repository", "Commit the secrets to the repository", "likely_contradiction"),
 ])
 def test_every_negation_form_is_one_polarity(mine, theirs, relation):
     assert classify_relation(CONSTRAINT, _title(CONSTRAINT, mine), DECISION, _title(DECISION, theirs)) == relation
