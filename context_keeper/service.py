@@ -183,6 +183,10 @@ class Service:
         root = Path(directory).expanduser().resolve()
         if not root.is_dir():
             raise InvalidInput(f"{directory!r} is not an existing directory", field="directory")
+        if root.parent == root:
+            raise InvalidInput(f"{str(root)!r} is the root of the file system, which no tool uses as a project (its "
+                               "store would be the memory of every directory without one); run init in the project's "
+                               "own root directory", field="directory")
         if project_name is not None and not project_name.strip():
             raise InvalidInput("name: give the project a name with at least one visible character, or leave it out "
                                f"to use the folder's name ({folder_name(root)!r})", field="name")

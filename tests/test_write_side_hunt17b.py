@@ -163,3 +163,10 @@ def test_a_record_with_several_fields_too_short_names_every_one(svc, root):
     assert said.startswith("3 fields need fixing: summary:") and "problem: needs at least 40" in said
     assert "why_chosen: needs at least 60" in said and refused.value.field == "summary"
     assert (root / ".context" / "decisions.json").read_bytes() == before
+
+
+def test_init_refuses_the_root_of_the_file_system():
+    existed = os.path.lexists("/.context")
+    with pytest.raises(InvalidInput, match="is the root of the file system"):
+        Service(env={}).init_project("/")
+    assert os.path.lexists("/.context") == existed
