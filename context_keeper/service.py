@@ -412,7 +412,7 @@ class Service:
                 if old_id not in model.supersedes_ids(current):
                     # As related_to: a link added now must name an entry (one kept as stored passes).
                     old = _require_named(ftxn, old_id, "supersedes")
-                    if old.get("superseded_by") != current["id"]:
+                    if model.id_key(old.get("superseded_by")) != model.id_key(current["id"]):
                         # Only one end of the link: both entries would read as the current answer.
                         raise InvalidInput(
                             f"supersedes: {old_id} does not name {current['id']} as its successor "
