@@ -108,11 +108,23 @@ def prune_stale(store: Store, days: int, now: datetime) -> dict[str, Any]:
             if when is None or now - when > timedelta(days=days):
                 stale.append({"id": entry["id"], "type": kind.name, "summary": model.entry_title(kind, entry),
                               "verified_at": entry.get("verified_at"), "days_since_verified": age})
-    stale.sort(key=lambda s: (-(s["days_since_verified"] or 10**6), model.id_sort_key(s["id"])))
-    return {
+    # Undated first, then the longest unverified (0 days is a day, not "undated").
+    stale.sort(key=lambda s: (-(10**6 if s["days_since_verified"] is None else s["days_since_verified"]),
+                              model.id_sort_key(s["id"])))
+    answer = {
         "threshold_days": days,
         "stale_count": len(stale),
-        "stale": stale,
+        # The stalest first, and no more than an agent can go through: listed whole, a large old
+        # store's answer ran to megabytes.
+        "stale": stale[:MAX_STALE_LISTED],
         "hint": "Re-verify entries that still hold with update_entry (any update refreshes verified_at); "
                 "retire the rest with deprecate_entry.",
     }
+    if len(stale) > MAX_STALE_LISTED:
+        answer["omitted"] = len(stale) - MAX_STALE_LISTED
+        answer["hint"] += (f" Only the {MAX_STALE_LISTED} longest unverified are listed; once they are handled, "
+                           "call prune_stale again for the rest.")
+    return answer
+
+
+MAX_STALE_LISTED = 100

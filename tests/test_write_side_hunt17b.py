@@ -170,3 +170,16 @@ def test_init_refuses_the_root_of_the_file_system():
     with pytest.raises(InvalidInput, match="is the root of the file system"):
         Service(env={}).init_project("/")
     assert os.path.lexists("/.context") == existed
+
+
+def test_prune_stale_lists_the_stalest_hundred_and_counts_the_rest(svc, root):
+    path = root / ".context" / "decisions.json"
+    old = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    entries = [{"id": f"dec-{n:03d}", "summary": f"Decision {n}", "problem": P, "why_chosen": W,
+                "verified_at": (old + timedelta(days=n)).isoformat()} for n in range(1, 151)]
+    entries[149]["verified_at"] = datetime.now(timezone.utc).isoformat()  # verified today: 0 days
+    path.write_text(json.dumps(entries, indent=2), encoding="utf-8")
+    answer = svc.prune_stale(0)
+    assert answer["stale_count"] == 150 and len(answer["stale"]) == 100 and answer["omitted"] == 50
+    assert answer["stale"][0]["id"] == "dec-001" and "call prune_stale again" in answer["hint"]
+    assert "dec-150" not in [s["id"] for s in answer["stale"]]  # 0 days is the freshest, not undated
