@@ -1001,7 +1001,12 @@ def _check_leftovers(store: Store) -> list[Finding]:
 def diagnose(root: Path) -> Report:
     root = Path(root).resolve()
     if not (root / CONTEXT_DIR).is_dir():
-        raise NoProject(f"{root} has no {CONTEXT_DIR}/ directory; run `context-keeper init` there first")
+        from context_keeper.store import in_the_way
+
+        # A file (or a link to one) named .context: "run init" would fail on it the same way.
+        blocked = in_the_way(root / CONTEXT_DIR) if os.path.lexists(root / CONTEXT_DIR) else None
+        raise NoProject(f"{blocked}, then run `context-keeper doctor` again" if blocked else
+                        f"{root} has no {CONTEXT_DIR}/ directory; run `context-keeper init` there first")
     store = Store(root)
     findings = _check_context_dir(root)
     for kind in KINDS.values():

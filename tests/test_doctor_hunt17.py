@@ -133,3 +133,11 @@ def test_successor_chains_are_walked_once_each_not_once_per_entry():
     (finding,) = _successor_loops(entries, "decisions.json")
     assert finding.message.startswith(f"dec-{n - 2:04d} → dec-{n - 1:04d} → dec-{n:04d} → dec-{n - 2:04d}")
     assert len(reads) <= 2 * n
+
+
+def test_doctor_names_a_context_that_is_a_file_instead_of_asking_for_init(tmp_path):
+    from context_keeper.errors import NoProject
+
+    (tmp_path / ".context").write_text("x", encoding="utf-8")
+    with pytest.raises(NoProject, match=r"\.context is a file, not a directory: move it aside"):
+        diagnose(tmp_path)
