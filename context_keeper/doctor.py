@@ -556,13 +556,12 @@ def _check_titles(store: Store) -> list[Finding]:
     findings = []
     for kind in KINDS.values():
         state = store.state(kind)
-        raw_by_id = {i["id"].strip(): i for i in state.raw if isinstance(i, dict) and isinstance(i.get("id"), str)}
         for entry in state.entries:
             title = entry.get(kind.title_field)
             if isinstance(title, str) and title.strip():
                 continue
-            raw = raw_by_id.get(entry["id"], {})
-            near = difflib.get_close_matches(kind.title_field, [k for k in raw if isinstance(k, str)
+            # An entry as read keeps the keys it was stored with: a misspelt one is among them.
+            near = difflib.get_close_matches(kind.title_field, [k for k in entry if isinstance(k, str)
                                                                  and kind.spec(k) is None], n=1, cutoff=0.7)
             hint = f' (it has "{near[0]}": rename that key to "{kind.title_field}")' if near else ""
             findings.append(Finding(

@@ -24,6 +24,10 @@ from tests.hook_helpers import LAUNCHERS, hook_env, injected, payload, run_hook
 MISSING = object()
 
 
+def _lines(root, index, ids):
+    return {entry_id: line for entry_id, (line, _) in scope_index.read_back(root, index, ids).items()}
+
+
 def _field(values):
     return st.sampled_from([MISSING, *values])
 
@@ -99,7 +103,7 @@ def test_index_says_what_the_store_says(constraints, decisions, ascii_only):
         index = scope_index.build(str(root))
         assert sorted(index["scoped"]) == sorted(scoped)
         assert {t: sorted(ids) for t, ids in index["tags"].items()} == {t: sorted(ids) for t, ids in tags.items()}
-        assert scope_index.lines(str(root), index, list(lines)) == lines
+        assert _lines(str(root), index, list(lines)) == lines
 
 
 def test_unparsable_or_missing_files_index_nothing(tmp_path: Path):
@@ -186,7 +190,7 @@ def test_a_change_between_index_and_lines_shows_no_stale_text(project: Path):
             item["rule"] = "Printer jobs carry the station id in the ZPL header."
     shutil.copy(path, path.with_suffix(".bak"))
     path.write_text(json.dumps(items, indent=2), encoding="utf-8")
-    assert "station id" in scope_index.lines(root, index, ["con-003"])["con-003"]
+    assert "station id" in _lines(root, index, ["con-003"])["con-003"]
 
 
 def _wait_for_decisions_part(project: Path) -> None:

@@ -131,16 +131,11 @@ def _view(parts: dict) -> dict:
     return view
 
 
-def lines(root: str, index: dict, ids: list[str]) -> dict[str, str]:
-    """The injection line of each of ``ids``, read back from the source files at the offsets
-    ``index`` recorded. If a file changed since, its part is rebuilt first."""
-    return {entry_id: line for entry_id, (line, _) in read_back(root, index, ids).items()}
-
-
 def read_back(root: str, index: dict, ids: list[str]) -> dict[str, tuple[str, str]]:
-    """``lines`` with each line's session seen-key (``state.entry_key``) beside it, taken from
-    the item the line was rendered from: the file may have changed since ``index`` was read,
-    and what is marked as shown must be the text shown."""
+    """The injection line of each of ``ids``, read back from the source files at the offsets
+    ``index`` recorded (a file changed since has its part rebuilt first), with the line's
+    session seen-key (``state.entry_key``) beside it, taken from the item the line was rendered
+    from: what is marked as shown must be the text shown."""
     from context_keeper.hooks.state import entry_key
     from context_keeper.lines import constraint_line, decision_line
 
