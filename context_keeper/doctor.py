@@ -708,13 +708,6 @@ def _links(entry: dict) -> list[tuple[str, str]]:
     return links
 
 
-def _id_key(entry_id: str) -> tuple[str, int, str] | None:
-    # Every tool matches ids as exact strings, while a person reads dec-5, dec-005 (and a
-    # suffix in either case) as one id: those are the spellings that can silently split.
-    parsed = model.parse_id(entry_id)
-    return None if parsed is None else (parsed[0], parsed[1], parsed[2].lower())
-
-
 def _check_id_spellings(store: Store) -> list[Finding]:
     """Entries whose ids differ only in zero padding (or suffix case): each lives on, and a
     link reaches only the one it spells exactly."""
@@ -728,7 +721,7 @@ def _check_id_spellings(store: Store) -> list[Finding]:
     for state in states:
         groups: dict[tuple[str, int, str], list[str]] = {}
         for entry_id in state.entries_by_id:
-            key = _id_key(entry_id)
+            key = model.id_key(entry_id)
             if key is not None:
                 groups.setdefault(key, []).append(entry_id)
         for ids in groups.values():
