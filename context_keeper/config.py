@@ -264,9 +264,3 @@ def checked(config: dict[str, Any], key: str, instead: str | None = None) -> tup
         instead = "used " + ("the calibrated default" if fallback is None else f"the default {json.dumps(fallback)}")
     return fallback, (f".context/config.json: \"{key}\" is {_show(value)}, but it must be {valid}; {instead}. "
                       "Fix or remove that key in config.json.")
-
-
-def number(config: dict[str, Any], key: str, fallback: float) -> float:
-    """A numeric setting, falling back when a hand edit left something unusable."""
-    value = config.get(key)
-    return value if _number(value) else fallback  # NaN and Infinity too: no setting can use them
