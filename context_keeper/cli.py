@@ -18,6 +18,11 @@ from context_keeper import __version__, render
 from context_keeper.errors import ContextKeeperError
 
 # Service parameters that the CLI spells differently: errors name the flag the person typed.
+try:
+    _ExceptionGroup = BaseExceptionGroup  # Python 3.11 and later
+except NameError:  # 3.10: anyio, which the demo's client runs on, raises the backport's class
+    from exceptiongroup import BaseExceptionGroup as _ExceptionGroup
+
 CLI_FLAGS = {"token_budget": "--budget", "types": "--type", "scope": "--scope", "project_dir": "--project",
              "since": "--since", "before": "--before", "min_relevance": "--min-relevance"}
 
@@ -297,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return _stdout_closed()
-    except BaseExceptionGroup as group:  # the demo's client runs in a task group (anyio)
+    except _ExceptionGroup as group:  # the demo's client runs in a task group (anyio)
         pipes, rest = group.split(BrokenPipeError)
         if pipes is not None and rest is None:
             return _stdout_closed()

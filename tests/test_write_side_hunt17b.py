@@ -183,3 +183,18 @@ def test_prune_stale_lists_the_stalest_hundred_and_counts_the_rest(svc, root):
     assert answer["stale_count"] == 150 and len(answer["stale"]) == 100 and answer["omitted"] == 50
     assert answer["stale"][0]["id"] == "dec-001" and "call prune_stale again" in answer["hint"]
     assert "dec-150" not in [s["id"] for s in answer["stale"]]  # 0 days is the freshest, not undated
+
+
+def test_the_cli_reports_an_error_where_python_has_no_builtin_exception_groups(tmp_path, monkeypatch, capsys):
+    # Python 3.10 (which pyproject admits) has no BaseExceptionGroup: naming it in an except
+    # clause turned every CLI error into a NameError there.
+    import builtins
+
+    from context_keeper import cli
+
+    monkeypatch.delattr(builtins, "BaseExceptionGroup", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CONTEXT_KEEPER_PROJECT", raising=False)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    assert cli.main(["get", "anything"]) == 4
+    assert "no context-keeper project found" in capsys.readouterr().err
