@@ -8,7 +8,7 @@ rule, ...) is a new ``Kind`` in ``KINDS``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timezone
 
 from context_keeper.errors import InvalidInput

@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "evals"))
 
 import run_retrieval as rr  # noqa: E402
 
-from context_keeper.search import Doc, SearchIndex, SearchOptions  # noqa: E402
+from context_keeper.search import SearchIndex, SearchOptions  # noqa: E402
 from context_keeper.search.tuning import DEFAULT_TUNING  # noqa: E402
 
 TARGET = 0.5  # the confidence the fitted threshold is mapped to (DEFAULT_MIN_RELEVANCE)
