@@ -195,7 +195,7 @@ def parse_id(entry_id: Any) -> tuple[str, int, str] | None:
     return m["prefix"], int(m["num"]), m["suffix"] or ""
 
 
-_ID_ANY_CASE = re.compile(r"([A-Za-z]+)-([0-9]{1,9})(?:-([0-9a-zA-Z]{1,16}))?")
+ID_ANY_CASE = re.compile(r"([A-Za-z]+)-([0-9]{1,9})(?:-([0-9a-zA-Z]{1,16}))?")
 
 
 def id_key(entry_id: Any) -> tuple[str, int, str] | None:
@@ -203,7 +203,7 @@ def id_key(entry_id: Any) -> tuple[str, int, str] | None:
     as are a suffix's cases (dec-013-A7F3)."""
     if not isinstance(entry_id, str):
         return None
-    m = _ID_ANY_CASE.fullmatch(entry_id.strip())
+    m = ID_ANY_CASE.fullmatch(entry_id.strip())
     return None if m is None else (m[1].lower(), int(m[2]), (m[3] or "").lower())
 
 

@@ -406,7 +406,7 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
     return replace(result, hits=(blended + tail)[:keep])
 
 
-_ID_LIKE = re.compile(r"([A-Za-z]+)-([0-9]{1,9})(-[0-9a-zA-Z]{1,16})?")
+_ID_LIKE = model.ID_ANY_CASE
 
 
 def _asked_budget(token_budget: int) -> int:
@@ -467,7 +467,7 @@ def _id_named_by(store: Store, query: str | None) -> str | None:
     match = _ID_LIKE.fullmatch((query or "").strip().strip(_AROUND_ID))
     if match is None or match[1].lower() not in model.BY_PREFIX:
         return None
-    prefix, number, suffix = match[1].lower(), int(match[2]), match[3] or ""
+    prefix, number, suffix = match[1].lower(), int(match[2]), f"-{match[3]}" if match[3] else ""
     kind = model.BY_PREFIX[prefix]
     padded = model.format_id(kind, number) + suffix
     as_given = f"{prefix}-{match[2]}{suffix}"
