@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
