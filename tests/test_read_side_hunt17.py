@@ -36,7 +36,7 @@ def test_a_timestamp_past_the_calendar_edge_is_read_as_no_timestamp(project, sta
     service = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}, cwd=str(project))
     assert service.get_context(query="label printing", types=["pipelines"])["results"]
     assert service.query_entries(types=["decisions"], since="2020-01-01")["total_matches"] > 0
-    assert service.prune_stale(days=30) is not None
+    assert service.prune_stale(days=30)["stale_count"] > 0  # every demo entry is older than 30 days
     service.record("decision", {"summary": "Keep the old scanner firmware pinned",
                                 "problem": "Scanner firmware 4.2 drops the paired printer after a sleep cycle.",
                                 "why_chosen": "Pinning 4.1 on every handheld keeps the pairing stable until the vendor fixes the sleep bug."})
