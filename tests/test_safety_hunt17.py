@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -17,37 +15,16 @@ from context_keeper.errors import NoProject, StoreError, UnsafePath
 from context_keeper.project import resolve_project
 from context_keeper.service import Service
 from tests.test_install import _cli
-from tests.test_semantic import QUERY, SHUTDOWN_POLL, _ids, _lexical_ids, _project, fake_vector
+from tests.test_semantic import QUERY, FakeEmbeddings, _ids, _lexical_ids, _project, fake_server  # noqa: F401
 
 # ------------------------------------------------------------------ a committed config choosing a key
 
 
-class Recording(BaseHTTPRequestHandler):
-    """An Ollama /api/embed that records the Authorization header of every request."""
-
-    seen: list[str | None] = []
-
-    def do_POST(self):  # noqa: N802 - http.server API
-        Recording.seen.append(self.headers.get("Authorization"))
-        texts = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
-        data = json.dumps({"embeddings": [fake_vector(t) for t in texts]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
-def recording():
-    Recording.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Recording)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL}, daemon=True).start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
+def recording(fake_server):
+    """The port of the fake Ollama endpoint, whose ``FakeEmbeddings.authorizations`` records
+    the Authorization header of every request."""
+    return int(fake_server.rsplit(":", 1)[1])
 
 
 REMOTE = "embeddings.example"
@@ -72,18 +49,18 @@ def remote(recording, monkeypatch):
 def test_a_key_is_never_sent_over_plain_http_to_another_machine(tmp_path, remote):
     svc = _project(tmp_path, {"enabled": True, "url": remote, "api_key_env": "GITHUB_TOKEN", "weight": 400})
     answer = svc.get_context(query=QUERY)
-    assert Recording.seen == []  # neither the key nor the entries' text went out
+    assert FakeEmbeddings.authorizations == []  # neither the key nor the entries' text went out
     assert _ids(answer) == _lexical_ids(svc)
     said = [w for w in answer.get("warnings", []) if "semantic.api_key_env" in w]
     assert said and "GITHUB_TOKEN" in said[0] and remote in said[0] and "https://" in said[0], answer.get("warnings")
     with pytest.raises(embeddings.EmbeddingUnavailable, match="plain http"):
         embeddings.embed(["text"], {"url": remote, "api_key_env": "GITHUB_TOKEN"})
-    assert Recording.seen == []
+    assert FakeEmbeddings.authorizations == []
     # the same endpoint asked for no key is used as before: only the key is withheld
     (svc.store().dir / "config.json").write_text(json.dumps({"semantic": {"enabled": True, "url": remote}}),
                                                 encoding="utf-8")
     svc.get_context(query=QUERY)
-    assert Recording.seen and set(Recording.seen) == {None}
+    assert FakeEmbeddings.authorizations and set(FakeEmbeddings.authorizations) == {None}
 
 
 @pytest.mark.parametrize("url,withheld", [

@@ -32,11 +32,13 @@ def fake_vector(text: str) -> list[float]:
 
 class FakeEmbeddings(BaseHTTPRequestHandler):
     requests: list[tuple[str, int]] = []
+    authorizations: list[str | None] = []  # the Authorization header of each request
 
     def do_POST(self):  # noqa: N802 - http.server API
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         texts = body["input"]
         FakeEmbeddings.requests.append((self.path, len(texts)))
+        FakeEmbeddings.authorizations.append(self.headers.get("Authorization"))
         if self.path == "/api/embed":
             answer = {"embeddings": [fake_vector(t) for t in texts]}
         elif self.path == "/v1/embeddings":
@@ -63,7 +65,7 @@ SHUTDOWN_POLL = 0.01
 
 @pytest.fixture
 def fake_server():
-    FakeEmbeddings.requests = []
+    FakeEmbeddings.requests, FakeEmbeddings.authorizations = [], []
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeEmbeddings)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL}, daemon=True)
     thread.start()
