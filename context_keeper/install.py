@@ -644,8 +644,11 @@ def _table_header(line: str) -> tuple[str, ...] | None:
 def _toml_parse(text: str) -> dict[str, Any] | None:
     try:
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10: no parser in the standard library (merge_codex refuses)
-        return None
+    except ModuleNotFoundError:  # Python 3.10: tomli, the package tomllib came from (a dependency there)
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError:  # neither: merge_codex refuses rather than edit blind
+            return None
     return tomllib.loads(text)
 
 
@@ -655,8 +658,8 @@ def _no_toml_parser_refusal(spec: dict[str, Any] | None) -> str:
     what = (f"Paste this into it by hand (or merge command and args into the table there):\n{codex_block(spec)}"
             if spec is not None else f"Remove its [mcp_servers.{SERVER_NAME}] table by hand.")
     return ("cannot be edited safely by this Python, which has no TOML parser (tomllib, in Python 3.11 and "
-            "later), so nothing was written. Run install with Python 3.11 or later, or pass --client for the "
-            f"other clients alone. {what}")
+            "later, or the tomli package), so nothing was written. Install tomli (pip install tomli) or run "
+            f"install with Python 3.11 or later, or pass --client for the other clients alone. {what}")
 
 
 def _drop_keys(body: list[str], keys: set[str]) -> list[str]:

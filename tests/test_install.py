@@ -21,9 +21,12 @@ from tests.hook_helpers import hook_env
 
 try:
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    tomllib = None
-needs_tomllib = pytest.mark.skipif(tomllib is None, reason="needs tomllib (Python 3.11+)")
+except ModuleNotFoundError:  # Python 3.10: the tomli package, a dependency there
+    try:
+        import tomli as tomllib
+    except ModuleNotFoundError:
+        tomllib = None
+needs_tomllib = pytest.mark.skipif(tomllib is None, reason="needs tomllib (Python 3.11+) or tomli")
 
 OTHER_SETTINGS = {
     "permissions": {"allow": ["Bash(npm test)"]},
@@ -348,7 +351,6 @@ def test_codex_toml_round_trip_keeps_other_tables(project: Path, tmp_path: Path)
     _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
     text = path.read_text(encoding="utf-8")
     assert "[mcp_servers.context-keeper]" in text and "[mcp_servers.other]" in text and "[profiles.fast]" in text
-    import tomllib
 
     parsed = tomllib.loads(text)
     assert parsed["mcp_servers"]["context-keeper"]["args"][-1] == "serve"

@@ -16,9 +16,12 @@ from tests.test_install import _cli, _codex_config
 
 try:
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    tomllib = None
-needs_tomllib = pytest.mark.skipif(tomllib is None, reason="needs tomllib (Python 3.11+)")
+except ModuleNotFoundError:  # Python 3.10: the tomli package, a dependency there
+    try:
+        import tomli as tomllib
+    except ModuleNotFoundError:
+        tomllib = None
+needs_tomllib = pytest.mark.skipif(tomllib is None, reason="needs tomllib (Python 3.11+) or tomli")
 
 
 # ------------------------------------------------------------------ Codex without a TOML parser (Python 3.10)
@@ -26,8 +29,9 @@ needs_tomllib = pytest.mark.skipif(tomllib is None, reason="needs tomllib (Pytho
 
 @pytest.fixture
 def no_tomllib(monkeypatch):
-    """Python 3.10's standard library, which has no tomllib: ``import tomllib`` fails."""
+    """A Python with no TOML parser (3.10 without tomli): ``import tomllib`` and ``import tomli`` fail."""
     monkeypatch.setitem(sys.modules, "tomllib", None)
+    monkeypatch.setitem(sys.modules, "tomli", None)
 
 
 USER_TABLE = ('[mcp_servers.context-keeper]\ncommand = "/old/bin/context-keeper"\nargs = ["serve"]\n'
