@@ -107,14 +107,14 @@ class Service:
                 state = self._indexes[store.root] = _IndexState(index)
         with state.lock:
             changed = [s for s in map(store.state, KINDS.values()) if state.stamps.get(s.kind.name, "never") != s.stamp]
-            for n, file_state in enumerate(changed, 1):
+            if changed:
                 # A file broken by a merge or a hand edit is searched in its last good copy, as
                 # the summary shows it: an empty kind would read as "nothing recorded".
-                entries, _ = readable_entries(store, file_state)
-                # The last kind settles the index: scored with exact averages, however it was loaded.
-                state.index.replace_kind(file_state.kind.name, (Doc(file_state.kind.name, e) for e in entries),
-                                         settle=n == len(changed))
-                state.stamps[file_state.kind.name] = file_state.stamp
+                # Settled: scored with exact averages, however the index was loaded.
+                state.index.replace_kinds({s.kind.name: [Doc(s.kind.name, e) for e in readable_entries(store, s)[0]]
+                                           for s in changed})
+                for file_state in changed:
+                    state.stamps[file_state.kind.name] = file_state.stamp
         return state
 
     def _refresh_hook_cache_soon(self, store: Store) -> None:

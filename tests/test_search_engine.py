@@ -765,6 +765,25 @@ def test_a_store_ranks_the_same_whatever_order_it_was_loaded_in():
     assert _scores(third) == _scores(first) and third.settle() is False
 
 
+def test_replacing_several_kinds_at_once_posts_each_entry_once():
+    decisions, constraints = _mixed_store()
+    sequential = SearchIndex()
+    sequential.replace_kind("decision", decisions)
+    sequential.replace_kind("constraint", constraints, settle=True)
+    posted = []
+    batch = SearchIndex()
+    original = batch._post
+    batch._post = lambda slot, info: (posted.append(slot), original(slot, info))  # type: ignore[method-assign]
+    batch.replace_kinds({"decision": decisions, "constraint": constraints})
+    assert _scores(batch) == _scores(sequential) and batch._postings == sequential._postings
+    assert sorted(posted) == list(range(len(decisions) + len(constraints)))
+    # Replacing again keeps it in step: a changed kind, the other kind as it was.
+    fewer = decisions[:5]
+    batch.replace_kinds({"decision": fewer})
+    sequential.replace_kind("decision", fewer, settle=True)
+    assert _scores(batch) == _scores(sequential) and batch.settle() is False
+
+
 def test_the_service_scores_a_loaded_store_with_exact_averages(tmp_path):
     import json
 

@@ -7,7 +7,8 @@ Contract used by ``context_keeper.service`` (keep these names and signatures sta
 - ``SearchIndex()`` — empty index; ``upsert(doc)``, ``remove(kind, entry_id)`` and
   ``replace_kind(kind, docs)`` keep it in step with the store without a full rebuild; ``settle()``
   (or ``replace_kind(..., settle=True)`` for the last kind) after loading a store, so its ranking
-  does not depend on the order it was loaded in.
+  does not depend on the order it was loaded in. ``replace_kinds({kind: docs, ...})`` loads
+  several kinds and settles, posting each entry once.
 - ``SearchIndex.search(query, options) -> SearchResult`` — ranked hits. ``Hit.relevance`` is the
   relevance signal alone, normalised to 0..1 so one abstention threshold works across stores;
   ``Hit.score`` adds the priors (recency, status, origin, scope, question form) and decides the order.

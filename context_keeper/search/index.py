@@ -176,11 +176,21 @@ class InvertedIndex:
 
     def replace_kind(self, kind: str, docs: Iterable[Doc], settle: bool = False) -> None:
         """``settle``: as ``settle()`` after it, posting each entry once (the last kind of a load)."""
+        self._replace({kind: docs}, drift=0.0 if settle else _DRIFT)
+
+    def replace_kinds(self, docs_by_kind: Mapping[str, Iterable[Doc]]) -> None:
+        """``replace_kind`` for each kind in turn, then ``settle()``, with each entry posted once:
+        a whole store loaded kind by kind would post the first kinds again for each later one."""
+        self._replace(docs_by_kind, drift=0.0)
+
+    def _replace(self, docs_by_kind: Mapping[str, Iterable[Doc]], drift: float) -> None:
         self._postings_changing()
-        for key in [k for k in self._slots if k[0] == kind]:
-            self._drop(key)
-        added = [self._insert(Doc(kind, doc.entry) if doc.kind != kind else doc) for doc in docs]
-        if not self._maybe_rebuild(drift=0.0 if settle else _DRIFT):
+        added: list[tuple[int, _Entry]] = []
+        for kind, docs in docs_by_kind.items():
+            for key in [k for k in self._slots if k[0] == kind]:
+                self._drop(key)
+            added += [self._insert(Doc(kind, doc.entry) if doc.kind != kind else doc) for doc in docs]
+        if not self._maybe_rebuild(drift=drift):
             for slot, info in added:
                 self._post(slot, info)
 

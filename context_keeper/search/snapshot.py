@@ -5,8 +5,9 @@ The UserPromptSubmit hook is a fresh process per prompt. Rebuilding the index th
 computing ~130,000 posting weights in Python). A query touches a few dozen posting lists, so
 the hook instead restores the index from this file, decoding only the lists it asks for.
 
-The file holds the postings exactly (weights as ``repr`` floats, lists in their original
-order), the average field lengths they were computed with, and which entry sits in which slot.
+The file holds the postings exactly (each list as two base64 strings: its slots as 32-bit
+integers and its weights as 64-bit floats, in this machine's byte order, which the fingerprint
+names; lists in their original order), the average field lengths they were computed with, and which entry sits in which slot.
 It is used only when the store files have the same stamps (mtime, ctime, size, inode) as when
 it was written and the fingerprint matches: the analyser, this module and ``index.py`` (whose
 code the weights come from) and the tuning. So a restored index ranks exactly as one built
@@ -20,10 +21,13 @@ A restored index is for searching only: it keeps no per-entry term counts, so it
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
 import os
+import sys
+from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,8 +38,9 @@ from context_keeper.search.index import _analyse
 from context_keeper.search.tuning import Tuning
 
 FILE = "search_index_state.json"
-FORMAT = 1
+FORMAT = 2  # 1: slots and weights as comma-separated decimals (2x slower to write and read)
 
+_SLOT, _WEIGHT = "i", "d"  # array typecodes of a posting list's slots and weights
 Stamps = Sequence[Any]  # one stamp per store file, in KINDS order
 
 
@@ -45,7 +50,7 @@ class SnapshotIndex(SearchIndex):
     def _refuse(self, *_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("an index restored from a snapshot is read-only; build a SearchIndex to change it")
 
-    upsert = remove = replace_kind = similar = _refuse
+    upsert = remove = replace_kind = replace_kinds = similar = _refuse
     # A hook process searches once: importing NumPy would cost it more than the arrays save.
     dense_scoring = False
 
@@ -64,13 +69,15 @@ class _LazyPostings(dict):
         texts = self._saved.get(term)
         if texts is None:
             raise KeyError(term)
-        slots, weights = texts  # shapes checked by restore
-        slots, weights = slots.split(","), weights.split(",")
-        if len(slots) != len(weights):
-            raise ValueError(f"damaged posting list for {term!r} in {FILE}")
-        plist = dict(zip(map(int, slots), map(float, weights)))
-        if (len(plist) != len(slots) or not all(0 <= slot < self._size for slot in plist)
-                or not all(math.isfinite(w) for w in plist.values())):
+        slots, weights = array(_SLOT), array(_WEIGHT)
+        try:  # shapes checked by restore; binascii.Error is a ValueError
+            slots.frombytes(base64.b64decode(texts[0], validate=True))
+            weights.frombytes(base64.b64decode(texts[1], validate=True))
+        except ValueError:
+            slots = array(_SLOT)
+        plist = dict(zip(slots, weights))
+        if (not slots or len(slots) != len(weights) or len(plist) != len(slots)
+                or not 0 <= min(slots) <= max(slots) < self._size or not all(map(math.isfinite, weights))):
             raise ValueError(f"damaged posting list for {term!r} in {FILE}")
         self[term] = plist
         return plist
@@ -90,7 +97,8 @@ def fingerprint(tuning: Tuning) -> str:
     from context_keeper.search import index, state
 
     digest = hashlib.blake2b(digest_size=16)
-    digest.update(f"{FORMAT}|{state.fingerprint()}|{tuning!r}|".encode())
+    layout = f"{sys.byteorder}|{array(_SLOT).itemsize}|{array(_WEIGHT).itemsize}"  # of the packed lists
+    digest.update(f"{FORMAT}|{layout}|{state.fingerprint()}|{tuning!r}|".encode())
     for source in (index.__file__, __file__):
         try:
             with open(source or "", "rb") as handle:
@@ -114,9 +122,13 @@ def dump(index: SearchIndex, stamps: Stamps) -> dict[str, Any]:
         "free": index._free,
         "entries": [s for s in slots if s is not None],
         "size": len(index._entries),
-        "postings": {term: [",".join(map(str, plist)), ",".join(map(repr, plist.values()))]
+        "postings": {term: [_packed(_SLOT, plist), _packed(_WEIGHT, plist.values())]
                      for term, plist in index._postings.items()},
     }
+
+
+def _packed(typecode: str, values: Any) -> str:
+    return base64.b64encode(array(typecode, values).tobytes()).decode("ascii")
 
 
 def restore(data: Any, docs_by_kind: Mapping[str, Sequence[Doc]], stamps: Stamps, tuning: Tuning) -> SnapshotIndex | None:
