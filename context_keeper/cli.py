@@ -122,12 +122,16 @@ def cmd_get(args: argparse.Namespace) -> int:
         # The service's wording names the MCP parameters (an id, tags, types), which get has not.
         raise InvalidInput("give a QUESTION (what you are about to work on), or an empty one with at least one "
                            "filter: --tag, --scope, --type, --since or --before", field="query")
-    svc = _service()
+    from context_keeper.oneshot import OneShotService
+
+    # One search: the index comes from the snapshot the hooks and the server keep, not rebuilt.
+    svc = OneShotService()
     result = svc.get_context(project_dir=args.project, query=args.query, scope=args.scope,
                              types=args.type or None, tags=args.tag or None, since=args.since,
                              before=args.before, token_budget=args.budget,
                              min_relevance=args.min_relevance, include_deprecated=args.include_deprecated,
                              include_related=not args.no_related)
+    svc.save_search_state()
     if args.json:
         _print_json(result)
         return 0

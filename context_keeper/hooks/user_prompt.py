@@ -18,6 +18,12 @@ MIN_PROMPT_CHARS = 12
 MAX_QUERY_CHARS = 2000
 MAX_ENTRIES = 5
 TOKEN_BUDGET = 1500
+# With no up-to-date snapshot, a store larger than this is indexed in a background process
+# instead: building takes ~7 s per 10,000 entries here (less with search_state.json), and the
+# client kills the hook at its timeout (20 s as installed), which would save nothing.
+INLINE_BUILD_MAX_ENTRIES = 10_000
+BUILD_MARKER = "search_index_build_state.json"  # a background build is running (git-ignored name)
+BUILD_MARKER_STALE_S = 600  # a build that has left its marker this long has died
 
 
 def handle(ctx: HookContext) -> str | None:
@@ -31,17 +37,14 @@ def handle(ctx: HookContext) -> str | None:
     heavy()
     from context_keeper import render
     from context_keeper.model import KINDS
+    from context_keeper.oneshot import IndexNotReady
 
     service = _service(ctx.root)
-    query = {"query": _query_text(ctx.text("prompt")), "token_budget": TOKEN_BUDGET, "include_related": False}
     try:
-        result = service.get_context(**query)
-    except (ValueError, LookupError, TypeError):
-        # A damaged snapshot shows only when a list is read (restore checks what it can): any
-        # such failure of a restored index means building one. A built index's errors stand.
-        if not service.discard_snapshot():
-            raise
-        result = service.get_context(**query)
+        result = service.get_context(query=_query_text(ctx.text("prompt")), token_budget=TOKEN_BUDGET,
+                                     include_related=False)
+    except IndexNotReady:
+        return None  # may_build logged why
     service.save_search_state()
     if result.get("no_confident_match"):
         return None
@@ -86,62 +89,12 @@ def _query_text(raw: str) -> str:
     return text if text else prompt[-MAX_QUERY_CHARS:]
 
 
-def _service(root: str, *, restore: bool = True):  # -> Service whose index comes from a snapshot when it can
-    """A ``Service`` whose search index is restored from ``.context/search_index_state.json``
-    (search/snapshot.py) when the store is unchanged since it was written, and otherwise built
-    the way ``Service.index`` builds it (one ``replace_kind`` per kind, in ``KINDS`` order, the
-    last one settling the index),
-    reusing the per-entry analyses of ``search_state.json`` (search/state.py), then saved for
-    the next prompt. This process is short-lived: without either file it would tokenise the
-    whole store and compute every posting weight on every prompt."""
-    import os
-    import threading
+def _service(root: str):  # -> oneshot.OneShotService
+    """The one-search service (oneshot.py: index restored from the snapshot when it can be),
+    with the session seen-keys of the reading it searched."""
+    from context_keeper.oneshot import OneShotService
 
-    from context_keeper.model import KINDS
-    from context_keeper.search import Doc, SearchIndex, snapshot
-    from context_keeper.search.state import AnalysisCache
-    from context_keeper.search.tuning import DEFAULT_TUNING
-    from context_keeper.service import Service
-    from context_keeper.store import readable_state
-
-    class _IndexState:  # what retrieval.get_context uses of Service.index()'s result
-        def __init__(self, index: SearchIndex) -> None:
-            self.index = index
-            self.lock = threading.Lock()
-
-    class PromptService(Service):
-        _state: _IndexState | None = None
-        _analyses: AnalysisCache | None = None
-        _snapshot: dict | None = None
-        _store = None
-        _read: dict | None = None  # kind name -> the file state the index was built from
-        _use_snapshot = restore
-
-        def index(self, store):  # noqa: ANN001, ANN201 - same contract as Service.index
-            if self._state is None:
-                # One state per kind for both: a write between two reads would save old entries
-                # under the new stamps, and every later prompt would trust that stale index.
-                states = [store.state(kind) for kind in KINDS.values()]
-                # A file broken by a hand edit is searched in its last good copy, as Service.index
-                # searches it; the copy's stamp joins the file's, so the snapshot follows it too.
-                readable = [readable_state(store, s) for s in states]
-                docs = {s.kind.name: [Doc(s.kind.name, e) for e in r.entries] for s, (r, _) in zip(states, readable)}
-                stamps = [(*s.stamp, *r.stamp) if backed and s.stamp and r.stamp else s.stamp
-                          for s, (r, backed) in zip(states, readable)]
-                saved = snapshot.load(os.path.join(store.dir, snapshot.FILE)) if self._use_snapshot else None
-                index = snapshot.restore(saved, docs, stamps, DEFAULT_TUNING)
-                if index is None:
-                    self._analyses = AnalysisCache.load(store)
-                    index = SearchIndex(DEFAULT_TUNING, analyses=self._analyses)
-                    index.dense_scoring = False  # one search per process: NumPy's import would cost more
-                    last = list(KINDS.values())[-1]
-                    for kind in KINDS.values():
-                        index.replace_kind(kind.name, docs[kind.name], settle=kind is last)
-                    self._snapshot = snapshot.dump(index, stamps)
-                self._state, self._store = _IndexState(index), store
-                self._read = {s.kind.name: r for s, (r, _) in zip(states, readable)}
-            return self._state
-
+    class PromptService(OneShotService):
         def seen_key(self, kind_name: str, entry: dict) -> str:
             """The session seen-key of ``entry``, an answer's entry: from its item as stored in
             the very reading the index searched (the last good copy of a broken file), as the
@@ -150,40 +103,65 @@ def _service(root: str, *, restore: bool = True):  # -> Service whose index come
             text would then never reach the session."""
             from context_keeper.hooks.state import entry_key
 
-            file_state = (self._read or {}).get(kind_name)
+            file_state = self.read_state(kind_name)
             position = file_state.positions.get(entry["id"]) if file_state is not None else None
             return entry_key(entry["id"], file_state.raw[position] if position is not None else entry)
 
-        def discard_snapshot(self) -> bool:
-            """Forget an index restored from a snapshot (the next search builds one); False
-            when the index was not restored."""
-            if self._state is None or not isinstance(self._state.index, snapshot.SnapshotIndex):
-                return False
-            self._state, self._use_snapshot = None, False
-            return True
+        def may_build(self, store, entries: int) -> bool:  # store: a Store
+            if entries <= INLINE_BUILD_MAX_ENTRIES:
+                return True
+            started = _build_in_background(str(store.root))
+            from context_keeper.hookio import log_line
 
-        def save_search_state(self) -> None:
-            if self._store is None:
-                return
-            try:
-                if self._analyses is not None:
-                    self._analyses.save(self._store)
-                if self._snapshot is not None:
-                    snapshot.save(os.path.join(self._store.dir, snapshot.FILE), self._snapshot)
-            except OSError:
-                pass  # read-only checkout, full disk: the next run builds again
+            log_line(str(store.root), "user-prompt-submit",
+                     f"{entries} entries and no up-to-date index snapshot: this prompt was not searched; "
+                     + ("the index is being built in the background for the next ones" if started
+                        else "a background build of the index is already running"))
+            return False
 
     return PromptService(env={"CONTEXT_KEEPER_PROJECT": root}, cwd=root)
 
 
+def _build_in_background(root: str) -> bool:
+    """Start ``rebuild_main(root)`` in a detached process unless one is running already (its
+    marker is recent); False when none was started."""
+    import os
+    import time
+
+    from context_keeper.hooks.cache import spawn
+
+    marker = os.path.join(root, ".context", BUILD_MARKER)
+    try:
+        if time.time() - os.stat(marker).st_mtime < BUILD_MARKER_STALE_S:
+            return False
+        os.unlink(marker)  # left by a build that died
+    except OSError:
+        pass
+    try:
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644))
+    except OSError:
+        return False  # another prompt's hook has just started one (or .context/ is read-only)
+    if spawn("context_keeper.hooks.user_prompt", "rebuild_main", root, site=True) is None:
+        rebuild_main(root)  # no posix_spawn (Windows): only here, within this run
+    return True
+
+
 def rebuild_main(root: str) -> None:
     """Rebuild and save the index snapshot for ``root`` now (a background process the server
-    starts after its writes, so the next prompt restores instead of building)."""
+    starts after its writes, or the prompt hook for a large store, so the next prompt restores
+    instead of building)."""
+    import os
+
     try:
-        service = _service(root, restore=False)
-        service.index(service.store())
-        service.save_search_state()
+        from context_keeper.oneshot import rebuild_snapshot
+
+        rebuild_snapshot(root)
     except Exception as exc:  # noqa: BLE001 - a detached process has no one else to tell
         from context_keeper.hookio import log_line
 
         log_line(root, "user-prompt-submit", f"background index snapshot failed: {type(exc).__name__}: {exc}")
+    finally:
+        try:
+            os.unlink(os.path.join(root, ".context", BUILD_MARKER))
+        except OSError:
+            pass
