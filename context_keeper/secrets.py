@@ -111,7 +111,15 @@ def _literal_value(op: str, value: str) -> bool:
         return False  # "Password: required" is prose
     if re.fullmatch(r"[A-Z][A-Z0-9_]+", inner) and "_" in inner:
         return False  # the name of an environment variable
+    if re.fullmatch(r"(?:/|~/|\.\.?/|[A-Za-z]:[\\/])[\w.@+/\\-]*", inner) and not any(
+            _mixed_classes(part) for part in re.split(r"[\\/]", inner)):
+        return False  # PWD=/srv/app, PASSWORD_FILE=/run/secrets/db: where a value lives, not the value
     return True
+
+
+def _mixed_classes(text: str) -> bool:
+    """Lower case, upper case and digits together, as in a generated password."""
+    return all(re.search(p, text) for p in (r"[a-z]", r"[A-Z]", r"[0-9]"))
 
 
 def _names_a_parameter(match: re.Match[str]) -> bool:
