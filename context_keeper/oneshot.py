@@ -14,6 +14,7 @@ import os
 import threading
 from typing import Any
 
+from context_keeper.gcpause import gc_paused
 from context_keeper.model import KINDS
 from context_keeper.service import Service
 from context_keeper.store import FileState, Store, readable_state
@@ -45,12 +46,16 @@ class OneShotService(Service):
         self._read: dict[str, FileState] = {}  # kind name -> the file state the index was built from
 
     def index(self, store: Store) -> _IndexState:  # type: ignore[override]  # same contract
+        if self._state is not None and self._store is store:
+            return self._state
+        with gc_paused():  # reading, restoring or building: allocation only (gcpause.py)
+            return self._load(store)
+
+    def _load(self, store: Store) -> _IndexState:
         from context_keeper.search import Doc, SearchIndex, snapshot
         from context_keeper.search.state import AnalysisCache
         from context_keeper.search.tuning import DEFAULT_TUNING
 
-        if self._state is not None and self._store is store:
-            return self._state
         # One state per kind for both: a write between two reads would save old entries under
         # the new stamps, and every later process would trust that stale index.
         states = [store.state(kind) for kind in KINDS.values()]
@@ -112,10 +117,11 @@ class OneShotService(Service):
         if self._store is None:
             return
         try:
-            if self._analyses is not None:
-                self._analyses.save(self._store)
-            if self._snapshot is not None:
-                snapshot.save(os.path.join(self._store.dir, snapshot.FILE), self._snapshot)
+            with gc_paused():  # encoding allocates as much as building did
+                if self._analyses is not None:
+                    self._analyses.save(self._store)
+                if self._snapshot is not None:
+                    snapshot.save(os.path.join(self._store.dir, snapshot.FILE), self._snapshot)
         except OSError:
             pass  # read-only checkout, full disk: the next process builds again
 

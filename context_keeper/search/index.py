@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from context_keeper.gcpause import gc_paused
 from context_keeper.model import tag_key
 from context_keeper.search import fields as F
 from context_keeper.search import priors as P
@@ -186,13 +187,14 @@ class InvertedIndex:
     def _replace(self, docs_by_kind: Mapping[str, Iterable[Doc]], drift: float) -> None:
         self._postings_changing()
         added: list[tuple[int, _Entry]] = []
-        for kind, docs in docs_by_kind.items():
-            for key in [k for k in self._slots if k[0] == kind]:
-                self._drop(key)
-            added += [self._insert(Doc(kind, doc.entry) if doc.kind != kind else doc) for doc in docs]
-        if not self._maybe_rebuild(drift=drift):
-            for slot, info in added:
-                self._post(slot, info)
+        with gc_paused():
+            for kind, docs in docs_by_kind.items():
+                for key in [k for k in self._slots if k[0] == kind]:
+                    self._drop(key)
+                added += [self._insert(Doc(kind, doc.entry) if doc.kind != kind else doc) for doc in docs]
+            if not self._maybe_rebuild(drift=drift):
+                for slot, info in added:
+                    self._post(slot, info)
 
     def _drop(self, key: tuple[str, str]) -> None:
         slot = self._slots.pop(key)
@@ -244,9 +246,10 @@ class InvertedIndex:
             return False
         self._avg_used = current
         self._postings = {}
-        for slot, info in enumerate(self._entries):
-            if info is not None:
-                self._post(slot, info)
+        with gc_paused():
+            for slot, info in enumerate(self._entries):
+                if info is not None:
+                    self._post(slot, info)
         return True
 
     def _post(self, slot: int, info: _Entry) -> None:
