@@ -29,7 +29,8 @@ from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
-from context_keeper.store import Store, folder_name, in_the_way, readable_entries, spelled_otherwise, write_gitignore
+from context_keeper.store import (Store, folder_name, in_the_way, readable_entries, readable_stamp, spelled_otherwise,
+                                  write_gitignore)
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
@@ -106,15 +107,15 @@ class Service:
                 index.dense_scoring = self._dense_scoring
                 state = self._indexes[store.root] = _IndexState(index)
         with state.lock:
-            changed = [s for s in map(store.state, KINDS.values()) if state.stamps.get(s.kind.name, "never") != s.stamp]
+            read = {s.kind.name: (s, readable_stamp(store, s)) for s in map(store.state, KINDS.values())}
+            changed = {name: stamp for name, (_, stamp) in read.items() if state.stamps.get(name, "never") != stamp}
             if changed:
                 # A file broken by a merge or a hand edit is searched in its last good copy, as
                 # the summary shows it: an empty kind would read as "nothing recorded".
                 # Settled: scored with exact averages, however the index was loaded.
-                state.index.replace_kinds({s.kind.name: [Doc(s.kind.name, e) for e in readable_entries(store, s)[0]]
-                                           for s in changed})
-                for file_state in changed:
-                    state.stamps[file_state.kind.name] = file_state.stamp
+                state.index.replace_kinds({name: [Doc(name, e) for e in readable_entries(store, read[name][0])[0]]
+                                           for name in changed})
+                state.stamps.update(changed)
         return state
 
     def _refresh_hook_cache_soon(self, store: Store) -> None:
@@ -265,7 +266,7 @@ class Service:
 
         with store.transaction() as txn:
             ftxn = txn.file(kind)
-            before = store.state(kind).stamp
+            before = readable_stamp(store, store.state(kind))
             for old_id in supersedes:
                 if model.parse_id(old_id)[0] != kind.prefix:
                     raise InvalidInput(f"supersedes: {old_id} is not a {kind.name}; only a {kind.name} can be superseded by one", field="supersedes")
@@ -375,7 +376,7 @@ class Service:
         now = model.now_iso(self.now())
         with store.transaction() as txn:
             ftxn = txn.file(kind)
-            before = store.state(kind).stamp
+            before = readable_stamp(store, store.state(kind))
             current = ftxn.require(entry_id.strip())
             raw = ftxn.raw_item(current["id"])
             cleaned: dict[str, Any] = {}
@@ -478,7 +479,7 @@ class Service:
         now = model.now_iso(self.now())
         with store.transaction() as txn:
             ftxn = txn.file(kind)
-            before = store.state(kind).stamp
+            before = readable_stamp(store, store.state(kind))
             target = ftxn.require(entry_id.strip())
             if target.get("status", "active") != "active":
                 # Refused rather than overwritten: the first reason and successor are the history.
@@ -595,7 +596,7 @@ class Service:
         # The entry keeps the config it was made with: by id() alone, a later config read that
         # got a freed config's address was served that older config's summary (another name).
         config = self.config(store)
-        key = (store.root, budget, tuple(s.stamp for s in states.values()), id(config))
+        key = (store.root, budget, tuple(readable_stamp(store, s) for s in states.values()), id(config))
         cached = self._summaries.get(key)
         if cached is not None and cached[0] is config:
             return copy.deepcopy(cached[1])

@@ -1,0 +1,73 @@
+"""Defects found in round 18's hunt, each test failing before its fix.
+
+Most start where `git checkout` of a branch whose `.context/` files are not committed leaves a
+store: the entry files and config.json gone, the git-ignored last good copies still there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from context_keeper.errors import NoProject, StoreError
+from context_keeper.hooks import cache
+from context_keeper.project import resolve_project
+from context_keeper.service import Service
+from tests.conftest import REPO
+from tests.hook_helpers import hook_env, injected, payload, run_hook
+from tests.mcp_helpers import connect, err
+
+PROBLEM = "A problem statement that is long enough to pass the rules."
+WHY = "A reason for choosing this that is comfortably longer than sixty characters."
+
+
+def _decide(service: Service, root: Path, summary: str) -> str:
+    return service.record("decision", {"summary": summary, "problem": PROBLEM, "why_chosen": WHY},
+                          project_dir=str(root))["id"]
+
+
+def _checked_out_elsewhere(tmp_path: Path) -> Path:
+    """A store with dec-001 (Kafka) and dec-002 (Terraform) after a checkout of a branch
+    without them: only the last good copies (and the lock) are left in .context/."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    writer = Service(env={}, hook_cache_delay=None)
+    writer.init_project(str(root))
+    _decide(writer, root, "Use Kafka message queue")
+    _decide(writer, root, "Use Terraform for infrastructure")
+    for name in ("decisions.json", "pipelines.json", "constraints.json", "config.json", ".gitignore"):
+        (root / ".context" / name).unlink()
+    return root
+
+
+def _ids(answer: dict) -> list[str]:
+    return [item["entry"]["id"] for item in answer["results"]]
+
+
+# ------------------------------------------------------------------ 1. the server's index and summary cache
+
+def test_a_deleted_last_good_copy_is_not_searched_by_a_long_lived_server(tmp_path: Path):
+    root = _checked_out_elsewhere(tmp_path)
+    service = Service(env={}, hook_cache_delay=None)
+    assert "dec-002" in _ids(service.get_context(project_dir=str(root), query="terraform infrastructure"))
+    (root / ".context" / ".last-good" / "decisions.json").unlink()  # the warning's own advice
+    assert _decide(service, root, "Use RabbitMQ message broker") == "dec-001"
+    # Before: dec-002 "Use Terraform" still came back, for the life of the process.
+    assert "dec-002" not in _ids(service.get_context(project_dir=str(root), query="terraform infrastructure"))
+    assert _ids(service.get_context(project_dir=str(root), query="rabbitmq message broker")) == ["dec-001"]
+
+
+def test_the_summary_drops_a_deleted_last_good_copy_without_waiting_for_a_write(tmp_path: Path):
+    root = _checked_out_elsewhere(tmp_path)
+    service = Service(env={}, hook_cache_delay=None)
+    assert service.get_project_summary(project_dir=str(root))["counts"]["decisions"] == 2
+    (root / ".context" / ".last-good" / "decisions.json").unlink()
+    summary = service.get_project_summary(project_dir=str(root))
+    assert summary["counts"]["decisions"] == 0 and not summary.get("warnings")
