@@ -71,3 +71,26 @@ def test_the_summary_drops_a_deleted_last_good_copy_without_waiting_for_a_write(
     (root / ".context" / ".last-good" / "decisions.json").unlink()
     summary = service.get_project_summary(project_dir=str(root))
     assert summary["counts"]["decisions"] == 0 and not summary.get("warnings")
+
+
+# ------------------------------------------------------------------ 2. the session-start hook's cache
+
+def test_session_start_stops_showing_entries_of_a_deleted_last_good_copy(tmp_path: Path):
+    root = _checked_out_elsewhere(tmp_path)
+    env = hook_env(root)
+    first = injected(run_hook("session_start", payload("session_start_startup", root, session_id="s1"), env=env))
+    assert "Kafka" in first and "copy that back" in first
+    (root / ".context" / ".last-good" / "decisions.json").unlink()
+    second = injected(run_hook("session_start", payload("session_start_startup", root, session_id="s2"), env=env))
+    assert second is None or ("Kafka" not in second and "copy that back" not in second)
+
+
+def test_the_hook_cache_is_stale_once_a_last_good_copy_it_read_changes(tmp_path: Path):
+    from context_keeper.store import BACKUP_DIR
+
+    assert cache.LAST_GOOD_DIR == BACKUP_DIR
+    root = _checked_out_elsewhere(tmp_path)
+    data = cache.build(str(root))
+    assert cache.is_fresh(data, str(root))
+    (root / ".context" / BACKUP_DIR / "decisions.json").unlink()
+    assert not cache.is_fresh(data, str(root))
