@@ -94,3 +94,64 @@ def test_the_hook_cache_is_stale_once_a_last_good_copy_it_read_changes(tmp_path:
     assert cache.is_fresh(data, str(root))
     (root / ".context" / BACKUP_DIR / "decisions.json").unlink()
     assert not cache.is_fresh(data, str(root))
+
+
+# ------------------------------------------------------------------ 3. a working directory replaced under the server
+
+def _replace(directory: Path) -> None:
+    """What `rm -rf proj && git clone ... proj` does to a process working in proj."""
+    shutil.copytree(directory, directory.with_name(directory.name + ".new"))
+    shutil.rmtree(directory)
+    directory.with_name(directory.name + ".new").rename(directory)
+
+
+def test_a_replaced_working_directory_is_found_again_by_its_path(tmp_path: Path, monkeypatch):
+    root = tmp_path / "proj"
+    (root / ".context").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    assert resolve_project(env={}) == root.resolve()
+    _replace(root)
+    assert resolve_project(env={"PWD": str(root)}) == root.resolve()
+
+
+def test_a_vanished_working_directory_is_a_clear_error(tmp_path: Path, monkeypatch):
+    root, elsewhere = tmp_path / "proj", tmp_path / "other"
+    (root / ".context").mkdir(parents=True)
+    (elsewhere / ".context").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    resolve_project(env={})
+    _replace(root)
+    # $PWD is inherited from whoever started the process: another directory is not taken for it.
+    with pytest.raises(NoProject, match="no longer exists.*project_dir.*CONTEXT_KEEPER_PROJECT.*restart"):
+        resolve_project(env={"PWD": str(elsewhere)})
+
+
+@pytest.mark.anyio
+async def test_a_write_in_a_vanished_working_directory_is_not_called_maybe_saved(tmp_path: Path, monkeypatch):
+    gone = tmp_path / "gone"
+    (gone / ".context").mkdir(parents=True)
+    monkeypatch.chdir(gone)
+    shutil.rmtree(gone)
+    async with connect(Service(env={}, hook_cache_delay=None), "legacy") as client:
+        text = await err(client, "record_constraint", {
+            "rule": "Never log secrets", "reason": "It leaked a token into the shared CI logs last spring."})
+    assert "no longer exists" in text and "nothing was read or saved" in text
+    assert "may or may not" not in text and "disk has room" not in text
+
+
+@pytest.mark.anyio
+async def test_the_stdio_server_keeps_serving_a_project_replaced_before_its_first_call(tmp_path: Path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    Service(env={}).init_project(str(root))
+    env = {k: v for k, v in os.environ.items() if k not in ("CONTEXT_KEEPER_PROJECT", "CLAUDE_PROJECT_DIR")}
+    env.update(PYTHONPATH=str(REPO), PWD=str(root))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "context_keeper"], env=env, cwd=str(root))
+    with anyio.fail_after(60):
+        async with Client(params) as client:
+            _replace(root)
+            answer = await client.call_tool("record_constraint", {
+                "rule": "Never log secrets", "reason": "It leaked a token into the shared CI logs last spring."})
+            assert not answer.is_error, answer.content[0].text
+    saved = json.loads((root / ".context" / "constraints.json").read_text(encoding="utf-8"))
+    assert [entry["rule"] for entry in saved] == ["Never log secrets"]
