@@ -197,6 +197,9 @@ class Service:
         store = Store(root)
         warnings = []
         with store.transaction() as txn:
+            # Opened first: one that refuses (a missing file whose last good copy holds entries)
+            # must find nothing written yet, or a config.json left behind blocks a git checkout.
+            missing = [txn.file(kind) for kind in KINDS.values() if not store.path(kind).exists()]
             config_path = context / "config.json"
             if not config_path.exists():
                 store.write_sidecar("config.json", {"project_name": project_name or folder_name(root)})
@@ -204,11 +207,10 @@ class Service:
                 # init never rewrites an existing config, so a --name there would be lost unsaid.
                 warnings.append(f"{config_path} already exists, so the name {project_name!r} was not written; "
                                 "set \"project_name\" in it by hand to rename the project")
-            for kind in KINDS.values():
-                if not store.path(kind).exists():
-                    # Written as any store write is, so with a last-good copy: constraints.json is
-                    # the file people edit by hand, and a broken first edit needs one to fall back on.
-                    txn.file(kind).replace_items([])
+            for ftxn in missing:
+                # Written as any store write is, so with a last-good copy: constraints.json is
+                # the file people edit by hand, and a broken first edit needs one to fall back on.
+                ftxn.replace_items([])
             write_gitignore(context)
         answer = {"success": True, "project_dir": str(root), "context_dir": str(context), "created": created}
         outer = next((d for d in root.parents if (d / CONTEXT_DIR).is_dir()), None)

@@ -155,3 +155,15 @@ async def test_the_stdio_server_keeps_serving_a_project_replaced_before_its_firs
             assert not answer.is_error, answer.content[0].text
     saved = json.loads((root / ".context" / "constraints.json").read_text(encoding="utf-8"))
     assert [entry["rule"] for entry in saved] == ["Never log secrets"]
+
+
+# ------------------------------------------------------------------ 4. a refused init
+
+def test_a_refused_init_leaves_nothing_behind(tmp_path: Path):
+    root = _checked_out_elsewhere(tmp_path)
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    with pytest.raises(StoreError, match="decisions.json is missing, but its last good copy"):
+        Service(env={}).init_project(str(root))
+    # Before: config.json was written first, and `git checkout` of the branch tracking it then
+    # refused ("untracked working tree files would be overwritten").
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
