@@ -23,7 +23,7 @@ from typing import Any
 from context_keeper import model, render
 from context_keeper.budget import chars_to_tokens, json_chars
 from context_keeper.config import checked, read_user_config
-from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound, NoProject, StoreError
+from context_keeper.errors import ContextKeeperError, InvalidInput, NotAStoreFile, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
 from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
@@ -608,8 +608,8 @@ class Service:
         for name, state in states.items():
             entries[name], backed = readable_entries(store, state)
             if backed:
-                from_backup.append(f"{state.kind.filename} does not parse; the summary shows its last good copy "
-                                   "(.context/.last-good/) until it is fixed")
+                from_backup.append(f"{state.kind.filename} {_unreadable_because(state)}; the summary shows its last "
+                                   "good copy (.context/.last-good/) until it is fixed")
         warnings = self._warnings(store) + from_backup
 
         def built(envelope: int) -> dict[str, Any]:
@@ -979,6 +979,13 @@ def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], m
         elif spec.shape == "steps" and not mine and theirs:
             out[spec.name] = [dict(step) for step in theirs]
     return out
+
+
+def _unreadable_because(state: Any) -> str:
+    """Why a store file is read from its last good copy, as its own error tells it."""
+    if state.stamp is None:
+        return "is missing"  # not "does not parse": there is nothing there to parse
+    return "is not a file" if isinstance(state.error, NotAStoreFile) else "does not parse"
 
 
 def _configured_name(config_path: Path) -> Any:

@@ -167,3 +167,13 @@ def test_a_refused_init_leaves_nothing_behind(tmp_path: Path):
     # Before: config.json was written first, and `git checkout` of the branch tracking it then
     # refused ("untracked working tree files would be overwritten").
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+
+
+# ------------------------------------------------------------------ 5. the summary's note on a missing file
+
+def test_the_summary_says_a_missing_store_file_is_missing_not_that_it_does_not_parse(tmp_path: Path):
+    root = _checked_out_elsewhere(tmp_path)
+    warnings = Service(env={}).get_project_summary(project_dir=str(root))["warnings"]
+    assert any("decisions.json is missing, but its last good copy" in w for w in warnings)
+    assert any(w.startswith("decisions.json is missing; the summary shows its last good copy") for w in warnings)
+    assert not any("does not parse" in w for w in warnings)
