@@ -85,6 +85,31 @@ def _passed_over(start: Path, home: str) -> str:
     return ""
 
 
+_last_working_directory: str | None = None  # what getcwd last gave this process
+
+
+def working_directory(env: Mapping[str, str]) -> Path:
+    """The process's working directory. A directory replaced under a running server (``rm -rf
+    proj && git clone ... proj``) is gone for getcwd, though its path names the new copy: ``$PWD``
+    stands in when it is a directory again at the path the process was working in."""
+    global _last_working_directory
+    try:
+        cwd = os.getcwd()
+    except FileNotFoundError:
+        pwd = env.get("PWD")
+        # $PWD alone is inherited from whoever started the process and may name another project.
+        if pwd and os.path.isabs(pwd) and os.path.realpath(pwd) == _last_working_directory and os.path.isdir(pwd):
+            return Path(pwd)
+        where = f" ({_last_working_directory})" if _last_working_directory else ""
+        raise NoProject(
+            f"the working directory of this process{where} no longer exists (it was deleted or replaced after the "
+            f"process started there), so no project can be found from it; nothing was read or saved. Pass "
+            f"project_dir (an absolute path), set {ENV_PROJECT}, or restart the server from the project directory"
+        ) from None
+    _last_working_directory = cwd
+    return Path(cwd)
+
+
 def resolve_project(
     project_dir: str | None = None,
     *,
@@ -100,7 +125,7 @@ def resolve_project(
     starts = []
     if env.get(ENV_CLIENT_PROJECT):
         starts.append(Path(env[ENV_CLIENT_PROJECT]))
-    starts.append(Path(cwd) if cwd else Path.cwd())
+    starts.append(Path(cwd) if cwd else working_directory(env))
     home = home_directory(env)
     for start in starts:
         try:

@@ -539,6 +539,11 @@ def _warm_up(svc: Service) -> None:
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from context_keeper.project import working_directory
+
+    # Noted now: a project directory replaced before the first tool call is still found by its path.
+    with contextlib.suppress(ContextKeeperError):
+        working_directory(os.environ)
     svc = Service()
     timer = threading.Timer(WARM_UP_DELAY_S, _warm_up, args=(svc,))
     timer.daemon = True

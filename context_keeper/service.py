@@ -23,13 +23,14 @@ from typing import Any
 from context_keeper import model, render
 from context_keeper.budget import chars_to_tokens, json_chars
 from context_keeper.config import checked, read_user_config
-from context_keeper.errors import ContextKeeperError, InvalidInput, NotFound, NoProject, StoreError
+from context_keeper.errors import ContextKeeperError, InvalidInput, NotAStoreFile, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
 from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
-from context_keeper.store import Store, folder_name, in_the_way, readable_entries, spelled_otherwise, write_gitignore
+from context_keeper.store import (Store, folder_name, in_the_way, readable_entries, readable_stamp, spelled_otherwise,
+                                  write_gitignore)
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
@@ -106,15 +107,15 @@ class Service:
                 index.dense_scoring = self._dense_scoring
                 state = self._indexes[store.root] = _IndexState(index)
         with state.lock:
-            changed = [s for s in map(store.state, KINDS.values()) if state.stamps.get(s.kind.name, "never") != s.stamp]
+            read = {s.kind.name: (s, readable_stamp(store, s)) for s in map(store.state, KINDS.values())}
+            changed = {name: stamp for name, (_, stamp) in read.items() if state.stamps.get(name, "never") != stamp}
             if changed:
                 # A file broken by a merge or a hand edit is searched in its last good copy, as
                 # the summary shows it: an empty kind would read as "nothing recorded".
                 # Settled: scored with exact averages, however the index was loaded.
-                state.index.replace_kinds({s.kind.name: [Doc(s.kind.name, e) for e in readable_entries(store, s)[0]]
-                                           for s in changed})
-                for file_state in changed:
-                    state.stamps[file_state.kind.name] = file_state.stamp
+                state.index.replace_kinds({name: [Doc(name, e) for e in readable_entries(store, read[name][0])[0]]
+                                           for name in changed})
+                state.stamps.update(changed)
         return state
 
     def _refresh_hook_cache_soon(self, store: Store) -> None:
@@ -196,6 +197,9 @@ class Service:
         store = Store(root)
         warnings = []
         with store.transaction() as txn:
+            # Opened first: one that refuses (a missing file whose last good copy holds entries)
+            # must find nothing written yet, or a config.json left behind blocks a git checkout.
+            missing = [txn.file(kind) for kind in KINDS.values() if not store.path(kind).exists()]
             config_path = context / "config.json"
             if not config_path.exists():
                 store.write_sidecar("config.json", {"project_name": project_name or folder_name(root)})
@@ -203,11 +207,10 @@ class Service:
                 # init never rewrites an existing config, so a --name there would be lost unsaid.
                 warnings.append(f"{config_path} already exists, so the name {project_name!r} was not written; "
                                 "set \"project_name\" in it by hand to rename the project")
-            for kind in KINDS.values():
-                if not store.path(kind).exists():
-                    # Written as any store write is, so with a last-good copy: constraints.json is
-                    # the file people edit by hand, and a broken first edit needs one to fall back on.
-                    txn.file(kind).replace_items([])
+            for ftxn in missing:
+                # Written as any store write is, so with a last-good copy: constraints.json is
+                # the file people edit by hand, and a broken first edit needs one to fall back on.
+                ftxn.replace_items([])
             write_gitignore(context)
         answer = {"success": True, "project_dir": str(root), "context_dir": str(context), "created": created}
         outer = next((d for d in root.parents if (d / CONTEXT_DIR).is_dir()), None)
@@ -265,7 +268,7 @@ class Service:
 
         with store.transaction() as txn:
             ftxn = txn.file(kind)
-            before = store.state(kind).stamp
+            before = readable_stamp(store, store.state(kind))
             for old_id in supersedes:
                 if model.parse_id(old_id)[0] != kind.prefix:
                     raise InvalidInput(f"supersedes: {old_id} is not a {kind.name}; only a {kind.name} can be superseded by one", field="supersedes")
@@ -375,7 +378,7 @@ class Service:
         now = model.now_iso(self.now())
         with store.transaction() as txn:
             ftxn = txn.file(kind)
-            before = store.state(kind).stamp
+            before = readable_stamp(store, store.state(kind))
             current = ftxn.require(entry_id.strip())
             raw = ftxn.raw_item(current["id"])
             cleaned: dict[str, Any] = {}
@@ -478,7 +481,7 @@ class Service:
         now = model.now_iso(self.now())
         with store.transaction() as txn:
             ftxn = txn.file(kind)
-            before = store.state(kind).stamp
+            before = readable_stamp(store, store.state(kind))
             target = ftxn.require(entry_id.strip())
             if target.get("status", "active") != "active":
                 # Refused rather than overwritten: the first reason and successor are the history.
@@ -595,7 +598,7 @@ class Service:
         # The entry keeps the config it was made with: by id() alone, a later config read that
         # got a freed config's address was served that older config's summary (another name).
         config = self.config(store)
-        key = (store.root, budget, tuple(s.stamp for s in states.values()), id(config))
+        key = (store.root, budget, tuple(readable_stamp(store, s) for s in states.values()), id(config))
         cached = self._summaries.get(key)
         if cached is not None and cached[0] is config:
             return copy.deepcopy(cached[1])
@@ -605,8 +608,8 @@ class Service:
         for name, state in states.items():
             entries[name], backed = readable_entries(store, state)
             if backed:
-                from_backup.append(f"{state.kind.filename} does not parse; the summary shows its last good copy "
-                                   "(.context/.last-good/) until it is fixed")
+                from_backup.append(f"{state.kind.filename} {_unreadable_because(state)}; the summary shows its last "
+                                   "good copy (.context/.last-good/) until it is fixed")
         warnings = self._warnings(store) + from_backup
 
         def built(envelope: int) -> dict[str, Any]:
@@ -976,6 +979,13 @@ def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], m
         elif spec.shape == "steps" and not mine and theirs:
             out[spec.name] = [dict(step) for step in theirs]
     return out
+
+
+def _unreadable_because(state: Any) -> str:
+    """Why a store file is read from its last good copy, as its own error tells it."""
+    if state.stamp is None:
+        return "is missing"  # not "does not parse": there is nothing there to parse
+    return "is not a file" if isinstance(state.error, NotAStoreFile) else "does not parse"
 
 
 def _configured_name(config_path: Path) -> Any:

@@ -805,6 +805,16 @@ def readable_entries(store: Store, state: FileState) -> tuple[list | tuple, bool
     return (list(readable.entries), True) if from_last_good else (state.entries, False)
 
 
+def readable_stamp(store: Store, state: FileState) -> Any:
+    """The stamp of what ``readable_entries`` reads for ``state``: the file's, joined for a
+    broken or missing one by its last good copy's. A cache keyed on the file's stamp alone kept
+    serving a copy's entries after the copy was deleted (a missing file stamps None before and
+    after). Take it before reading, so a copy changed meanwhile reads as a change next time."""
+    if state.error is None:
+        return state.stamp
+    return state.stamp, _stamp(store.dir / BACKUP_DIR / state.kind.filename)
+
+
 def readable_state(store: Store, state: FileState) -> tuple[FileState, bool]:
     """``readable_entries`` as a whole file state: ``state`` itself, or the parsed last good copy
     (stamped with the copy's own stamp) and True. For callers that need the items as stored too

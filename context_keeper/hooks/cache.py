@@ -42,8 +42,10 @@ ROOTS_FILE = "hook_roots_state.json"
 SNAPSHOT_FILE = "search_index_state.json"  # == search.snapshot.FILE (pinned by a test)
 # What ``refresh`` keeps fresh after the server's own writes (each only once a hook made it).
 REFRESHED = (CACHE_FILE, "hook_scope_state.json", SNAPSHOT_FILE)
-FORMAT = 5  # 5: stamps carry the ctime
+FORMAT = 6  # 5: stamps carry the ctime; 6: and those of the last good copies read
 STAMPED = ("decisions.json", "pipelines.json", "constraints.json", "config.json")
+STORE_FILES = STAMPED[:3]  # the ones with a last good copy
+LAST_GOOD_DIR = ".last-good"  # == store.BACKUP_DIR (pinned by a test)
 MAX_RESOLVED_KEYS = 32
 SUMMARY_BUDGET = 2000  # tokens; the get_project_summary default
 BRIEFING_BUDGET = 600
@@ -149,7 +151,14 @@ def read(root: str) -> dict | None:
 
 
 def is_fresh(data: Mapping[str, Any], root: str) -> bool:
-    return data.get("stamps") == stamps(os.path.join(root, CONTEXT_DIR))
+    """The store files are as ``data`` was built from them, and so are the last good copies it
+    read for the broken or missing ones (a copy deleted on purpose must not keep its entries)."""
+    context_dir = os.path.join(root, CONTEXT_DIR)
+    if data.get("stamps") != stamps(context_dir):
+        return False
+    copies = data.get("copy_stamps")
+    return isinstance(copies, dict) and (not copies or copies == stamps(os.path.join(context_dir, LAST_GOOD_DIR),
+                                                                       tuple(copies)))
 
 
 def locate(env: Mapping[str, str], cwd: str | None) -> str | None:
@@ -288,6 +297,7 @@ def build(root: str) -> dict:
 
     context_dir = os.path.join(root, CONTEXT_DIR)
     before = stamps(context_dir)  # taken first: a write racing with us makes the cache look stale
+    copies_before = stamps(os.path.join(context_dir, LAST_GOOD_DIR), STORE_FILES)
     store = Store(Path(root))
     config, config_warnings = store.config()
     states = {kind.name: store.state(kind) for kind in KINDS.values()}
@@ -312,6 +322,10 @@ def build(root: str) -> dict:
         "format": FORMAT,
         "root": root,
         "stamps": before,
+        # A missing or broken file is read from its copy (or warned about because of it): the
+        # copy coming, changing or going changes what this cache says.
+        "copy_stamps": {s.kind.filename: copies_before[s.kind.filename]
+                        for s in states.values() if s.error is not None or before[s.kind.filename] is None},
         "project_name": name,
         "counts": full["counts"],
         "summary": full["summary"],
