@@ -63,7 +63,8 @@ class OneShotService(Service):
         # searches it; the copy's stamp joins the file's, so the snapshot follows it too.
         readable = [readable_state(store, s) for s in states]
         docs = {s.kind.name: [Doc(s.kind.name, e) for e in r.entries] for s, (r, _) in zip(states, readable)}
-        stamps = [(*s.stamp, *r.stamp) if backed and s.stamp and r.stamp else s.stamp
+        # (A missing file has no stamp of its own: the copy's alone must still be checked.)
+        stamps = [(*(s.stamp or ()), "last-good", *r.stamp) if backed and r.stamp else s.stamp
                   for s, (r, backed) in zip(states, readable)]
         saved = snapshot.load(os.path.join(store.dir, snapshot.FILE)) if self._use_snapshot else None
         index = snapshot.restore(saved, docs, stamps, DEFAULT_TUNING)

@@ -67,3 +67,27 @@ def test_get_in_a_read_only_store_still_answers(project: Path, capsys, monkeypat
 def test_bad_input_is_reported_not_retried_into_a_traceback(project: Path, capsys, bad: str):
     assert cli.main(["get", QUESTION, "--project", str(project), bad, "-5"]) != 0
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_snapshot_of_a_missing_files_last_good_copy_follows_the_copy(project: Path):
+    from context_keeper.oneshot import OneShotService
+
+    Service(env={}, hook_cache_delay=None).record("decision", {  # leaves .last-good/decisions.json
+        "summary": "Label printers are polled every 30 s for their paper level",
+        "problem": "Packers found out about an empty label printer only when a print failed",
+        "why_chosen": "Polling is cheap and the printers have no push channel we could subscribe to at all",
+    }, project_dir=str(project))
+    copy = project / ".context" / ".last-good" / "decisions.json"
+    assert copy.is_file()
+    (project / ".context" / "decisions.json").unlink()  # a branch without the file
+
+    def ask(query: str) -> list[str]:
+        svc = OneShotService(env={}, hook_cache_delay=None)
+        result = svc.get_context(query=query, project_dir=str(project))
+        svc.save_search_state()
+        return [r["entry"].get("summary", "") for r in result["results"] if not r.get("weak_match")]
+
+    assert any("paper level" in s for s in ask("label printer paper level"))
+    text = copy.read_text(encoding="utf-8").replace("paper level", "thermal ribbon stock")  # same ids, new words
+    copy.write_text(text, encoding="utf-8")
+    assert any("thermal ribbon stock" in s for s in ask("thermal ribbon stock"))
