@@ -60,6 +60,15 @@ class DenseScores:
     def get(self, slot: int, default: float = 0.0) -> float:
         return float(self._scores[slot]) if self._touched[slot] else default
 
+    def floored(self, floors: Mapping[int, float]) -> DenseScores:
+        """These scores with each slot of ``floors`` raised to at least its value (and scored)."""
+        scores, touched = self._scores.copy(), self._touched.copy()
+        for slot, floor in floors.items():
+            if not touched[slot] or scores[slot] < floor:
+                scores[slot] = floor
+                touched[slot] = True
+        return DenseScores(scores, touched)
+
     def largest(self, k: int) -> list[tuple[int, float]]:
         """The ``k`` highest (slot, score) pairs, highest first, equal scores by slot."""
         slots = self._slots

@@ -21,10 +21,11 @@ from context_keeper.search.contract import Doc, Hit, SearchOptions, SearchResult
 from context_keeper.search.index import InvertedIndex, _analyse, _Entry
 from context_keeper.search.generic import is_generic
 from context_keeper.search.synonyms import related_terms
-from context_keeper.search.tokenize import iter_tagged, terms
+from context_keeper.search.tokenize import file_paths, iter_tagged, path_context, terms
 
 if TYPE_CHECKING:
     from context_keeper.search.dense import DenseScores
+    from context_keeper.search.tuning import Tuning
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "Doc", "Hit", "SearchIndex", "SearchOptions", "SearchResult"]
 
@@ -38,6 +39,18 @@ class _Query:
     related: list[tuple[dict[int, float], list[dict[int, float]]]]  # per word: own postings, stand-ins
     absent: float                           # share of the topical query weight the store never uses
     topical: bool = True                    # some query word is not an everyday one
+    # groups[i] for i here order entries but are no part of relevance: a pasted file path's
+    # directories and suffix (tokenize.path_context)
+    locating: frozenset[int] = frozenset()
+    # The constraints whose own scope covers a pasted file, with the query and the raw scores
+    # they are scored by: for them the file's directories are what they are about, so they count
+    # as asked words (SearchIndex._cover sets it)
+    covering: tuple[frozenset[int], _Query, dict[int, float] | DenseScores] | None = None
+
+    def relevance_groups(self) -> list[list[tuple[str, float]]]:
+        if not self.locating:
+            return self.groups
+        return [g for i, g in enumerate(self.groups) if i not in self.locating]
 
 
 # _rank sorts the best limit × this + 16 candidates first, examines them until none left could
@@ -160,27 +173,37 @@ class SearchIndex(InvertedIndex):
             return []
         return sorted(F.entry_id(info.doc.entry) or "" for info in (self._entries[s] for s in slots) if info is not None)
 
-    def _query(self, query: str) -> _Query:
+    def _query(self, query: str, tuning: Tuning | None = None) -> _Query:
         """Weighted alternatives per query word, and the raw score of a perfect match."""
-        t = self.tuning
+        t = tuning or self.tuning
         atoms: dict[str, None] = {}
         compounds: dict[str, None] = {}
         for term, compound in iter_tagged(query or ""):
             (compounds if compound else atoms)[term] = None
+        # A pasted path's directories and suffix keep their place in the order (an entry about
+        # the same part of the tree first) but count neither as asked words nor in the perfect
+        # match's score: "src" and the package name match half a store.
+        context = path_context(query) if t.path_context else frozenset()
+        locating: set[int] = set()
         groups: list[list[tuple[str, float]]] = []
-        max_raw = 0.0
+        max_raw = locating_raw = 0.0
         topical = absent = 0.0
         for term in atoms:
             idf = self._idf(term)
             if is_generic(term):
                 idf *= t.generic_weight
-            else:
+            elif term not in context:
                 topical += idf
                 if term not in self._postings:
                     absent += idf
-            # A word no entry uses keeps its (maximal) weight here: "nothing recorded about
-            # this" must lower relevance.
-            max_raw += idf * (t.k1 + 1.0)
+            if term in context:
+                idf *= t.path_context_weight
+                locating.add(len(groups))
+                locating_raw += idf * (t.k1 + 1.0)
+            else:
+                # A word no entry uses keeps its (maximal) weight here: "nothing recorded about
+                # this" must lower relevance.
+                max_raw += idf * (t.k1 + 1.0)
             alternatives = [(term, idf)]
             if t.synonyms:
                 related = [
@@ -193,18 +216,25 @@ class SearchIndex(InvertedIndex):
                     related = heapq.nlargest(t.max_related, related, key=itemgetter(1))
                 alternatives.extend(related)
             groups.append(alternatives)
-        direct = [self._postings[a] for a in atoms if a in self._postings]
+        asked = [a for a in atoms if a not in context]
+        direct = [self._postings[a] for a in asked if a in self._postings]
         related = []
         if t.coherence_related > 0.0:
             for term, alternatives in zip(atoms, groups):
                 stand_ins = [self._postings[rel] for rel, _ in alternatives if rel != term]
-                if stand_ins:
+                if stand_ins and term not in context:
                     related.append((self._postings.get(term, {}), stand_ins))
         for term in compounds:
             if term not in atoms and term in self._postings:
-                groups.append([(term, self._idf(term))])
-        return _Query(groups, max_raw, direct, len(atoms), related, absent / topical if topical > 0.0 else 0.0,
-                      topical > 0.0 or not atoms)
+                if term in context:
+                    locating.add(len(groups))
+                groups.append([(term, self._idf(term) * (t.path_context_weight if term in context else 1.0))])
+        if max_raw <= 0.0 and locating:
+            # Only a path whose file name has no word of its own ("src/a/b.py"): its directories
+            # order what is listed, with no relevance (not topical).
+            return _Query(groups, locating_raw, [], 0, [], 0.0, False, frozenset(locating))
+        return _Query(groups, max_raw, direct, len(asked), related, absent / topical if topical > 0.0 else 0.0,
+                      topical > 0.0 or not asked, frozenset(locating))
 
     def _rank(
         self,
@@ -286,6 +316,8 @@ class SearchIndex(InvertedIndex):
             k *= 2
 
     def _relevance(self, q: _Query, slot: int, relevance: dict[int, float] | DenseScores) -> float:
+        if q.covering is not None and slot in q.covering[0]:
+            return self._relevance(q.covering[1], slot, q.covering[2])
         rel = self.base_relevance(q, slot, relevance.get(slot, 0.0))
         return confidence(rel) if self.tuning.confidence else rel
 
@@ -469,9 +501,13 @@ class SearchIndex(InvertedIndex):
         flt.kind_prior = P.kind_priors(query, self.tuning.procedure_prior)
         q = self._query(query)
         if q.groups:
-            acc = self._score_query(q.groups)
+            if q.locating:
+                acc = self._cover(query, q, self._score_query(q.groups), options.root)
+                relevant = self._score_query(q.relevance_groups())
+            else:
+                acc = relevant = self._score_query(q.groups)
             order = self._feedback(acc, q.groups) if self.tuning.prf and acc else acc
-            best = self._rank(order, acc, q, flt, now, history, limit)
+            best = self._rank(order, relevant, q, flt, now, history, limit)
         else:
             # No searchable word (only filters, or only stop words): list by priors.
             passing = [(flt.prior(info, now, history), 0.0, slot)
@@ -505,6 +541,40 @@ class SearchIndex(InvertedIndex):
             hits = [replace(h, relevance=h.relevance * scale) for h in hits]
         top = max((h.relevance for h in hits), default=0.0)
         return SearchResult(hits=hits, top_relevance=top, unstated=unstated, relevance_scale=scale, matched=matched)
+
+    def _cover(self, query: str, q: _Query, order: dict[int, float] | DenseScores,
+               root: str | None) -> dict[int, float] | DenseScores:
+        """``order`` with each constraint whose own scope covers a file the query names
+        ("src/packwise/waves/" for "src/packwise/waves/planner.py") scored with the file's
+        directories as asked words, as every entry was before they stopped counting; its
+        relevance is too (sets q.covering)."""
+        paths = file_paths(query)
+        if self._scoped is None:
+            # By scope: a large store repeats a few scopes over many constraints.
+            self._scoped = {}
+            for slot, info in enumerate(self._entries):
+                if info is not None and info.scopes is not None:
+                    for scope in info.scopes:
+                        if not is_global(scope):
+                            self._scoped.setdefault(scope, []).append(slot)
+        covered = frozenset(slot for scope, slots in self._scoped.items()
+                            if any(scope_overlaps(scope, p, root) for p in paths) for slot in slots)
+        if not covered:
+            return order
+        full = self._query(query, replace(self.tuning, path_context=False))
+        if full.max_raw <= 0.0:
+            return order
+        raw = self._score_query(full.groups)
+        q.covering = (covered, full, raw)
+        # On the scale of this query's perfect match, as the other entries' scores are.
+        floors = {slot: v * q.max_raw / full.max_raw for slot in covered if (v := raw.get(slot, 0.0)) > 0.0}
+        if not isinstance(order, dict):
+            return order.floored(floors)
+        merged = dict(order)
+        for slot, floor in floors.items():
+            if merged.get(slot, 0.0) < floor:
+                merged[slot] = floor
+        return merged
 
     def _answer_type(self, query: str, hits: list[Hit]) -> tuple[str | None, float]:
         """The answer-type check (answer_type.py): when ``query`` asks for a duration, an amount,

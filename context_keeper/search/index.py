@@ -117,6 +117,9 @@ class InvertedIndex:
         # dense.TermArrays once a large store has been searched: arrays made from the postings,
         # dropped whenever they change
         self._term_arrays: Any = None
+        # scope -> slots of the constraints with that (non-global) scope, made when a query names
+        # a file (SearchIndex._cover) and dropped with the arrays
+        self._scoped: dict[str, list[int]] | None = None
 
     # ----------------------------------------------------------------- maintenance
 
@@ -134,6 +137,7 @@ class InvertedIndex:
     def _postings_changing(self) -> None:
         if self._term_arrays is not None:
             self._term_arrays.clear()
+        self._scoped = None
 
     def upsert(self, doc: Doc) -> None:
         self._postings_changing()

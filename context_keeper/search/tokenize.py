@@ -189,12 +189,8 @@ def nfc(text: str) -> str:
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
-def iter_tagged(text: str) -> Iterator[tuple[str, bool]]:
-    """``(term, is_compound)`` pairs of ``text`` in order, with repeats. Compound terms are
-    whole identifiers/paths kept beside their parts: an exact mention is a bonus, and a
-    query's compound that no entry spells the same way must not count as unmatched."""
-    if not text:
-        return
+def _prepared(text: str) -> str:
+    """``text`` as the chunking reads it (apostrophes, phrasal verbs, C++/C#, backslashes)."""
     text = _APOSTROPHE.sub("", nfc(text))
     folded = text.lower()  # the pattern ignores case, so its cheap pre-check must too ("Hang On To")
     if " on" in folded or " around" in folded:
@@ -203,6 +199,16 @@ def iter_tagged(text: str) -> Iterator[tuple[str, bool]]:
         text = _SYMBOL_NAMES.sub(_spelled, text)
     if "\\" in text:
         text = _BACKSLASH.sub("/", text)  # a Windows path is a path: src\app\main.py as src/app/main.py
+    return text
+
+
+def iter_tagged(text: str) -> Iterator[tuple[str, bool]]:
+    """``(term, is_compound)`` pairs of ``text`` in order, with repeats. Compound terms are
+    whole identifiers/paths kept beside their parts: an exact mention is a bonus, and a
+    query's compound that no entry spells the same way must not count as unmatched."""
+    if not text:
+        return
+    text = _prepared(text)
     cache = _chunk_cache
     for chunk in _CHUNK.findall(text):
         out = cache.get(chunk)
@@ -260,6 +266,65 @@ def _cjk_terms(chunk: str) -> tuple[tuple[str, bool], ...]:
             for sub in _CHUNK.findall(piece):
                 out += _chunk_terms(sub)
     return tuple(out)
+
+
+def _file_path(chunk: str) -> tuple[str, str, str] | None:
+    """``(directories, name, suffix)`` of a chunk that is a path to a source file
+    ("src/packwise/sync/retry_queue.py", "app/models/user.rb:42"), else None. A slash alone
+    does not make a path ("blue/green", "mg/kg", "bold/italic/underline"): the last part must
+    end in a source file's suffix."""
+    chunk = chunk.strip("_")
+    at_line = _AT_LINE.fullmatch(chunk)
+    if at_line:
+        chunk = at_line.group(1)
+    directories, _, leaf = chunk.rpartition("/")
+    name, dot, suffix = leaf.rpartition(".")
+    if not directories or not dot or not name or suffix.lower() not in _SOURCE_SUFFIXES:
+        return None
+    return directories, name, suffix
+
+
+def file_paths(text: str) -> tuple[str, ...]:
+    """The source file paths ``text`` names, as written ("app/models/user.rb" of
+    "./app/models/user.rb:42"), in order."""
+    if not text or "/" not in text and "\\" not in text:
+        return ()
+    out = []
+    for chunk in _CHUNK.findall(_prepared(text)):
+        path = _file_path(chunk)
+        if path is not None:
+            out.append(f"{path[0]}/{path[1]}.{path[2]}")
+    return tuple(dict.fromkeys(out))
+
+
+def path_context(text: str) -> frozenset[str]:
+    """Terms of ``text`` that it has only as a file path's directories or suffix ("src",
+    "packwis", "packwise", "sync" and "py" of "src/packwise/sync/retry_queue.py"), and nowhere
+    else (not in the file's name, not as a word of the sentence around it).
+
+    They locate the file; they do not say what it is about. The project or package name, "src",
+    "app" or "tests" are in every path a store records, so an entry sharing them with a pasted
+    path is no answer about that file (the engine lets them order entries, not make them
+    relevant). The whole path, the file name ("retry_queue.py") and its words stay the query's
+    own."""
+    if not text or "/" not in text and "\\" not in text:
+        return frozenset()
+    context: set[str] = set()
+    own: set[str] = set()
+    for chunk in _CHUNK.findall(_prepared(text)):
+        path = _file_path(chunk)
+        terms_of = [term for term, _ in _chunk_terms(chunk)]
+        if path is None:
+            own.update(terms_of)
+            continue
+        directories, name, suffix = path
+        located = {term for term, _ in _chunk_terms(directories)}
+        located.update(segment.lower() for segment in directories.split("/"))  # the path's compounds
+        located.update((suffix.lower(), stem(suffix.lower())))
+        mine = {term for term, _ in _chunk_terms(name)}
+        context.update(located - mine)
+        own.update(term for term in terms_of if term not in located or term in mine)
+    return frozenset(context - own)
 
 
 def iter_terms(text: str) -> Iterator[str]:

@@ -61,6 +61,12 @@ class Tuning:
     # ... and a how-to question whose most relevant entry never mentions the operation asked
     # about ("how do we rotate the key?") is scaled by answer_type_factor as well (False = off).
     answer_type_action: bool = True
+    # A file path in the query ("src/packwise/sync/retry_queue.py"): its directories and suffix
+    # (tokenize.path_context) are no part of relevance, and order entries at this share of their
+    # weight, so an entry about the file's name comes before one in the same directory only.
+    # False = they count as any asked word (before round 18).
+    path_context: bool = True
+    path_context_weight: float = 0.1
     # Related-term expansion: a related word stands in for a query word at this discount.
     synonyms: bool = True
     synonym_weight: float = 0.5
