@@ -499,7 +499,7 @@ class SearchIndex(InvertedIndex):
         matched = None
         flt = _Filter(options)
         flt.kind_prior = P.kind_priors(query, self.tuning.procedure_prior)
-        q = self._query(query)
+        q = self._query(P.without_time_cues(query) if history and self.tuning.time_cues_off_topic else query)
         if q.groups:
             if q.locating:
                 acc = self._cover(query, q, self._score_query(q.groups), options.root)

@@ -70,6 +70,18 @@ def _lowered(query: str) -> str:
     return (query or "").translate(_ASCII_LOWER)
 
 
+# The words of a history cue that only place the question in time; the topic is the rest.
+_TIME_CUES = re.compile(
+    r"\b(?:previously|originally|initially|formerly|in the past|at first|back then|at one point|at some point|"
+    r"once upon a time|in the first place)\b", re.IGNORECASE)
+
+
+def without_time_cues(query: str) -> str:
+    """``query`` without the words that only say when ("where did we originally keep sessions"
+    asks where sessions were kept)."""
+    return _TIME_CUES.sub(" ", query)
+
+
 def asks_about_past(query: str) -> bool:
     text = _lowered(query)
     if _HISTORY.search(text):

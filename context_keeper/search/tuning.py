@@ -67,6 +67,10 @@ class Tuning:
     # False = they count as any asked word (before round 18).
     path_context: bool = True
     path_context_weight: float = 0.1
+    # In a question about the past, the words that only say when ("originally", "in the past",
+    # "at first") are no part of relevance: no entry is about them, and as asked words no entry
+    # has they made a recorded answer read as "nothing recorded" (priors.without_time_cues).
+    time_cues_off_topic: bool = True
     # Related-term expansion: a related word stands in for a query word at this discount.
     synonyms: bool = True
     synonym_weight: float = 0.5
