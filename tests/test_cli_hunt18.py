@@ -1,0 +1,63 @@
+"""CLI, install and launcher defects found in round 18's hunt, each test failing before its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.hook_helpers import hook_env
+from tests.test_install import _cli
+
+
+def _ck(*args: str, cwd: Path, env: dict[str, str] | None = None, redirect: str = "",
+        stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """``python -m context_keeper ARGS`` as a process, its streams redirected by ``redirect``
+    (shell syntax: ``>&-`` closes stdout, ``<&-`` stdin, ``>/dev/full`` fills the disk)."""
+    command = [sys.executable, "-m", "context_keeper", *args]
+    if redirect:
+        command = ["sh", "-c", f'exec "$@" {redirect}', "sh", *command]
+    env = {**hook_env(), "PYTHONPATH": str(REPO)} if env is None else env
+    return subprocess.run(command, cwd=cwd, env=env, input=b"" if stdin is None else stdin, capture_output=True,
+                          timeout=60)
+
+
+def _text(proc: subprocess.CompletedProcess) -> tuple[str, str]:
+    return (proc.stdout or b"").decode(), (proc.stderr or b"").decode()
+
+
+# ------------------------------------------------------------------ 7. install in / or home
+
+
+def test_install_refuses_the_file_system_root(tmp_path: Path):
+    proc = _cli("install", "--dry-run", cwd=Path("/"), home=tmp_path / "home")
+    assert proc.returncode == 2 and "root of the file system" in proc.stderr
+    assert "context-keeper init /" not in proc.stderr + proc.stdout
+
+
+def test_install_refuses_the_home_directory_and_points_to_user(tmp_path: Path):
+    home = tmp_path / "home"
+    home.mkdir()
+    for args in (("install", "--dry-run"), ("install",), ("install", "--client", "cursor", "--write")):
+        proc = _cli(*args, cwd=home, home=home)
+        assert proc.returncode == 2 and "home directory" in proc.stderr and "--user" in proc.stderr, args
+    assert not (home / ".claude").exists() and not (home / ".cursor").exists()
+    proc = _cli("install", "--user", "--dry-run", cwd=home, home=home)
+    assert proc.returncode == 0 and str(home / ".claude" / "settings.json") in proc.stdout
+
+
+# ------------------------------------------------------------------ 9. --client all
+
+
+def test_install_client_all_writes_claude_codes_files_and_prints_the_others(project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    proc = _cli("install", "--client", "all", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert (project / ".claude" / "settings.json").exists() and (project / ".mcp.json").exists()
+    assert not (project / ".cursor").exists() and not (project / ".vscode").exists() and not home.exists()
+    assert "pass --write to merge this" in proc.stdout
