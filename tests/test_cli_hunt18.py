@@ -51,6 +51,19 @@ def test_install_refuses_the_home_directory_and_points_to_user(tmp_path: Path):
     assert proc.returncode == 0 and str(home / ".claude" / "settings.json") in proc.stdout
 
 
+# ------------------------------------------------------------------ 8. python server.py ARGS
+
+
+def test_server_py_with_arguments_is_the_command_line(tmp_path: Path):
+    env = hook_env()
+    version = subprocess.run([sys.executable, str(REPO / "server.py"), "--version"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert version.returncode == 0 and version.stdout.startswith("context-keeper ")
+    bogus = subprocess.run([sys.executable, str(REPO / "server.py"), "--bogus"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert bogus.returncode == 2 and "unrecognized arguments" in bogus.stderr
+
+
 # ------------------------------------------------------------------ 9. --client all
 
 
