@@ -144,12 +144,15 @@ def cmd_get(args: argparse.Namespace) -> int:
 
     guidance = result.get("guidance") or ""
     listed = guidance == GUIDANCE_LISTED
+    left_out = _id_left_out(guidance, args)
     if listed:
         _print("The question has no word that can be searched for, so these are the entries the filters pass, "
                "most recent and most trusted first:")
     elif result.get("no_confident_match"):
         rules = ", and the rules for the scope" if any(i.get("scope_rule") for i in result["results"]) else ""
-        if guidance.startswith(GUIDANCE_NO_ID.split("{", 1)[0]):
+        if left_out:
+            _print(f"{left_out}. Entries that only share its words{rules}:")
+        elif guidance.startswith(GUIDANCE_NO_ID.split("{", 1)[0]):
             # "dec-999" listed as weak matches would read as "dec-999 is one of these".
             _print(guidance.split(": the results below", 1)[0] + f". Entries that only share its words{rules}:")
         else:
@@ -172,14 +175,41 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
         return ("The question has no word that can be searched for (punctuation, one-letter words and common words "
                 "such as 'the' are left out), so nothing was searched: ask again in words that name the task or "
                 "the problem.")
+    left_out = _id_left_out(guidance, args)
+    if left_out:
+        return left_out + "."
     if result.get("warnings"):
         return "Nothing matches in what could be read (see the warnings above)."
     if guidance.startswith(GUIDANCE_FILTERED.split("{", 1)[0]):
-        flags = [flag for flag, value in (("--type", args.type), ("--tag", args.tag), ("--scope", args.scope),
-                                          ("--since", args.since), ("--before", args.before)) if value]
-        return (f"Nothing matches within the filters given ({', '.join(flags)}): ask again without them before "
-                "concluding that nothing is recorded.")
+        return (f"Nothing matches within the filters given ({', '.join(_filters_given(args))}): ask again without "
+                "them before concluding that nothing is recorded.")
     return "Nothing recorded matches."
+
+
+def _filters_given(args: argparse.Namespace) -> list[str]:
+    return [flag for flag, value in (("--type", args.type), ("--tag", args.tag), ("--scope", args.scope),
+                                     ("--since", args.since), ("--before", args.before)) if value]
+
+
+def _id_left_out(guidance: str, args: argparse.Namespace) -> str | None:
+    """GUIDANCE_ID_FILTERED in the flags of get: the id asked for is recorded, but what was given
+    leaves it out. Said otherwise ("Nothing recorded matches", weak matches alone), the person
+    would record the entry again. None for any other guidance."""
+    from context_keeper.retrieval import GUIDANCE_ID_FILTERED
+
+    head = re.escape(GUIDANCE_ID_FILTERED.split("{why}", 1)[0]).replace(re.escape("{id}"), r"(?P<id>\S+)")
+    match = re.match(head, guidance)
+    if match is None:
+        return None
+    entry_id = match["id"]
+    if guidance[match.end():].startswith("it is deprecated"):
+        return (f"{entry_id} is recorded, but it is deprecated, which an answer leaves out: "
+                f"`context-keeper get {entry_id} --include-deprecated` reads it")
+    filters = _filters_given(args)
+    if not filters:
+        return f"{entry_id} is recorded, but this answer leaves it out"
+    return (f"{entry_id} is recorded, but the filters given ({', '.join(filters)}) leave it out: "
+            f"`context-keeper get {entry_id}` without them reads it")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -31,6 +31,27 @@ def _text(proc: subprocess.CompletedProcess) -> tuple[str, str]:
     return (proc.stdout or b"").decode(), (proc.stderr or b"").decode()
 
 
+# ------------------------------------------------------------------ 1. an id the filters leave out
+
+
+def test_get_says_an_id_it_was_asked_for_is_recorded_when_the_filters_leave_it_out(project: Path):
+    out, _ = _text(_ck("get", "dec-007", "--type", "pipelines", cwd=project))
+    assert "Nothing recorded matches" not in out
+    assert "dec-007 is recorded" in out and "--type" in out and "context-keeper get dec-007" in out
+    out, _ = _text(_ck("get", "dec-007", "--type", "decisions", "--since", "2025-10-01", cwd=project))
+    assert out.startswith("dec-007 is recorded, but the filters given (--type, --since) leave it out")
+    assert "No confident match" not in out
+
+
+def test_get_says_a_deprecated_id_it_was_asked_for_is_recorded(project: Path):
+    from context_keeper.service import Service
+
+    Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}, hook_cache_delay=None).deprecate_entry(
+        "dec-007", "no longer used after the rewrite of the scanner app")
+    out, _ = _text(_ck("get", "dec-007", cwd=project))
+    assert out.startswith("dec-007 is recorded, but it is deprecated") and "--include-deprecated" in out
+
+
 # ------------------------------------------------------------------ 7. install in / or home
 
 
