@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import posixpath
 import re
 import sys
 from collections.abc import Sequence
@@ -126,7 +127,8 @@ def cmd_get(args: argparse.Namespace) -> int:
 
     # One search: the index comes from the snapshot the hooks and the server keep, not rebuilt.
     svc = OneShotService()
-    result = svc.get_context(project_dir=args.project, query=args.query, scope=args.scope,
+    scope = _scope_from_here(args.scope, svc.project_root(args.project)) if args.scope else args.scope
+    result = svc.get_context(project_dir=args.project, query=args.query, scope=scope,
                              types=args.type or None, tags=args.tag or None, since=args.since,
                              before=args.before, token_budget=args.budget,
                              min_relevance=args.min_relevance, include_deprecated=args.include_deprecated,
@@ -212,6 +214,27 @@ def _id_left_out(guidance: str, args: argparse.Namespace) -> str | None:
             f"`context-keeper get {entry_id}` without them reads it")
 
 
+def _scope_from_here(scope: str, root: Any) -> str:
+    """A relative ``--scope`` as typed at the terminal: from the current directory, as any path
+    on the command line is, made relative to the project root (what get_context takes). From a
+    directory outside the project nothing relates the two, so it stays relative to the root."""
+    from context_keeper.errors import InvalidInput
+    from context_keeper.scope import is_global, project_relative
+
+    text = scope.strip()
+    if is_global(text) or os.path.isabs(text) or text.startswith("~"):
+        return scope  # get_context says what is wrong with a home-relative path
+    here = project_relative(os.getcwd(), str(root))
+    if here is None:
+        return scope
+    joined = posixpath.normpath(posixpath.join(here, text.replace(os.sep, "/")))
+    if joined == ".." or joined.startswith("../"):
+        raise InvalidInput(f"--scope {scope!r} leads outside the project ({root}) from the current directory "
+                           f"({os.getcwd()}): give a file or directory of the project, relative to the current "
+                           "directory or absolute", field="scope")
+    return joined + "/" if text.endswith("/") and joined != "." else joined
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from context_keeper.demo import run_demo
 
@@ -242,7 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("get", help="retrieve the entries relevant to a question")
     p.add_argument("query", help="the question or task, in your own words")
-    p.add_argument("--scope", help="file or directory you are working on")
+    p.add_argument("--scope", help="file or directory you are working on, relative to the current directory (to "
+                                    "the project root when run from outside the project), or absolute")
     p.add_argument("--type", action="append", choices=["decisions", "pipelines", "constraints"])
     p.add_argument("--tag", action="append", help="only entries with this tag (repeat for any of several)")
     p.add_argument("--since", help="only entries created on or after this date (YYYY-MM-DD)")

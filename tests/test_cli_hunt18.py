@@ -52,6 +52,30 @@ def test_get_says_a_deprecated_id_it_was_asked_for_is_recorded(project: Path):
     assert out.startswith("dec-007 is recorded, but it is deprecated") and "--include-deprecated" in out
 
 
+# ------------------------------------------------------------------ 2. a relative --scope
+
+
+@pytest.mark.parametrize("scope", ["worker.py", "./worker.py", "../labels/worker.py"])
+def test_a_relative_scope_is_read_from_the_current_directory(project: Path, scope: str):
+    here = project / "src" / "packwise" / "labels"
+    proc = _ck("get", "change the label printing retry", "--scope", scope, "--json", cwd=here)
+    ids = [r["entry"]["id"] for r in json.loads(proc.stdout)["results"]]
+    assert "con-003" in ids  # scope src/packwise/labels/
+
+
+def test_a_relative_scope_from_outside_the_project_stays_relative_to_its_root(project: Path, tmp_path: Path):
+    proc = _ck("get", "change the label printing retry", "--scope", "src/packwise/labels/worker.py",
+               "--project", str(project), "--json", cwd=tmp_path)
+    assert "con-003" in [r["entry"]["id"] for r in json.loads(proc.stdout)["results"]]
+
+
+def test_a_scope_leading_out_of_the_project_from_here_is_refused(project: Path):
+    proc = _ck("get", "label retry", "--scope", "../../../../elsewhere.py", cwd=project / "src" / "packwise")
+    _, err = _text(proc)
+    assert proc.returncode == 2 and "--scope" in err and "leads outside the project" in err
+    assert "Traceback" not in err
+
+
 # ------------------------------------------------------------------ 7. install in / or home
 
 
