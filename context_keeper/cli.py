@@ -1,7 +1,8 @@
 """The ``context-keeper`` command: serves MCP over stdio by default; subcommands for people.
 
-Exit codes: 0 ok · 1 unexpected failure, or stdout closed early (``| head``) · 2 bad input ·
-3 unknown id · 4 no project · 5 store unusable (e.g. a corrupt file, a read-only or full disk).
+Exit codes: 0 ok · 1 unexpected failure, or stdout closed (early, as by ``| head``, or before the
+start) · 2 bad input · 3 unknown id · 4 no project · 5 store unusable (e.g. a corrupt file, a
+read-only or full disk) · 6 the output could not be written (``> file`` on a full disk).
 """
 
 from __future__ import annotations
@@ -326,12 +327,64 @@ def _cli_message(exc: ContextKeeperError) -> str:
     return message
 
 
-def _stdout_closed() -> int:
-    """The reader went away (``... | head``): stop quietly. Point fd 1 at devnull so the
-    interpreter's final flush does not raise again (the idiom from the ``signal`` docs)."""
+EXIT_OUTPUT_FAILED = 6
+
+
+class _OutputFailed(Exception):
+    """Writing the command's output failed (``> file`` on a full disk, an I/O error): not an
+    OSError, so ``main`` does not blame the store for it."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _GuardedStdout:
+    """``sys.stdout`` while a subcommand runs. A failed write is an OSError as a failed store
+    write is; this tells them apart where the write happens. A closed pipe stays a
+    BrokenPipeError (``| head``)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _OutputFailed(exc) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _OutputFailed(exc) from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at devnull so the interpreter's final flush of what is still buffered does not
+    raise again (the idiom from the ``signal`` docs)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
+
+
+def _stdout_closed() -> int:
+    """The reader went away (``... | head``): stop quietly."""
+    _silence_stdout()
     return 1
+
+
+def _output_failed(exc: _OutputFailed) -> int:
+    _silence_stdout()
+    _warn(f"context-keeper: writing the output failed ({exc.cause}); the store is not the cause. Send the output "
+          "where it can be written (a disk with room), then run the command again.")
+    return EXIT_OUTPUT_FAILED
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -344,26 +397,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         # goes to the same fail-open path as the console script.
         from context_keeper import hookio
 
-        return hookio.run(argv[1] if len(argv) > 1 else None, sys.stdin.buffer, sys.stdout.buffer)
+        return hookio.run(argv[1] if len(argv) > 1 else None, *hookio.std_streams())
+    if sys.stdout is None:
+        # Started with fd 1 closed (`>&-`): nothing the command says could be seen, so it does
+        # nothing (an install or init would act unreported) and exits as a closed pipe does.
+        _warn("context-keeper: standard output is closed, so nothing was done; run the command with its output "
+              "open (or sent to /dev/null)")
+        return 1
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         return cmd_serve(args)
-    if isinstance(getattr(args, "project", None), str) and args.project.strip():
-        # On the command line a relative --project means relative to here, as any path does.
-        args.project = os.path.abspath(os.path.expanduser(args.project))
-    if args.func is not cmd_serve:
-        _tolerant_console()
+    if args.func is cmd_serve:
+        return _run_command(args)  # the SDK owns the streams
+    _tolerant_console()
+    stdout = sys.stdout
+    sys.stdout = _GuardedStdout(stdout)
     try:
+        return _run_command(args)
+    finally:
+        sys.stdout = stdout
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    try:
+        if isinstance(getattr(args, "project", None), str) and args.project.strip():
+            # On the command line a relative --project means relative to here, as any path does.
+            args.project = os.path.abspath(os.path.expanduser(args.project))
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # inside the try: a closed pipe often shows only at this flush
         return code
     except BrokenPipeError:
         return _stdout_closed()
+    except _OutputFailed as exc:
+        return _output_failed(exc)
     except _ExceptionGroup as group:  # the demo's client runs in a task group (anyio)
-        pipes, rest = group.split(BrokenPipeError)
+        pipes, rest = group.split((BrokenPipeError, _OutputFailed))
         if pipes is not None and rest is None:
-            return _stdout_closed()
+            failed, _ = pipes.split(_OutputFailed)
+            while isinstance(failed, _ExceptionGroup):
+                failed = failed.exceptions[0]
+            return _output_failed(failed) if failed is not None else _stdout_closed()
         raise
     except ContextKeeperError as exc:
         _warn(f"context-keeper: {_cli_message(exc)}")

@@ -76,6 +76,55 @@ def test_a_scope_leading_out_of_the_project_from_here_is_refused(project: Path):
     assert "Traceback" not in err
 
 
+# ------------------------------------------------------------------ 3. a closed stdout
+
+
+@pytest.mark.parametrize("args", [["summary"], ["get", "label retry"], ["doctor"], ["init"], ["install"],
+                                  ["--version"]], ids=lambda a: a[0])
+def test_a_closed_stdout_stops_every_subcommand_before_it_acts(project: Path, tmp_path: Path, args):
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    where = fresh if args[0] in ("init", "install") else project
+    _, err = _text(_ck(*args, cwd=where, redirect=">&-"))
+    assert "Traceback" not in err and "standard output is closed" in err
+    assert not (fresh / ".context").exists() and not (fresh / ".claude").exists()
+
+
+@pytest.mark.parametrize("redirect", [">&-", "<&-", "<&- >&-"])
+@pytest.mark.parametrize("launcher", [["hook", "session-start"], ["hook", "bogus"]], ids=["known", "unknown"])
+def test_a_hook_with_a_closed_stream_fails_open(project: Path, redirect: str, launcher):
+    proc = _ck(*launcher, cwd=project, env=hook_env(project, PYTHONPATH=str(REPO)), redirect=redirect,
+               stdin=None if "<&-" in redirect else json.dumps({"hook_event_name": "SessionStart"}).encode())
+    assert proc.returncode == 0 and "Traceback" not in _text(proc)[1]
+
+
+@pytest.mark.parametrize("redirect", [">&-", "<&-"])
+def test_the_hook_console_script_fails_open_with_a_closed_stream(project: Path, redirect: str):
+    command = ["sh", "-c", f'exec "$@" {redirect}', "sh", sys.executable, "-m", "context_keeper.hookio",
+               "session-start"]
+    proc = subprocess.run(command, cwd=project, env=hook_env(project, PYTHONPATH=str(REPO)), input=b"{}",
+                          stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------ 4. output to a full disk
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["summary"], ["get", "label retry"], ["doctor"]], ids=lambda a: a[0])
+def test_output_to_a_full_disk_is_an_output_failure_not_a_store_one(project: Path, args):
+    proc = _ck(*args, cwd=project, redirect=">/dev/full")
+    _, err = _text(proc)
+    assert proc.returncode == 6, err
+    assert "writing the output failed" in err and ".context" not in err and "Traceback" not in err
+    assert "Exception ignored" not in err  # the interpreter's final flush did not fail again
+
+
+def test_the_exit_codes_the_readme_lists_include_an_output_failure():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "6 output could not be written" in readme
+
+
 # ------------------------------------------------------------------ 7. install in / or home
 
 
