@@ -313,12 +313,19 @@ def _tolerant_console() -> None:
             reconfigure(errors="backslashreplace")
 
 
-# What an MCP client passes to name the project, as a person at the terminal does it.
-_PROJECT_DIR_ADVICE = ("pass project_dir (an absolute path)", "pass --project DIR")
+# What an MCP client passes to name the project, as a person at the terminal does it (a relative
+# --project is taken from the current directory, so the CLI never asks for an absolute one).
+_PROJECT_DIR_ADVICE = (("project_dir (an absolute path)", "--project DIR"), ("pass project_dir", "pass --project DIR"))
 
 
-def _cli_message(exc: ContextKeeperError) -> str:
-    message = str(exc).replace(*_PROJECT_DIR_ADVICE)
+def cli_message(exc: ContextKeeperError) -> str:
+    """An error as the person at the terminal reads it: in the flags they type, not the MCP
+    parameters (doctor and install report through it too)."""
+    message = str(exc)
+    for service_words, cli_words in _PROJECT_DIR_ADVICE:
+        message = message.replace(service_words, cli_words)
+    # The CLI has no project_dir, whichever error names it ("project_dir '/x' is not a directory").
+    message = re.sub(r"(?<!-)\bproject_dir\b", "--project", message)
     field = getattr(exc, "field", None)  # InvalidInput, and a NoProject for --project
     # A date range names both ends ("since (...) must be earlier than before (...)").
     for name in ({"since", "before"} if field in ("since", "before") else {field}):
@@ -387,6 +394,18 @@ def _output_failed(exc: _OutputFailed) -> int:
     return EXIT_OUTPUT_FAILED
 
 
+def _project_from_command_line(project: str) -> str:
+    """``--project`` as typed: relative to the current directory, as any path is. An empty one is
+    refused rather than ignored: ``--project "$DIR"`` with DIR unset would act on whatever
+    project the shell is in."""
+    from context_keeper.errors import InvalidInput
+
+    if not project.strip():
+        raise InvalidInput(f"--project is empty ({project!r}; an unset variable?): give the project's directory, or "
+                           "leave --project out to use the project the current directory is in", field="project")
+    return os.path.abspath(os.path.expanduser(project))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
@@ -421,9 +440,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run_command(args: argparse.Namespace) -> int:
     try:
-        if isinstance(getattr(args, "project", None), str) and args.project.strip():
-            # On the command line a relative --project means relative to here, as any path does.
-            args.project = os.path.abspath(os.path.expanduser(args.project))
+        if isinstance(getattr(args, "project", None), str):
+            args.project = _project_from_command_line(args.project)
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # inside the try: a closed pipe often shows only at this flush
         return code
@@ -440,7 +458,7 @@ def _run_command(args: argparse.Namespace) -> int:
             return _output_failed(failed) if failed is not None else _stdout_closed()
         raise
     except ContextKeeperError as exc:
-        _warn(f"context-keeper: {_cli_message(exc)}")
+        _warn(f"context-keeper: {cli_message(exc)}")
         return exc.exit_code
     except OSError as exc:
         # A read-only or full disk under init or doctor --fix, or a client config install cannot

@@ -125,6 +125,40 @@ def test_the_exit_codes_the_readme_lists_include_an_output_failure():
     assert "6 output could not be written" in readme
 
 
+# ------------------------------------------------------------------ 5. errors name --project DIR
+
+
+def test_doctor_errors_name_the_project_flag(tmp_path: Path):
+    _, err = _text(_ck("doctor", "--project", str(tmp_path / "nonexist"), cwd=tmp_path))
+    assert "--project" in err and "project_dir" not in err
+    _, err = _text(_ck("doctor", cwd=tmp_path))
+    assert "--project DIR" in err and "project_dir" not in err and "absolute" not in err
+
+
+def test_the_no_project_error_below_a_home_store_names_the_project_flag(tmp_path: Path):
+    home = tmp_path / "home"
+    (home / ".context").mkdir(parents=True)
+    (home / "w").mkdir()
+    env = {**hook_env(), "PYTHONPATH": str(REPO), "HOME": str(home)}
+    for args in (["summary"], ["doctor"]):
+        proc = _ck(*args, cwd=home / "w", env=env)
+        _, err = _text(proc)
+        assert proc.returncode == 4 and "serves only the home directory" in err
+        assert "project_dir" not in err and "pass --project DIR or set CONTEXT_KEEPER_PROJECT" in err
+
+
+# ------------------------------------------------------------------ 6. an empty --project
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+@pytest.mark.parametrize("args", [["summary"], ["doctor"], ["install", "--dry-run"]], ids=lambda a: a[0])
+def test_an_empty_project_flag_is_refused_not_ignored(project: Path, value: str, args):
+    proc = _ck(*args, "--project", value, cwd=project / "src")
+    out, err = _text(proc)
+    assert proc.returncode == 2 and "--project is empty" in err and "absolute" not in err
+    assert out == "" and not (project / ".claude").exists()
+
+
 # ------------------------------------------------------------------ 7. install in / or home
 
 
