@@ -1,7 +1,8 @@
 """The ``context-keeper`` command: serves MCP over stdio by default; subcommands for people.
 
-Exit codes: 0 ok · 1 unexpected failure, or stdout closed early (``| head``) · 2 bad input ·
-3 unknown id · 4 no project · 5 store unusable (e.g. a corrupt file, a read-only or full disk).
+Exit codes: 0 ok · 1 unexpected failure, or stdout closed (early, as by ``| head``, or before the
+start) · 2 bad input · 3 unknown id · 4 no project · 5 store unusable (e.g. a corrupt file, a
+read-only or full disk) · 6 the output could not be written (``> file`` on a full disk).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import posixpath
 import re
 import sys
 from collections.abc import Sequence
@@ -126,7 +128,8 @@ def cmd_get(args: argparse.Namespace) -> int:
 
     # One search: the index comes from the snapshot the hooks and the server keep, not rebuilt.
     svc = OneShotService()
-    result = svc.get_context(project_dir=args.project, query=args.query, scope=args.scope,
+    scope = _scope_from_here(args.scope, svc.project_root(args.project)) if args.scope else args.scope
+    result = svc.get_context(project_dir=args.project, query=args.query, scope=scope,
                              types=args.type or None, tags=args.tag or None, since=args.since,
                              before=args.before, token_budget=args.budget,
                              min_relevance=args.min_relevance, include_deprecated=args.include_deprecated,
@@ -144,12 +147,15 @@ def cmd_get(args: argparse.Namespace) -> int:
 
     guidance = result.get("guidance") or ""
     listed = guidance == GUIDANCE_LISTED
+    left_out = _id_left_out(guidance, args)
     if listed:
         _print("The question has no word that can be searched for, so these are the entries the filters pass, "
                "most recent and most trusted first:")
     elif result.get("no_confident_match"):
         rules = ", and the rules for the scope" if any(i.get("scope_rule") for i in result["results"]) else ""
-        if guidance.startswith(GUIDANCE_NO_ID.split("{", 1)[0]):
+        if left_out:
+            _print(f"{left_out}. Entries that only share its words{rules}:")
+        elif guidance.startswith(GUIDANCE_NO_ID.split("{", 1)[0]):
             # "dec-999" listed as weak matches would read as "dec-999 is one of these".
             _print(guidance.split(": the results below", 1)[0] + f". Entries that only share its words{rules}:")
         else:
@@ -172,14 +178,62 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
         return ("The question has no word that can be searched for (punctuation, one-letter words and common words "
                 "such as 'the' are left out), so nothing was searched: ask again in words that name the task or "
                 "the problem.")
+    left_out = _id_left_out(guidance, args)
+    if left_out:
+        return left_out + "."
     if result.get("warnings"):
         return "Nothing matches in what could be read (see the warnings above)."
     if guidance.startswith(GUIDANCE_FILTERED.split("{", 1)[0]):
-        flags = [flag for flag, value in (("--type", args.type), ("--tag", args.tag), ("--scope", args.scope),
-                                          ("--since", args.since), ("--before", args.before)) if value]
-        return (f"Nothing matches within the filters given ({', '.join(flags)}): ask again without them before "
-                "concluding that nothing is recorded.")
+        return (f"Nothing matches within the filters given ({', '.join(_filters_given(args))}): ask again without "
+                "them before concluding that nothing is recorded.")
     return "Nothing recorded matches."
+
+
+def _filters_given(args: argparse.Namespace) -> list[str]:
+    return [flag for flag, value in (("--type", args.type), ("--tag", args.tag), ("--scope", args.scope),
+                                     ("--since", args.since), ("--before", args.before)) if value]
+
+
+def _id_left_out(guidance: str, args: argparse.Namespace) -> str | None:
+    """GUIDANCE_ID_FILTERED in the flags of get: the id asked for is recorded, but what was given
+    leaves it out. Said otherwise ("Nothing recorded matches", weak matches alone), the person
+    would record the entry again. None for any other guidance."""
+    from context_keeper.retrieval import GUIDANCE_ID_FILTERED
+
+    head = re.escape(GUIDANCE_ID_FILTERED.split("{why}", 1)[0]).replace(re.escape("{id}"), r"(?P<id>\S+)")
+    match = re.match(head, guidance)
+    if match is None:
+        return None
+    entry_id = match["id"]
+    if guidance[match.end():].startswith("it is deprecated"):
+        return (f"{entry_id} is recorded, but it is deprecated, which an answer leaves out: "
+                f"`context-keeper get {entry_id} --include-deprecated` reads it")
+    filters = _filters_given(args)
+    if not filters:
+        return f"{entry_id} is recorded, but this answer leaves it out"
+    return (f"{entry_id} is recorded, but the filters given ({', '.join(filters)}) leave it out: "
+            f"`context-keeper get {entry_id}` without them reads it")
+
+
+def _scope_from_here(scope: str, root: Any) -> str:
+    """A relative ``--scope`` as typed at the terminal: from the current directory, as any path
+    on the command line is, made relative to the project root (what get_context takes). From a
+    directory outside the project nothing relates the two, so it stays relative to the root."""
+    from context_keeper.errors import InvalidInput
+    from context_keeper.scope import is_global, project_relative
+
+    text = scope.strip()
+    if is_global(text) or os.path.isabs(text) or text.startswith("~"):
+        return scope  # get_context says what is wrong with a home-relative path
+    here = project_relative(os.getcwd(), str(root))
+    if here is None:
+        return scope
+    joined = posixpath.normpath(posixpath.join(here, text.replace(os.sep, "/")))
+    if joined == ".." or joined.startswith("../"):
+        raise InvalidInput(f"--scope {scope!r} leads outside the project ({root}) from the current directory "
+                           f"({os.getcwd()}): give a file or directory of the project, relative to the current "
+                           "directory or absolute", field="scope")
+    return joined + "/" if text.endswith("/") and joined != "." else joined
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -212,7 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("get", help="retrieve the entries relevant to a question")
     p.add_argument("query", help="the question or task, in your own words")
-    p.add_argument("--scope", help="file or directory you are working on")
+    p.add_argument("--scope", help="file or directory you are working on, relative to the current directory (to "
+                                    "the project root when run from outside the project), or absolute")
     p.add_argument("--type", action="append", choices=["decisions", "pipelines", "constraints"])
     p.add_argument("--tag", action="append", help="only entries with this tag (repeat for any of several)")
     p.add_argument("--since", help="only entries created on or after this date (YYYY-MM-DD)")
@@ -258,12 +313,19 @@ def _tolerant_console() -> None:
             reconfigure(errors="backslashreplace")
 
 
-# What an MCP client passes to name the project, as a person at the terminal does it.
-_PROJECT_DIR_ADVICE = ("pass project_dir (an absolute path)", "pass --project DIR")
+# What an MCP client passes to name the project, as a person at the terminal does it (a relative
+# --project is taken from the current directory, so the CLI never asks for an absolute one).
+_PROJECT_DIR_ADVICE = (("project_dir (an absolute path)", "--project DIR"), ("pass project_dir", "pass --project DIR"))
 
 
-def _cli_message(exc: ContextKeeperError) -> str:
-    message = str(exc).replace(*_PROJECT_DIR_ADVICE)
+def cli_message(exc: ContextKeeperError) -> str:
+    """An error as the person at the terminal reads it: in the flags they type, not the MCP
+    parameters (doctor and install report through it too)."""
+    message = str(exc)
+    for service_words, cli_words in _PROJECT_DIR_ADVICE:
+        message = message.replace(service_words, cli_words)
+    # The CLI has no project_dir, whichever error names it ("project_dir '/x' is not a directory").
+    message = re.sub(r"(?<!-)\bproject_dir\b", "--project", message)
     field = getattr(exc, "field", None)  # InvalidInput, and a NoProject for --project
     # A date range names both ends ("since (...) must be earlier than before (...)").
     for name in ({"since", "before"} if field in ("since", "before") else {field}):
@@ -272,12 +334,76 @@ def _cli_message(exc: ContextKeeperError) -> str:
     return message
 
 
-def _stdout_closed() -> int:
-    """The reader went away (``... | head``): stop quietly. Point fd 1 at devnull so the
-    interpreter's final flush does not raise again (the idiom from the ``signal`` docs)."""
+EXIT_OUTPUT_FAILED = 6
+
+
+class _OutputFailed(Exception):
+    """Writing the command's output failed (``> file`` on a full disk, an I/O error): not an
+    OSError, so ``main`` does not blame the store for it."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _GuardedStdout:
+    """``sys.stdout`` while a subcommand runs. A failed write is an OSError as a failed store
+    write is; this tells them apart where the write happens. A closed pipe stays a
+    BrokenPipeError (``| head``)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _OutputFailed(exc) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _OutputFailed(exc) from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at devnull so the interpreter's final flush of what is still buffered does not
+    raise again (the idiom from the ``signal`` docs)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
+
+
+def _stdout_closed() -> int:
+    """The reader went away (``... | head``): stop quietly."""
+    _silence_stdout()
     return 1
+
+
+def _output_failed(exc: _OutputFailed) -> int:
+    _silence_stdout()
+    _warn(f"context-keeper: writing the output failed ({exc.cause}); the store is not the cause. Send the output "
+          "where it can be written (a disk with room), then run the command again.")
+    return EXIT_OUTPUT_FAILED
+
+
+def _project_from_command_line(project: str) -> str:
+    """``--project`` as typed: relative to the current directory, as any path is. An empty one is
+    refused rather than ignored: ``--project "$DIR"`` with DIR unset would act on whatever
+    project the shell is in."""
+    from context_keeper.errors import InvalidInput
+
+    if not project.strip():
+        raise InvalidInput(f"--project is empty ({project!r}; an unset variable?): give the project's directory, or "
+                           "leave --project out to use the project the current directory is in", field="project")
+    return os.path.abspath(os.path.expanduser(project))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -290,29 +416,49 @@ def main(argv: Sequence[str] | None = None) -> int:
         # goes to the same fail-open path as the console script.
         from context_keeper import hookio
 
-        return hookio.run(argv[1] if len(argv) > 1 else None, sys.stdin.buffer, sys.stdout.buffer)
+        return hookio.run(argv[1] if len(argv) > 1 else None, *hookio.std_streams())
+    if sys.stdout is None:
+        # Started with fd 1 closed (`>&-`): nothing the command says could be seen, so it does
+        # nothing (an install or init would act unreported) and exits as a closed pipe does.
+        _warn("context-keeper: standard output is closed, so nothing was done; run the command with its output "
+              "open (or sent to /dev/null)")
+        return 1
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         return cmd_serve(args)
-    if isinstance(getattr(args, "project", None), str) and args.project.strip():
-        # On the command line a relative --project means relative to here, as any path does.
-        args.project = os.path.abspath(os.path.expanduser(args.project))
-    if args.func is not cmd_serve:
-        _tolerant_console()
+    if args.func is cmd_serve:
+        return _run_command(args)  # the SDK owns the streams
+    _tolerant_console()
+    stdout = sys.stdout
+    sys.stdout = _GuardedStdout(stdout)
     try:
+        return _run_command(args)
+    finally:
+        sys.stdout = stdout
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    try:
+        if isinstance(getattr(args, "project", None), str):
+            args.project = _project_from_command_line(args.project)
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # inside the try: a closed pipe often shows only at this flush
         return code
     except BrokenPipeError:
         return _stdout_closed()
+    except _OutputFailed as exc:
+        return _output_failed(exc)
     except _ExceptionGroup as group:  # the demo's client runs in a task group (anyio)
-        pipes, rest = group.split(BrokenPipeError)
+        pipes, rest = group.split((BrokenPipeError, _OutputFailed))
         if pipes is not None and rest is None:
-            return _stdout_closed()
+            failed, _ = pipes.split(_OutputFailed)
+            while isinstance(failed, _ExceptionGroup):
+                failed = failed.exceptions[0]
+            return _output_failed(failed) if failed is not None else _stdout_closed()
         raise
     except ContextKeeperError as exc:
-        _warn(f"context-keeper: {_cli_message(exc)}")
+        _warn(f"context-keeper: {cli_message(exc)}")
         return exc.exit_code
     except OSError as exc:
         # A read-only or full disk under init or doctor --fix, or a client config install cannot

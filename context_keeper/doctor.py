@@ -1336,20 +1336,22 @@ def _render(report: Report, fix: bool) -> str:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from context_keeper.cli import cli_message  # in the flags typed (--project DIR), not project_dir
+
     try:
         root = resolve_project(args.project)
     except NoProject as exc:
-        print(f"context-keeper doctor: {exc}", file=sys.stderr)
+        print(f"context-keeper doctor: {cli_message(exc)}", file=sys.stderr)
         return EXIT_NO_PROJECT
     try:
         report = diagnose(root)
         if args.fix:
             report = repair(report)
     except NoProject as exc:
-        print(f"context-keeper doctor: {exc}", file=sys.stderr)
+        print(f"context-keeper doctor: {cli_message(exc)}", file=sys.stderr)
         return EXIT_NO_PROJECT
     except ContextKeeperError as exc:
-        print(f"context-keeper doctor: {exc}", file=sys.stderr)
+        print(f"context-keeper doctor: {cli_message(exc)}", file=sys.stderr)
         return exc.exit_code
     if args.json:
         _emit(console_json(report.as_dict()))

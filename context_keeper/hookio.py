@@ -247,10 +247,16 @@ def read_payload(stream: BinaryIO | None) -> dict | None:
     return payload if isinstance(payload, dict) else None
 
 
+def std_streams() -> tuple[BinaryIO | None, BinaryIO | None]:
+    """The process's stdin and stdout as bytes; None for one it was started without (``<&-``,
+    ``>&-``), where Python leaves ``sys.stdin`` / ``sys.stdout`` None."""
+    return (sys.stdin.buffer if sys.stdin else None, sys.stdout.buffer if sys.stdout else None)
+
+
 def run(
     name: str | None,
     stdin: BinaryIO | None,
-    stdout: BinaryIO,
+    stdout: BinaryIO | None,
     env: Mapping[str, str] | None = None,
 ) -> int:
     """Run one hook invocation. Always returns 0 (fail-open)."""
@@ -264,6 +270,10 @@ def run(
             return 0
         if payload is None:
             return 0  # nothing (or nothing readable) on stdin: nothing to act on
+        if stdout is None:
+            # Nothing it says could reach the client; run anyway, a hook would count what it said as
+            # shown this session and not say it again.
+            return 0
         ctx = HookContext(event, payload, env)
         module = __import__(f"context_keeper.hooks.{event.module}", fromlist=["handle"])
         text = module.handle(ctx)
@@ -287,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and args[0] in ("-h", "--help"):
         sys.stdout.write(_usage())
         return 0
-    return run(args[0] if args else None, sys.stdin.buffer if sys.stdin else None, sys.stdout.buffer)
+    return run(args[0] if args else None, *std_streams())
 
 
 def _usage() -> str:
@@ -303,7 +313,7 @@ def register_cli(subparsers: Any) -> None:
     parser = subparsers.add_parser("hook", help="run a client hook (payload JSON on stdin)", description=_usage(),
                                    formatter_class=argparse.RawDescriptionHelpFormatter)  # one event per line
     parser.add_argument("event", choices=sorted(EVENTS), help="which hook to run")
-    parser.set_defaults(func=lambda args: run(args.event, sys.stdin.buffer, sys.stdout.buffer))
+    parser.set_defaults(func=lambda args: run(args.event, *std_streams()))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1308,36 +1308,69 @@ def _uninitialised_hint(project: Path) -> str | None:
             f"hooks stay silent: run `context-keeper init {project}` (or pass --project the project root)\n")
 
 
+def _not_a_project(project: Path, home: Path, clients: Sequence[str], local: bool) -> str | None:
+    """Why ``project`` cannot take these clients' project-level wiring (None when it can): init
+    and project resolution refuse the file system root; and in the home directory a project file
+    can be the client's user-level one (``~/.claude/settings.json``), read in every project, where
+    wiring written for one project would run in all of them."""
+    if project.parent == project:
+        return (f"{project} is the root of the file system, which no tool uses as a project: run install in the "
+                "project's directory, or pass --project DIR")
+    # Windsurf's and Codex's one file is user-level wherever install runs: that is what they ask for.
+    per_project = [client for client in clients if client not in USER_LEVEL_CLIENTS]
+    user_files = {path for client in per_project for path in _user_level_files(client, project, home.resolve())}
+    both = [str(t.path) for client in per_project for t in client_targets(client, project, home, False, local)
+            if t.path in user_files]
+    if both:
+        return (f"{project} is your home directory, where {', '.join(both)} {'is' if len(both) == 1 else 'are'} the "
+                "user-level settings read in every project: run install in the project's directory (or pass "
+                "--project DIR), or pass --user to wire context-keeper for all your projects")
+    return None
+
+
+def _user_level_files(client: str, project: Path, home: Path) -> list[Path]:
+    try:
+        return [t.path for t in client_targets(client, project, home, True)]
+    except InvalidInput:  # VS Code: its user-level servers live in its profile, which install does not write
+        return []
+
+
 def _run(args: argparse.Namespace, remove: bool) -> int:
     project = _project(args)
     local = getattr(args, "local", False)
     user_level = args.user or args.client in USER_LEVEL_CLIENTS
     if local and args.client != "claude":
         client_targets(args.client, project, Path.home(), args.user, local)  # raises the explanation
+    home = Path(args.home).expanduser() if getattr(args, "home", None) else Path.home()
+    clients = CLIENTS if args.client == "all" else (args.client,)
+    refusal = None if remove or user_level else _not_a_project(project, home, clients, local)
+    if refusal:  # uninstall still may clean up what an earlier install wrote there
+        raise InvalidInput(refusal, field="project")
     hint = None if remove or user_level else _uninitialised_hint(project)
     if hint:
         sys.stderr.write(hint)
-    home = Path(args.home).expanduser() if getattr(args, "home", None) else Path.home()
-    clients = CLIENTS if args.client == "all" else (args.client,)
     if args.client == "all" and args.user:
         clients = tuple(c for c in clients if c != "vscode")
         print("vscode: skipped (its user-level servers live in your VS Code profile; install without --user "
               "writes the workspace's .vscode/mcp.json)")
-    write = remove or args.client == "claude" or args.write
-    planning = not getattr(args, "print", False) and (write or args.dry_run)
+    printing = getattr(args, "print", False)
+
+    def writes(client: str) -> bool:  # Claude Code's files are written; the others' printed unless --write
+        return remove or client == "claude" or args.write
+
     # Every client is planned before any file is written: a refusal (a file it cannot edit, a
     # server under our name that is not ours) then leaves every file as it was, as it says.
     planned = {client: plan(client, project, home, user=args.user, style=args.command_style, remove=remove,
                             local=local, force=getattr(args, "force", False))
-               for client in (clients if planning else ())}
+               for client in clients if not printing and (writes(client) or args.dry_run)}
     notes: list[str] = []
     for client in clients:
         if not remove:
             notes += portability_notes(client, project, home, user=args.user, style=args.command_style, local=local)
-        if getattr(args, "print", False) or (not write and not args.dry_run):
+        if client not in planned:
             if not remove:
                 sys.stdout.write(snippet(client, project, home, user=args.user, style=args.command_style, local=local))
-                if not getattr(args, "print", False):
+                if not printing:
                     sys.stdout.write("(pass --write to merge this into the file above)\n")
             continue
         for change in planned[client]:
