@@ -4,11 +4,13 @@ imitated on any OS), each test failing before its fix."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from context_keeper import install
+from context_keeper import doctor, install
+from context_keeper.service import Service
 from context_keeper.wiring_check import wiring_problems
 from tests.test_install import _cli, _commands
 
@@ -78,3 +80,59 @@ def test_doctor_checks_hooks_and_server_named_with_an_upper_case_exe(empty_proje
     problems = dict(wiring_problems(empty_project, env={"PATH": ""}))
     assert "context-keeper-hook.EXE does not exist" in problems[".claude/settings.json"]
     assert "context-keeper.EXE does not exist" in problems[".mcp.json"]
+
+
+# ------------------------------------------------------------------ scopes that differ in case from the folder
+
+
+def _project_with_scope(tmp_path: Path, scope: str, *folders: str) -> Path:
+    root = tmp_path / "app"
+    for folder in folders:
+        (root / folder).mkdir(parents=True)
+        (root / folder / "Login.py").write_text("", encoding="utf-8")
+    Service(env={}).init_project(str(root))
+    Service(env={}, cwd=str(root)).record("constraint", {
+        "rule": "Never log session tokens", "scope": scope,
+        "reason": "A leaked token in the logs caused an account takeover last spring."}, project_dir=str(root))
+    return root
+
+
+def _case_insensitive_lexists(path) -> bool:
+    """``os.path.lexists`` as a case-insensitive volume (macOS, Windows) answers it."""
+    current = os.path.sep
+    for part in Path(os.path.abspath(path)).parts[1:]:
+        try:
+            names = os.listdir(current)
+        except OSError:
+            return False
+        match = next((name for name in names if name.casefold() == part.casefold()), None)
+        if match is None:
+            return False
+        current = os.path.join(current, match)
+    return True
+
+
+@pytest.mark.parametrize("disk", ["case-sensitive", "case-insensitive"])
+def test_doctor_names_the_real_spelling_of_a_scope_that_differs_in_case(tmp_path: Path, monkeypatch, disk: str):
+    root = _project_with_scope(tmp_path, "src/auth/", "src/Auth")
+    if disk == "case-insensitive":
+        monkeypatch.setattr(doctor.os.path, "lexists", _case_insensitive_lexists)
+        assert doctor.os.path.lexists(root / "src" / "auth")
+    findings = [f for f in doctor.diagnose(root).findings if f.code in ("miscased_scope", "unmatched_scope")]
+    assert [(f.code, f.severity) for f in findings] == [("miscased_scope", "warning")]
+    assert "'src/auth/', which differs in case from the folder 'src/Auth/'" in findings[0].message
+    assert "Write it as 'src/Auth/'" in findings[0].message
+
+
+def test_doctor_says_nothing_of_a_scope_spelled_as_on_disk(tmp_path: Path):
+    root = _project_with_scope(tmp_path, "src/Auth/Login.py", "src/Auth")
+    assert not [f for f in doctor.diagnose(root).findings if f.code in ("miscased_scope", "unmatched_scope")]
+
+
+def test_a_case_sensitive_checkout_may_hold_both_spellings(tmp_path: Path):
+    probe = tmp_path / "Probe"
+    probe.mkdir()
+    if (tmp_path / "probe").exists():
+        pytest.skip("this file system ignores case")
+    root = _project_with_scope(tmp_path, "src/auth/", "src/Auth", "src/auth")
+    assert not [f for f in doctor.diagnose(root).findings if f.code in ("miscased_scope", "unmatched_scope")]
