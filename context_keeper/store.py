@@ -28,7 +28,7 @@ from pathlib import Path
 from context_keeper import model
 from context_keeper.config import read_config_file
 from context_keeper.errors import CorruptStoreFile, InvalidInput, NotAStoreFile, NotFound, StoreError
-from context_keeper.fsio import atomic_write_bytes, atomic_write_text
+from context_keeper.fsio import FileInUse, atomic_write_bytes, atomic_write_text
 from context_keeper.model import KINDS, Kind
 from context_keeper.project import CONTEXT_DIR
 
@@ -101,6 +101,11 @@ def _nothing_saved(path: Path, exc: OSError) -> StoreError:
         what = "its lock file" if path.name == ".lock" else "a file of its own"
         remedy = (f"{path} is a symbolic link to {os.readlink(path)}, where context-keeper keeps {what}: remove the "
                   f"link (rm {path}; the next write makes the file again)")
+    elif isinstance(exc, FileInUse):
+        # Windows refuses to replace a file another program has open; the directory is writable.
+        remedy = (f"Another program has {path.name} open (a second context-keeper, an editor, a sync tool or a "
+                  "virus scanner), and Windows does not replace a file while it is open: close that program or "
+                  "wait a moment. If it persists, check that the file is not marked read-only")
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         remedy = f"{where} is not writable (a read-only mount or checkout?): make it writable"
     else:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from context_keeper import doctor, install
+from context_keeper import doctor, fsio, install
+from context_keeper.errors import StoreError
 from context_keeper.service import Service
 from context_keeper.wiring_check import wiring_problems
 from tests.test_install import _cli, _commands
@@ -136,3 +137,67 @@ def test_a_case_sensitive_checkout_may_hold_both_spellings(tmp_path: Path):
         pytest.skip("this file system ignores case")
     root = _project_with_scope(tmp_path, "src/auth/", "src/Auth", "src/auth")
     assert not [f for f in doctor.diagnose(root).findings if f.code in ("miscased_scope", "unmatched_scope")]
+
+
+# ------------------------------------------------------------------ Windows: a rename refused while a reader has the file open
+
+DECISION = {"summary": "Use Postgres for orders",
+            "problem": "We need a durable transactional store for orders and payments.",
+            "why_chosen": "Postgres gives us transactions, mature tooling, and the team already runs it in production."}
+
+
+@pytest.fixture
+def readers_block_renames(monkeypatch):
+    """Windows' rename as fsio sees it: a ``refusals`` count of attempts onto decisions.json fail
+    with "Access is denied" (another process has it open); the sleeps between tries are recorded."""
+    real_replace = os.replace
+    seen = {"refusals": 0, "attempts": 0, "sleeps": [], "temp_present": []}
+
+    def replace(src, dst):
+        if Path(dst).name == "decisions.json" and Path(dst).parent.name == ".context":  # not the last good copy
+            seen["attempts"] += 1
+            seen["temp_present"].append(os.path.exists(src))
+            if seen["attempts"] <= seen["refusals"]:
+                raise PermissionError(13, "Access is denied", str(src), None, str(dst))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(fsio.os, "replace", replace)
+    monkeypatch.setattr(fsio, "_sleep", seen["sleeps"].append, raising=False)
+    return seen
+
+
+def _decisions_state(root: Path) -> tuple[bytes, list[str]]:
+    context = root / ".context"
+    return (context / "decisions.json").read_bytes(), sorted(p.name for p in context.glob(f"*{fsio.TEMP_SUFFIX}"))
+
+
+def test_on_windows_a_rename_refused_by_a_reader_is_retried(empty_project: Path, monkeypatch, readers_block_renames):
+    monkeypatch.setattr(fsio, "RENAME_WAITS_FOR_READERS", True, raising=False)
+    readers_block_renames["refusals"] = 3
+    entry = Service(env={}).record("decision", DECISION, project_dir=str(empty_project))
+    assert readers_block_renames["attempts"] == 4 and len(readers_block_renames["sleeps"]) == 3
+    assert all(readers_block_renames["temp_present"])  # the new content waits in its temp file
+    data, temps = _decisions_state(empty_project)
+    assert entry["id"].encode() in data and temps == []
+
+
+def test_on_windows_a_rename_refused_for_the_whole_retry_time_says_the_file_is_open(
+        empty_project: Path, monkeypatch, readers_block_renames):
+    monkeypatch.setattr(fsio, "RENAME_WAITS_FOR_READERS", True, raising=False)
+    readers_block_renames["refusals"] = 10**6
+    before = _decisions_state(empty_project)
+    with pytest.raises(StoreError) as raised:
+        Service(env={}).record("decision", DECISION, project_dir=str(empty_project))
+    message = str(raised.value)
+    assert "nothing was saved" in message and "Another program has decisions.json open" in message
+    assert "not writable" not in message and "read-only mount" not in message
+    assert 0.5 <= sum(readers_block_renames["sleeps"]) <= 1.5  # bounded: about a second of waiting
+    assert _decisions_state(empty_project) == before  # unchanged, and the temp file removed
+
+
+def test_on_posix_a_refused_rename_is_not_retried(empty_project: Path, monkeypatch, readers_block_renames):
+    monkeypatch.setattr(fsio, "RENAME_WAITS_FOR_READERS", False, raising=False)
+    readers_block_renames["refusals"] = 1
+    with pytest.raises(StoreError, match="is not writable"):
+        Service(env={}).record("decision", DECISION, project_dir=str(empty_project))
+    assert readers_block_renames["attempts"] == 1 and readers_block_renames["sleeps"] == []
