@@ -58,7 +58,8 @@ from typing import Any
 from context_keeper import model
 from context_keeper.render import console_json
 from context_keeper.config import config_problems, key_destination, read_user_config
-from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NoProject, NotAStoreFile
+from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
+                                   NotAStoreFile)
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir
 from context_keeper.gitshared import CommittedVersions, run_git
 from context_keeper.model import KINDS, Kind
@@ -181,6 +182,16 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         return [Finding(
             ERROR, "not_a_file",
             f"{name} {err.what}: reads skip it and writes to it are refused. To mend it, {err.remedy}.",
+            file=name,
+        )]
+    if isinstance(state.error, MisencodedStoreFile):
+        # No `doctor --fix`: the file is whole, only its encoding is wrong, and putting the last
+        # good copy over it would lose what it gained since.
+        return [Finding(
+            ERROR, "misencoded_file",
+            f"{name} is {state.error.detail}: reads skip it (its last good copy stands in where there is one) "
+            "and writes to it are refused. Re-save it as UTF-8 (in an editor: save with encoding UTF-8), then "
+            "run `context-keeper doctor` again.",
             file=name,
         )]
     if state.error is not None:

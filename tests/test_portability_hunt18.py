@@ -3,15 +3,18 @@ imitated on any OS), each test failing before its fix."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from context_keeper import doctor, fsio, install
-from context_keeper.errors import StoreError
+from context_keeper import doctor, fsio, hookio, install
+from context_keeper.errors import CorruptStoreFile, StoreError
+from context_keeper.model import KINDS
 from context_keeper.service import Service
+from context_keeper.store import Store
 from context_keeper.wiring_check import wiring_problems
 from tests.test_install import _cli, _commands
 
@@ -201,3 +204,59 @@ def test_on_posix_a_refused_rename_is_not_retried(empty_project: Path, monkeypat
     with pytest.raises(StoreError, match="is not writable"):
         Service(env={}).record("decision", DECISION, project_dir=str(empty_project))
     assert readers_block_renames["attempts"] == 1 and readers_block_renames["sleeps"] == []
+
+
+# ------------------------------------------------------------------ store files saved in another encoding than UTF-8
+
+RULE = {"rule": "Never log session tokens", "scope": "src/",
+        "reason": "A leaked token in the logs caused an account takeover last spring \u2014 in the auth logs."}
+
+
+def _resaved(text: str, encoding: str) -> bytes:
+    crlf = text.replace("\n", "\r\n")  # as Windows PowerShell 5.1's `>` writes it
+    return {"utf-16-bom": b"\xff\xfe" + crlf.encode("utf-16-le"),
+            "utf-16-be-bom": b"\xfe\xff" + crlf.encode("utf-16-be"),
+            "utf-16-no-bom": crlf.encode("utf-16-le"),
+            "utf-32-bom": crlf.encode("utf-32"),
+            "cp1252": crlf.encode("cp1252")}[encoding]
+
+
+@pytest.mark.parametrize("encoding,said", [
+    ("utf-16-bom", "is saved as UTF-16, not UTF-8"), ("utf-16-be-bom", "is saved as UTF-16, not UTF-8"),
+    ("utf-16-no-bom", "is saved as UTF-16, not UTF-8"), ("utf-32-bom", "is saved as UTF-32, not UTF-8"),
+    ("cp1252", "is saved in a legacy 8-bit encoding such as Windows-1252, not UTF-8 (the first byte that is not "
+               "UTF-8 is at line 5, column"),
+])
+def test_a_store_file_saved_in_another_encoding_says_to_re_save_it_as_utf8(empty_project: Path, encoding, said):
+    service = Service(env={}, cwd=str(empty_project), hook_cache_delay=None)
+    service.record("constraint", RULE, project_dir=str(empty_project))
+    path = empty_project / ".context" / "constraints.json"
+    path.write_bytes(_resaved(path.read_text(encoding="utf-8"), encoding))
+    before = path.read_bytes()
+    fresh = Service(env={}, cwd=str(empty_project), hook_cache_delay=None)
+    answer = fresh.get_context(query="logging session tokens", project_dir=str(empty_project))
+    assert [r["entry"]["id"] for r in answer["results"]] == ["con-001"]  # from the last good copy
+    warning = answer["warnings"][0]
+    assert said in warning and "re-save it as UTF-8" in warning and "fix that position" not in warning
+    with pytest.raises(CorruptStoreFile) as refused:
+        fresh.record("constraint", {**RULE, "rule": "Never log passwords"}, project_dir=str(empty_project))
+    assert said in str(refused.value) and "Nothing was written to it" in str(refused.value)
+    (finding,) = [f for f in doctor.diagnose(empty_project).findings if f.file == "constraints.json"]
+    assert (finding.code, finding.fix) == ("misencoded_file", None) and "Re-save it as UTF-8" in finding.message
+    assert said.removeprefix("is ") in finding.message and "by hand" not in finding.message
+    assert path.read_bytes() == before  # never converted behind the person's back
+    out = io.BytesIO()
+    start = {"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup", "cwd": str(empty_project)}
+    hookio.run("session-start", io.BytesIO(json.dumps(start).encode()), out, env={})
+    assert said in json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+
+
+def test_one_bad_byte_in_a_utf8_store_file_keeps_its_position(empty_project: Path):
+    service = Service(env={}, cwd=str(empty_project), hook_cache_delay=None)
+    service.record("constraint", RULE, project_dir=str(empty_project))
+    path = empty_project / ".context" / "constraints.json"
+    path.write_bytes(path.read_bytes().replace(b"Never", b"Nev\xe9r", 1))  # beside a UTF-8 em dash
+    error = Store(empty_project).state(KINDS["constraint"]).error
+    assert type(error) is CorruptStoreFile and error.detail == "not valid UTF-8"
+    assert "fix that position by hand" in str(error) and "re-save" not in str(error)
+    assert (error.line, error.column) == (4, 17)
