@@ -58,7 +58,8 @@ from typing import Any
 from context_keeper import model
 from context_keeper.render import console_json
 from context_keeper.config import config_problems, key_destination, read_user_config
-from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NoProject, NotAStoreFile
+from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
+                                   NotAStoreFile)
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir
 from context_keeper.gitshared import CommittedVersions, run_git
 from context_keeper.model import KINDS, Kind
@@ -181,6 +182,16 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         return [Finding(
             ERROR, "not_a_file",
             f"{name} {err.what}: reads skip it and writes to it are refused. To mend it, {err.remedy}.",
+            file=name,
+        )]
+    if isinstance(state.error, MisencodedStoreFile):
+        # No `doctor --fix`: the file is whole, only its encoding is wrong, and putting the last
+        # good copy over it would lose what it gained since.
+        return [Finding(
+            ERROR, "misencoded_file",
+            f"{name} is {state.error.detail}: reads skip it (its last good copy stands in where there is one) "
+            "and writes to it are refused. Re-save it as UTF-8 (in an editor: save with encoding UTF-8), then "
+            "run `context-keeper doctor` again.",
             file=name,
         )]
     if state.error is not None:
@@ -837,13 +848,17 @@ def _check_scopes(store: Store) -> list[Finding]:
     if not scoped:
         return []
     root = str(store.root)
-    pending = {}
+    pending, findings = {}, []
     for e in scoped:
         pattern = normalize_path(e["scope"], root)
         # A plain path is there or not: no scan needed, and the scan skips node_modules/ and
         # the like, which a rule may well be about.
-        if is_glob(pattern) or not pattern or not os.path.lexists(os.path.join(root, pattern)):
+        spelled = None if is_glob(pattern) or not pattern else _spelling_on_disk(root, pattern)
+        if spelled is None:
             pending[e["id"]] = e["scope"]
+        elif spelled != pattern:
+            slash = "/" if e["scope"].rstrip().endswith(("/", "\\")) else ""
+            findings.append(_miscased_scope(e["id"], e["scope"], spelled + slash, root, state.path.name))
     # A rule about node_modules/ (or .venv/, ...) is looked for there: the scan skips those
     # directories only for speed, and the edit guard applies the rule to files in them.
     enter = frozenset(part for scope in pending.values() for part in normalize_path(scope, root).split("/")
@@ -857,12 +872,13 @@ def _check_scopes(store: Store) -> list[Finding]:
             break
     if scanned >= MAX_SCAN_PATHS:
         # The scan stopped before the end of the project: "matches nothing" would be a guess.
-        return [Finding(INFO, "unmatched_scope",
-                        f"{', '.join(sorted(pending, key=model.id_sort_key))}: scope not checked against the "
-                        f"files, as the project has more than {MAX_SCAN_PATHS:,} paths", file=state.path.name)] if pending else []
+        return findings + ([Finding(INFO, "unmatched_scope",
+                                    f"{', '.join(sorted(pending, key=model.id_sort_key))}: scope not checked against "
+                                    f"the files, as the project has more than {MAX_SCAN_PATHS:,} paths",
+                                    file=state.path.name)] if pending else [])
     # A note, not a warning: a rule for a directory about to be created (or that another branch
     # has) is right, and the edit guard applies it to the first file written there.
-    return [
+    return findings + [
         Finding(INFO, "unmatched_scope",
                 f"{entry_id} has scope {scope!r}, which matches no file or directory in the project yet: the "
                 "edit guard applies it to files created there, but a misspelt path never applies. If it is "
@@ -871,6 +887,38 @@ def _check_scopes(store: Store) -> list[Finding]:
                 file=state.path.name)
         for entry_id, scope in sorted(pending.items(), key=lambda kv: model.id_sort_key(kv[0]))
     ]
+
+
+def _spelling_on_disk(root: str, relative: str) -> str | None:
+    """``relative`` (a project-relative POSIX path) as the names on disk spell it, or None when
+    there is no such path. Each part is looked up in its parent's listing, because on a
+    case-insensitive volume (macOS, Windows) ``os.path.lexists`` is true for any case of a name:
+    ``src/auth`` -> ``src/Auth`` when the folder is ``src/Auth``."""
+    directory, spelled = root, []
+    for part in relative.split("/"):
+        try:
+            names = os.listdir(directory)
+        except OSError:  # unreadable or not a directory: only the path as written can be tried
+            return relative if os.path.lexists(os.path.join(root, relative)) else None
+        if part not in names:
+            same = sorted(name for name in names if name.casefold() == part.casefold())
+            if not same:
+                return relative if os.path.lexists(os.path.join(directory, part)) else None
+            part = same[0]
+        spelled.append(part)
+        directory = os.path.join(directory, part)
+    return "/".join(spelled)
+
+
+def _miscased_scope(entry_id: str, scope: str, spelled: str, root: str, file: str) -> Finding:
+    # Scopes match paths case for case, as git and a case-sensitive checkout (Linux, CI) see them;
+    # a case-insensitive volume makes the path exist, not the scope match.
+    kind = "folder" if os.path.isdir(os.path.join(root, spelled)) else "file"
+    return Finding(WARNING, "miscased_scope",
+                   f"{entry_id} has scope {scope!r}, which differs in case from the {kind} {spelled!r}: scopes match "
+                   f"paths case for case, so the edit guard and get_context never apply it to {spelled!r}, on a "
+                   f"case-insensitive disk too. Write it as {spelled!r}: edit .context/constraints.json by hand, or "
+                   "have the agent call update_entry.", file=file)
 
 
 def _in_git(root: Path) -> bool:

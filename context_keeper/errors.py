@@ -7,7 +7,8 @@
     ├── UnsafePath                a path that would leave the project root
     └── StoreError                the store on disk cannot be used as asked
         └── CorruptStoreFile      a store file that does not parse (names file and position)
-            └── NotAStoreFile     a directory, or a link to nothing, where a store file belongs
+            ├── NotAStoreFile     a directory, or a link to nothing, where a store file belongs
+            └── MisencodedStoreFile  a store file saved in UTF-16, UTF-32 or a legacy 8-bit encoding
 
 Adapters translate at the edge: the MCP server into ``ToolError`` (``isError: true``), the CLI
 into exit codes, hooks into silence plus a log line.
@@ -94,3 +95,34 @@ class NotAStoreFile(CorruptStoreFile):
 
     def for_write(self) -> NotAStoreFile:
         return NotAStoreFile(self.path, self.what, self.remedy, writing=True)
+
+
+class MisencodedStoreFile(CorruptStoreFile):
+    """A store file saved in an encoding other than UTF-8: UTF-16 (Windows PowerShell 5.1's ``>``
+    and ``Out-File``), UTF-32, or a legacy 8-bit one such as Windows-1252 (an old editor). The
+    remedy is to re-save the whole file, not to fix a position; nothing converts it behind the
+    person's back. ``line``/``column``: the first byte that is not UTF-8, for a legacy encoding."""
+
+    LEGACY = "a legacy 8-bit encoding such as Windows-1252"
+
+    def __init__(self, path: str, encoding: str, line: int = 1, column: int = 1, *, writing: bool = False) -> None:
+        self.encoding = encoding
+        self.path, self.line, self.column = path, line, column
+        self.writing, self.conflict = writing, False
+        legacy = encoding == self.LEGACY
+        where = f" (the first byte that is not UTF-8 is at line {line}, column {column})" if legacy else ""
+        self.detail = f"saved {self.saved_as}, not UTF-8{where}"
+        remedy = "re-save it as UTF-8 (in an editor: save with encoding UTF-8)"
+        if legacy:  # one byte above ASCII in an ASCII file may as well be a stray one
+            remedy += ", or delete that byte if it is a stray one"
+        if writing:
+            StoreError.__init__(self, f"{path} is {self.detail}. Nothing was written to it; {remedy} and try again.")
+        else:
+            StoreError.__init__(self, f"{path} is {self.detail}, so its entries cannot be read; {remedy}.")
+
+    @property
+    def saved_as(self) -> str:
+        return f"in {self.encoding}" if self.encoding == self.LEGACY else f"as {self.encoding}"
+
+    def for_write(self) -> MisencodedStoreFile:
+        return MisencodedStoreFile(self.path, self.encoding, self.line, self.column, writing=True)

@@ -14,10 +14,22 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 TEMP_SUFFIX = ".tmp"
+# On Windows a file another process has open (a hook or a second server reading it: Python's
+# open() does not share delete access) cannot be replaced; the rename fails with "Access is
+# denied" until that reader closes it, usually within milliseconds. About 1 s of retries in all.
+RENAME_WAITS_FOR_READERS = os.name == "nt"
+RENAME_RETRY_DELAYS_S = (0.01, 0.02, 0.05, 0.1, 0.15, 0.2, 0.2, 0.25)
+_sleep = time.sleep
+
+
+class FileInUse(PermissionError):
+    """The atomic rename onto a file was refused for the whole retry time (Windows): another
+    program most likely has the file open."""
 
 
 def _umask() -> int:
@@ -87,7 +99,7 @@ def atomic_write_bytes(
             except FileNotFoundError:
                 mode = 0o666 & ~_UMASK
             os.chmod(tmp_name, mode)
-        os.replace(tmp_name, path)
+        _replace(tmp_name, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
@@ -103,6 +115,21 @@ def atomic_write_bytes(
     same = (now.st_ino, now.st_dev, now.st_size, now.st_mtime_ns) == (
         written.st_ino, written.st_dev, written.st_size, written.st_mtime_ns)
     return now if same else written
+
+
+def _replace(tmp_name: str, path: Path) -> None:
+    """``os.replace``, retried while Windows refuses it for a reader's open handle."""
+    if not RENAME_WAITS_FOR_READERS:
+        os.replace(tmp_name, path)
+        return
+    for delay in (*RENAME_RETRY_DELAYS_S, None):
+        try:
+            os.replace(tmp_name, path)
+            return
+        except PermissionError as exc:
+            if delay is None:
+                raise FileInUse(exc.errno, exc.strerror, str(path)) from exc
+            _sleep(delay)
 
 
 def atomic_write_text(path: Path, text: str, *, fsync: bool = True, follow_symlinks: bool = False) -> os.stat_result:

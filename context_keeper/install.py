@@ -198,8 +198,11 @@ _QUOTED_WORD = r"""(?:"[^"]+"|'[^']*(?:'\\''[^']*)*')"""
 # The launcher form exactly as install writes it. A committed file can carry it from a teammate's
 # machine, where the checkout path does not exist here to be checked for our markers.
 _WRITTEN_LAUNCHER = re.compile(rf"{_QUOTED_WORD} -S (?P<script>{_QUOTED_WORD})(?:{re.escape(LAUNCHER_GUARD)})?")
-_HOOK_PROGRAMS = ("context-keeper-hook", "context-keeper-hook.exe")
-_CLI_PROGRAMS = ("context-keeper", "context-keeper.exe")
+# Compared with ``our_program``'s answer, which drops the case and a ``.exe``: on Windows
+# ``shutil.which`` gives the extension as PATHEXT spells it (``.EXE`` by default) and the file
+# system ignores case, so ``Context-Keeper-Hook.EXE`` is the same program.
+_HOOK_PROGRAMS = ("context-keeper-hook",)
+_CLI_PROGRAMS = ("context-keeper",)
 _PYTHON = re.compile(r"(?:python|pythonw|py)(?:\d+(?:\.\d+)*)?(?:\.exe)?", re.IGNORECASE)
 PROJECT_VARS = ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR", "%CLAUDE_PROJECT_DIR%")
 # A word is a run of pieces with no space between them: 'single-quoted', "double-quoted", an
@@ -235,6 +238,13 @@ def command_words(command: str) -> list[str]:
 def program_name(word: str) -> str:
     """The file name of a program word: ``/venv/bin/context-keeper-hook`` -> ``context-keeper-hook``."""
     return word.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def our_program(word: str) -> str:
+    """The program name of a word as it is compared with ours: lower case, without a ``.exe``
+    (``C:\\venv\\Scripts\\context-keeper-hook.EXE`` -> ``context-keeper-hook``)."""
+    name = program_name(word).lower()
+    return name[:-len(".exe")] if name.endswith(".exe") else name
 
 
 def interpreter_args(words: list[str]) -> list[str] | None:
@@ -291,7 +301,7 @@ def is_our_command(command: Any, project: Path | None = None) -> bool:
     words = command_words(command)
     if not words:
         return False
-    program = program_name(words[0])
+    program = our_program(words[0])
     if program in _HOOK_PROGRAMS:
         return len(words) <= 2  # with no event named, the hook takes it from the payload
     if program in _CLI_PROGRAMS:
@@ -324,9 +334,9 @@ def hook_run_by(command: Any, project: Path | None = None) -> str | None:
               for t in command_words(part)]
     for i, token in enumerate(tokens):
         name = program_name(token)
-        if name in _HOOK_PROGRAMS or token == "context_keeper.hookio":
+        if our_program(token) in _HOOK_PROGRAMS or token == "context_keeper.hookio":
             given = tokens[i + 1:i + 2]
-        elif name in _CLI_PROGRAMS and tokens[i + 1:i + 2] == ["hook"]:
+        elif our_program(token) in _CLI_PROGRAMS and tokens[i + 1:i + 2] == ["hook"]:
             given = tokens[i + 2:i + 3]
         elif _is_our_launcher(token, project) or (ours and _launcher_path(token, project) is not None):
             given = [name]
@@ -484,7 +494,7 @@ def _current_form(command: str) -> bool:
     launcher wired by hand from that version's README, whose matchers were that README's?"""
     words = command_words(command)
     rest = interpreter_args(words)
-    return (program_name(words[0]) in _HOOK_PROGRAMS + _CLI_PROGRAMS
+    return (our_program(words[0]) in _HOOK_PROGRAMS + _CLI_PROGRAMS
             or _is_written_launcher(command)
             or (rest is not None and rest[:2] == ["-m", "context_keeper.hookio"]))
 
@@ -519,7 +529,7 @@ def is_our_server(entry: Any) -> bool:
     if entry.get("type", "stdio") != "stdio" or not isinstance(entry.get("command"), str):
         return False
     args = entry.get("args") if isinstance(entry.get("args"), list) else []
-    if entry["command"].replace("\\", "/").rsplit("/", 1)[-1] in ("context-keeper", "context-keeper.exe"):
+    if our_program(entry["command"]) in _CLI_PROGRAMS:
         return True
     if args[:2] == ["-m", "context_keeper"]:
         return True

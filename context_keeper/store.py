@@ -27,8 +27,9 @@ from pathlib import Path
 
 from context_keeper import model
 from context_keeper.config import read_config_file
-from context_keeper.errors import CorruptStoreFile, InvalidInput, NotAStoreFile, NotFound, StoreError
-from context_keeper.fsio import atomic_write_bytes, atomic_write_text
+from context_keeper.errors import (CorruptStoreFile, InvalidInput, MisencodedStoreFile, NotAStoreFile, NotFound,
+                                   StoreError)
+from context_keeper.fsio import FileInUse, atomic_write_bytes, atomic_write_text
 from context_keeper.model import KINDS, Kind
 from context_keeper.project import CONTEXT_DIR
 
@@ -101,6 +102,11 @@ def _nothing_saved(path: Path, exc: OSError) -> StoreError:
         what = "its lock file" if path.name == ".lock" else "a file of its own"
         remedy = (f"{path} is a symbolic link to {os.readlink(path)}, where context-keeper keeps {what}: remove the "
                   f"link (rm {path}; the next write makes the file again)")
+    elif isinstance(exc, FileInUse):
+        # Windows refuses to replace a file another program has open; the directory is writable.
+        remedy = (f"Another program has {path.name} open (a second context-keeper, an editor, a sync tool or a "
+                  "virus scanner), and Windows does not replace a file while it is open: close that program or "
+                  "wait a moment. If it persists, check that the file is not marked read-only")
     elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         remedy = f"{where} is not writable (a read-only mount or checkout?): make it writable"
     else:
@@ -554,13 +560,19 @@ def _parse_file(
         if data is None:
             return _absent_state(kind, path, stamp)
     digest = _digest(data)
+    wide = _wide_encoding(data)
+    if wide is not None:
+        return FileState(kind, path, stamp, error=MisencodedStoreFile(str(path), wide), digest=digest)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         # In characters, as an editor counts them: the line's valid start decodes.
         column = len(data[data.rfind(b"\n", 0, exc.start) + 1:exc.start].decode("utf-8", "replace")) + 1
-        err = CorruptStoreFile(str(path), line, column, "not valid UTF-8")
+        if _legacy_8bit(data):
+            err = MisencodedStoreFile(str(path), MisencodedStoreFile.LEGACY, line, column)
+        else:
+            err = CorruptStoreFile(str(path), line, column, "not valid UTF-8")
         return FileState(kind, path, stamp, error=err, digest=digest)
     if text.startswith(_BOM):  # editors on Windows add one; JSON forbids it, people don't see it
         text = text[1:]
@@ -596,6 +608,38 @@ def _parse_file(
     # Only bytes this tool wrote are known to end the way an append expects.
     parts = (data[:-3], _CLOSE) if digest == own_digest and data.endswith(_CLOSE) and data_value else None
     return state.replace(source=text, data=parts)
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """"UTF-16" or "UTF-32" when ``data`` is plainly text in one of them (a byte order mark, or the
+    NUL bytes ASCII text gets between its characters: JSON text never holds a raw NUL)."""
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    head = data[:4096]
+    if b"\x00" not in head:
+        return None
+    # Share of NUL bytes at each position mod 4: ASCII as UTF-32 has NULs at 1, 2 (and 3 or 0),
+    # as UTF-16 at every odd (or every even) position; the other positions carry the characters
+    # (a file of zeros left by a crash is no text at all).
+    nul = [head[i::4].count(0) / max(1, len(head[i::4])) for i in range(4)]
+    if min(nul[1], nul[2]) >= 0.9 and min(nul[0], nul[3]) <= 0.1:
+        return "UTF-32"
+    even, odd = (nul[0] + nul[2]) / 2, (nul[1] + nul[3]) / 2
+    return "UTF-16" if max(even, odd) >= 0.5 and min(even, odd) <= 0.1 else None
+
+
+def _legacy_8bit(data: bytes) -> bool:
+    """Is ``data`` (not valid UTF-8) text in an 8-bit encoding such as Windows-1252: it decodes as
+    that, and holds no valid UTF-8 sequence beyond ASCII? A file that has some is UTF-8 with a bad
+    byte, whose position is the thing to fix."""
+    try:
+        data.decode("cp1252")
+    except UnicodeDecodeError:
+        return False
+    text = data.decode("utf-8", "surrogateescape")
+    return not any("\x7f" < ch and not "\udc80" <= ch <= "\udcff" for ch in text)
 
 
 def random_suffix() -> str:

@@ -111,7 +111,8 @@ def test_the_hooks_see_a_broken_link_mended(project):
 
 def _as_latin1(path: Path) -> str:
     path.write_bytes(path.read_bytes().replace(b"Label", "Lâbel".encode("latin-1"), 1))
-    return "does not parse (not valid UTF-8 at line"
+    return ("is saved in a legacy 8-bit encoding such as Windows-1252, not UTF-8 (the first byte that is not UTF-8 "
+            "is at line")
 
 
 def _as_an_object(path: Path) -> str:
