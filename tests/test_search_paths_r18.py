@@ -148,3 +148,40 @@ def test_a_pasted_path_is_answered_the_same_on_the_array_and_dictionary_paths(mo
         ix._cover(query, q, ix._score_groups(q.groups), None)
         covered += q.covering is not None
     assert covered  # some of these files are in a constraint's scope
+
+
+# ------------------------------------------------------------------ found in this round's review
+
+@pytest.fixture
+def recorded_paths(tmp_path: Path) -> tuple[Service, str]:
+    root = tmp_path / "shop"
+    root.mkdir()
+    svc = Service(env={}, hook_cache_delay=None)
+    svc.init_project(str(root))
+    svc.record("decision", {
+        "summary": "Entry point reads config from env only",
+        "problem": "src/packwise/main.py read a config file from the working directory, which broke in containers.",
+        "why_chosen": "Reading env vars only in src/packwise/main.py works the same in every environment.",
+    }, project_dir=str(root))
+    svc.record("constraint", {
+        "rule": "Never log request bodies in the payments service",
+        "reason": "Request bodies carry card numbers, and logging them breaks PCI compliance for the company.",
+        "scope": "src/payments/",
+    }, project_dir=str(root))
+    return svc, str(root)
+
+
+def test_a_recorded_path_whose_file_name_is_an_everyday_word_is_found_confidently(recorded_paths):
+    svc, root = recorded_paths
+    answer = svc.get_context(query="src/packwise/main.py", project_dir=root)
+    assert not answer.get("no_confident_match") and _ids(answer)[0] == "dec-001"
+    # The same file name elsewhere is no answer.
+    assert svc.get_context(query="src/other/main.py", project_dir=root)["no_confident_match"] is True
+
+
+def test_an_absolute_path_inside_the_project_is_covered_by_its_scope(recorded_paths):
+    svc, root = recorded_paths
+    relative = svc.get_context(query="fix src/payments/charge.py", project_dir=root)
+    absolute = svc.get_context(query=f"fix {root}/src/payments/charge.py", project_dir=root)
+    assert _ids(absolute)[0] == "con-001" and not absolute.get("no_confident_match")
+    assert absolute["top_relevance"] == relative["top_relevance"]

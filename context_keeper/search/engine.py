@@ -224,11 +224,19 @@ class SearchIndex(InvertedIndex):
                 stand_ins = [self._postings[rel] for rel, _ in alternatives if rel != term]
                 if stand_ins and term not in context:
                     related.append((self._postings.get(term, {}), stand_ins))
+        # A path whose file name is an everyday word ("src/packwise/main.py") has no topical word
+        # left once its directories locate: the whole path, when an entry records it, is the topic.
+        recorded_paths = ({p.lower() for p in file_paths(query)} & compounds.keys()
+                          if context and topical <= 0.0 else set())
         for term in compounds:
             if term not in atoms and term in self._postings:
                 if term in context:
                     locating.add(len(groups))
-                groups.append([(term, self._idf(term) * (t.path_context_weight if term in context else 1.0))])
+                idf = self._idf(term)
+                if term in recorded_paths:
+                    topical += idf
+                    max_raw += idf * (t.k1 + 1.0)
+                groups.append([(term, idf * (t.path_context_weight if term in context else 1.0))])
         if max_raw <= 0.0 and locating:
             # Only a path whose file name has no word of its own ("src/a/b.py"): its directories
             # order what is listed, with no relevance (not topical).
@@ -493,6 +501,7 @@ class SearchIndex(InvertedIndex):
         return dense.score_groups(groups, self._postings, self._term_arrays, len(self._entries))
 
     def search(self, query: str, options: SearchOptions = SearchOptions()) -> SearchResult:
+        query = _within_project(query, options.root)
         now = (F.as_utc(options.now) if options.now else datetime.now(timezone.utc)).timestamp()
         limit = max(0, int(options.limit or 0))
         history = P.asks_about_past(query) if self.tuning.history_cues else False
@@ -716,3 +725,14 @@ class SearchIndex(InvertedIndex):
             out.append(Hit(kind=info.key[0], entry=info.doc.entry, score=score, relevance=min(1.0, score)))
         out.sort(key=lambda h: (-h.score, h.kind, str(F.entry_id(h.entry))))
         return out[:limit]
+
+
+def _within_project(query: str, root: str | None) -> str:
+    """``query`` with the project's root taken off the absolute paths inside it that it names
+    ("fix /home/dev/shop/src/payments/charge.py" asks about src/payments/charge.py): scopes are
+    project-relative, and the root's own directories say nothing about the file."""
+    if not root or len(root) < 2:
+        return query
+    for prefix in {root.rstrip("/\\") + "/", root.rstrip("/\\").replace("/", "\\") + "\\"}:
+        query = query.replace(prefix, "")
+    return query
