@@ -10,18 +10,31 @@ entries took 44 s with the collector running and 13 s with it paused
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+# The server builds indexes of several projects in worker threads at once: one count of the
+# blocks in progress, so the last to end (not the first) turns the collector back on.
+_lock = threading.Lock()
+_depth = 0
+_was_enabled = False
 
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """The collector off for the block, back on after it unless it was off already (nested use,
-    or a caller that turned it off itself)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+    """The collector off for the block, and back on once no block of any thread is left,
+    unless it was off before the first began."""
+    global _depth, _was_enabled
+    with _lock:
+        if _depth == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _depth += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _was_enabled:
+                gc.enable()
