@@ -30,13 +30,15 @@ def spawned(monkeypatch) -> list[tuple]:
 
 def test_a_large_store_without_a_snapshot_is_indexed_in_the_background(project: Path, spawned):
     assert _prompt(project, "s1") is None  # not searched: silent, and quick
-    assert spawned == [("context_keeper.hooks.user_prompt", "rebuild_main", str(project))]
+    assert spawned == [("context_keeper.hooks.user_prompt", "background_build_main", str(project))]
     marker = project / ".context" / user_prompt.BUILD_MARKER
     assert marker.exists()
     assert "not searched" in (project / ".context" / "hook.log").read_text(encoding="utf-8")
     assert _prompt(project, "s2") is None
     assert len(spawned) == 1  # one build at a time: the marker says one is running
-    user_prompt.rebuild_main(str(project))  # what the spawned process runs
+    user_prompt.rebuild_main(str(project))  # the server's rebuild after a write: not the marker's owner
+    assert marker.exists()
+    user_prompt.background_build_main(str(project))  # what the spawned process runs
     assert not marker.exists() and (project / ".context" / snapshot.FILE).is_file()
     text = _prompt(project, "s3")
     assert text is not None and "dec-008" in text  # restored, so searched although large
@@ -57,3 +59,24 @@ def test_a_store_within_the_limit_is_still_built_inline(project: Path, spawned, 
     text = _prompt(project, "s1")
     assert text is not None and "dec-008" in text and spawned == []
     assert (project / ".context" / snapshot.FILE).is_file()
+
+
+def test_a_read_only_context_dir_builds_inline_as_before(project: Path, spawned, monkeypatch):
+    real_open = os.open
+
+    def refuse_the_marker(path, *args, **kwargs):
+        if str(path).endswith(user_prompt.BUILD_MARKER):
+            raise PermissionError(13, "Read-only file system", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse_the_marker)
+    text = _prompt(project, "s1")
+    assert text is not None and "dec-008" in text and spawned == []
+
+
+def test_no_background_process_possible_builds_inline(project: Path, monkeypatch):
+    monkeypatch.setattr(user_prompt, "INLINE_BUILD_MAX_ENTRIES", 5)
+    monkeypatch.setattr(cache, "spawn", lambda *args, **kwargs: None)  # no posix_spawn (Windows)
+    text = _prompt(project, "s1")
+    assert text is not None and "dec-008" in text
+    assert not (project / ".context" / user_prompt.BUILD_MARKER).exists()

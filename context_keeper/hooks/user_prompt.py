@@ -111,6 +111,8 @@ def _service(root: str):  # -> oneshot.OneShotService
             if entries <= INLINE_BUILD_MAX_ENTRIES:
                 return True
             started = _build_in_background(str(store.root))
+            if started is None:
+                return True  # no background build possible (read-only .context/): here, as before
             from context_keeper.hookio import log_line
 
             log_line(str(store.root), "user-prompt-submit",
@@ -122,9 +124,10 @@ def _service(root: str):  # -> oneshot.OneShotService
     return PromptService(env={"CONTEXT_KEEPER_PROJECT": root}, cwd=root)
 
 
-def _build_in_background(root: str) -> bool:
-    """Start ``rebuild_main(root)`` in a detached process unless one is running already (its
-    marker is recent); False when none was started."""
+def _build_in_background(root: str) -> bool | None:
+    """Start ``background_build_main(root)`` in a detached process unless one is running
+    already (its marker is recent): True when started, False when one runs, None when none can
+    (the marker cannot be made: a read-only ``.context/``, or no ``posix_spawn``)."""
     import os
     import time
 
@@ -139,19 +142,36 @@ def _build_in_background(root: str) -> bool:
         pass
     try:
         os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644))
+    except FileExistsError:
+        return False  # another prompt's hook has just started one
     except OSError:
-        return False  # another prompt's hook has just started one (or .context/ is read-only)
-    if spawn("context_keeper.hooks.user_prompt", "rebuild_main", root, site=True) is None:
-        rebuild_main(root)  # no posix_spawn (Windows): only here, within this run
+        return None
+    if spawn("context_keeper.hooks.user_prompt", "background_build_main", root, site=True) is None:
+        _unmark(root)
+        return None
     return True
+
+
+def background_build_main(root: str) -> None:
+    """``rebuild_main`` in the process the prompt hook starts, which then takes its marker away."""
+    try:
+        rebuild_main(root)
+    finally:
+        _unmark(root)
+
+
+def _unmark(root: str) -> None:
+    import os
+
+    try:
+        os.unlink(os.path.join(root, ".context", BUILD_MARKER))
+    except OSError:
+        pass
 
 
 def rebuild_main(root: str) -> None:
     """Rebuild and save the index snapshot for ``root`` now (a background process the server
-    starts after its writes, or the prompt hook for a large store, so the next prompt restores
-    instead of building)."""
-    import os
-
+    starts after its writes, so the next prompt restores instead of building)."""
     try:
         from context_keeper.oneshot import rebuild_snapshot
 
@@ -160,8 +180,3 @@ def rebuild_main(root: str) -> None:
         from context_keeper.hookio import log_line
 
         log_line(root, "user-prompt-submit", f"background index snapshot failed: {type(exc).__name__}: {exc}")
-    finally:
-        try:
-            os.unlink(os.path.join(root, ".context", BUILD_MARKER))
-        except OSError:
-            pass
