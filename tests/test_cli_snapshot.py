@@ -91,3 +91,10 @@ def test_a_snapshot_of_a_missing_files_last_good_copy_follows_the_copy(project: 
     text = copy.read_text(encoding="utf-8").replace("paper level", "thermal ribbon stock")  # same ids, new words
     copy.write_text(text, encoding="utf-8")
     assert any("thermal ribbon stock" in s for s in ask("thermal ribbon stock"))
+
+
+def test_get_adds_no_files_to_a_store_without_a_gitignore(project: Path, capsys):
+    (project / ".context" / ".gitignore").unlink()  # a store made by hand or by an older version
+    before = sorted(p.name for p in (project / ".context").iterdir())
+    assert "dec-008" in _get(capsys, project)
+    assert sorted(p.name for p in (project / ".context").iterdir()) == before
