@@ -51,3 +51,52 @@ def test_the_session_start_briefing_shows_this_weeks_decisions_too(empty_project
     _months_of_api_then_this_week(empty_project)
     text = injected(run_hook("session_start", payload("session_start_startup", empty_project), env=hook_env(empty_project)))
     assert text.count("This week: new ") == 10
+
+
+# ------------------------------------------------------------------ long chains of replacements
+
+def _chain(project: Path, length: int, loop_back: bool = False) -> None:
+    """dec-001 replaced by dec-002, ... by dec-<length>, today's answer (or, ``loop_back``, a
+    hand edit that points the last one back at dec-001)."""
+    entries = [_decision(i, f"Session tokens live {i + 4} minutes", ["auth"], f"2026-01-01T00:00:00+00:00",
+                         status="superseded" if i < length or loop_back else "active",
+                         superseded_by=f"dec-{i + 1:03d}" if i < length else ("dec-001" if loop_back else None))
+               for i in range(1, length + 1)]
+    _write(project, "decisions.json", entries)
+
+
+def test_replaced_by_names_the_end_of_a_chain_longer_than_fifty(empty_project):
+    # The walk stopped after 50 hops: dec-052, itself superseded, was named as the replacement.
+    _chain(empty_project, 55)
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)})
+    replaced = svc.get_context(id="dec-001")["replaced_by"]
+    assert replaced["id"] == "dec-055" and "status" not in replaced
+    assert replaced["via"] == [f"dec-{i:03d}" for i in range(2, 12)] and replaced["via_more"] == 43
+    near_end = svc.get_context(id="dec-050")["replaced_by"]
+    assert near_end["via"] == ["dec-051", "dec-052", "dec-053", "dec-054"] and "via_more" not in near_end
+
+
+def test_decisions_md_and_the_cli_cap_the_ids_a_long_chain_passed(empty_project, capsys, monkeypatch):
+    from context_keeper import cli
+
+    _chain(empty_project, 55)
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)})
+    svc.export_markdown()
+    markdown = (empty_project / "DECISIONS.md").read_text(encoding="utf-8")
+    ids = ", ".join(f"dec-{i:03d}" for i in range(2, 12))
+    assert f" superseded by dec-055 (via {ids} and 43 more)_" in markdown
+    assert "itself superseded" not in markdown
+    monkeypatch.chdir(empty_project)
+    assert cli.main(["get", "dec-001"]) == 0
+    assert f"replaced by dec-055 (via {ids} and 43 more): Session tokens live 59 minutes" in capsys.readouterr().out
+
+
+def test_a_chain_that_loops_back_still_names_the_first_successor_in_decisions_md(empty_project):
+    # The export shares what it learnt of a chain between its entries; a loop is never shared.
+    _chain(empty_project, 5, loop_back=True)
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)})
+    svc.export_markdown()
+    markdown = (empty_project / "DECISIONS.md").read_text(encoding="utf-8")
+    for i in range(1, 6):
+        assert f"superseded by dec-{i % 5 + 1:03d} (itself superseded)_" in markdown
+    assert svc.get_context(id="dec-003")["replaced_by"]["id"] == "dec-004"
