@@ -100,3 +100,48 @@ def test_a_chain_that_loops_back_still_names_the_first_successor_in_decisions_md
     for i in range(1, 6):
         assert f"superseded by dec-{i % 5 + 1:03d} (itself superseded)_" in markdown
     assert svc.get_context(id="dec-003")["replaced_by"]["id"] == "dec-004"
+
+
+# ------------------------------------------------------------------ doctor: one cause, one finding
+
+def _doctor(project: Path, capsys, *extra: str) -> str:
+    from context_keeper import cli
+
+    cli.main(["doctor", "--project", str(project), *extra])
+    return capsys.readouterr().out
+
+
+def test_doctor_reports_links_to_one_deleted_entry_once(empty_project, capsys):
+    # 400 entries linking a hand-deleted dec-001 printed 402 near-identical lines.
+    _write(empty_project, "decisions.json",
+           [_decision(i, f"Detail decision {i}", ["arch"], "2026-01-01T00:00:00+00:00", related_to=["dec-001"])
+            for i in range(2, 42)])
+    text = _doctor(empty_project, capsys)
+    assert text.count("WARNING") == 1
+    listed = ", ".join(f"dec-{i:03d}" for i in range(2, 12))
+    assert f"dec-001, which no entry has, is named by 40 entries' related_to: {listed} and 30 more;" in text
+    (finding,) = json.loads(_doctor(empty_project, capsys, "--json"))["findings"]
+    assert finding["code"] == "dangling_link" and finding["count"] == 40
+    assert finding["entries"] == [f"dec-{i:03d}" for i in range(2, 42)]
+
+
+def test_a_single_dangling_link_keeps_its_own_line_and_json_shape(empty_project, capsys):
+    _write(empty_project, "decisions.json",
+           [_decision(2, "Detail decision", ["arch"], "2026-01-01T00:00:00+00:00", related_to=["dec-001"])])
+    assert "dec-002.related_to names dec-001, which no entry has;" in _doctor(empty_project, capsys)
+    (finding,) = json.loads(_doctor(empty_project, capsys, "--json"))["findings"]
+    assert "count" not in finding and "entries" not in finding
+
+
+def test_doctor_groups_entries_missing_a_title_or_a_readable_timestamp_by_cause(empty_project, capsys):
+    imported = [{**_decision(i, "", ["import"], "31/01/2026"), "sumary": f"Imported decision {i}"} for i in range(1, 31)]
+    for entry in imported:
+        del entry["summary"]
+    _write(empty_project, "decisions.json", imported)
+    text = _doctor(empty_project, capsys)
+    assert text.count("missing_title") == 0 and text.count("\n  WARNING") == 3, text
+    assert "30 entries (dec-001, dec-002," in text and 'they have "sumary": rename that key to "summary"' in text
+    assert "created_at of 30 entries (dec-001" in text and "updated_at of 30 entries (dec-001" in text
+    findings = json.loads(_doctor(empty_project, capsys, "--json"))["findings"]
+    assert sorted((f["code"], f["count"]) for f in findings) == [
+        ("bad_timestamp", 30), ("bad_timestamp", 30), ("missing_title", 30)]
