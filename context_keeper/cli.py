@@ -108,7 +108,7 @@ def _format_hit(item: dict[str, Any], ranked: bool = True) -> str:
         lines.append("    " + " ".join(detail.split())[:300])
     replaced = item.get("replaced_by")
     if replaced:
-        via = f" (via {', '.join(replaced['via'])})" if replaced.get("via") else ""
+        via = f" (via {render.via_phrase(replaced)})" if replaced.get("via") else ""
         retired = f" [itself {replaced['status']}]" if replaced.get("status") else ""
         lines.append(f"    replaced by {replaced['id']}{via}: {replaced.get('summary', '')}{retired}")
     elif isinstance(entry.get("superseded_by"), str) and entry["superseded_by"].strip():

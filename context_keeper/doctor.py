@@ -85,6 +85,10 @@ class Finding:
     file: str | None = None
     fix: str | None = None  # what --fix would do; None when a person has to act
     fixed: bool = False
+    # A finding that stands for many entries of one cause (hundreds of links to one deleted
+    # entry were hundreds of near-identical lines): how many, and all their ids. In --json only.
+    count: int | None = None
+    entries: list[str] | None = None
 
 
 @dataclass
@@ -103,7 +107,18 @@ class Report:
 
     def as_dict(self) -> dict[str, Any]:
         return {"project": self.project, "exit_code": self.exit_code,
-                "findings": [asdict(f) for f in self.findings]}
+                "findings": [{k: v for k, v in asdict(f).items() if v is not None or k not in _GROUP_KEYS}
+                             for f in self.findings]}
+
+
+_GROUP_KEYS = ("count", "entries")
+LISTED = 10  # ids a grouped finding names in its message; its ``entries`` holds them all
+
+
+def _grouped(entries: list[str]) -> dict[str, Any]:
+    """The ``count`` and ``entries`` of a finding about ``entries`` (each id once)."""
+    ids = list(dict.fromkeys(entries))
+    return {"count": len(ids), "entries": ids}
 
 
 # ---------------------------------------------------------------- checks
@@ -524,18 +539,35 @@ def _check_links(store: Store) -> list[Finding]:
     # Ids in a file that does not parse cannot be known: a link into it is not reported as
     # dangling (that advice would strip real links); the corrupt file is reported instead.
     unreadable = {KINDS[state.kind.name].prefix for state in states if state.error is not None}
-    findings = []
+    # One finding per missing id: a central entry deleted by hand is one cause, however many
+    # entries link to it.
+    holders: dict[str, list[tuple[str, str, str, str]]] = {}
     for state in states:
         for entry in state.entries:
             for field_name, target in _links(entry):
                 if target.strip() not in known and target.strip().split("-")[0] not in unreadable:
-                    findings.append(Finding(
-                        WARNING, "dangling_link",
-                        f"{entry['id']}.{field_name} names {target}, which no entry has; correct the id "
-                        f"or remove it: edit .context/{state.path.name} by hand, or have the agent call update_entry",
-                        file=state.path.name,
-                    ))
-    return findings
+                    holders.setdefault(target.strip(), []).append((entry["id"], field_name, target, state.path.name))
+    return [_dangling_finding(links) for links in holders.values()]
+
+
+def _dangling_finding(links: list[tuple[str, str, str, str]]) -> Finding:
+    """The finding for the links (holder id, field, target as written, file) that name one missing id."""
+    files = list(dict.fromkeys(file for *_rest, file in links))
+    fix = (f"correct the id or remove it: edit {' and '.join(f'.context/{f}' for f in files)} by hand, "
+           "or have the agent call update_entry")
+    if len(links) == 1:
+        holder, field_name, target, file = links[0]
+        return Finding(WARNING, "dangling_link", f"{holder}.{field_name} names {target}, which no entry has; {fix}",
+                       file=file)
+    group = _grouped([holder for holder, *_rest in links])
+    fields = " / ".join(dict.fromkeys(field_name for _holder, field_name, *_rest in links))
+    noun = "entry's" if group["count"] == 1 else "entries'"
+    return Finding(
+        WARNING, "dangling_link",
+        f"{links[0][2].strip()}, which no entry has, is named by {group['count']} {noun} {fields}: "
+        f"{_some(group['entries'], LISTED)}; {fix}",
+        file=files[0], **group,
+    )
 
 
 def _check_numbers(store: Store) -> list[Finding]:
@@ -567,6 +599,7 @@ def _check_titles(store: Store) -> list[Finding]:
     findings = []
     for kind in KINDS.values():
         state = store.state(kind)
+        by_key: dict[str | None, list[str]] = {}  # the misspelt key (one import's cause) -> entries
         for entry in state.entries:
             title = entry.get(kind.title_field)
             if isinstance(title, str) and title.strip():
@@ -574,12 +607,17 @@ def _check_titles(store: Store) -> list[Finding]:
             # An entry as read keeps the keys it was stored with: a misspelt one is among them.
             near = difflib.get_close_matches(kind.title_field, [k for k in entry if isinstance(k, str)
                                                                  and kind.spec(k) is None], n=1, cutoff=0.7)
-            hint = f' (it has "{near[0]}": rename that key to "{kind.title_field}")' if near else ""
+            by_key.setdefault(near[0] if near else None, []).append(entry["id"])
+        for near, ids in by_key.items():
+            one = len(ids) == 1
+            hint = f' ({"it has" if one else "they have"} "{near}": rename that key to "{kind.title_field}")' if near else ""
+            who = ids[0] if one else f"{len(ids)} entries ({_some(ids, LISTED)})"
             findings.append(Finding(
                 WARNING, "missing_title",
-                f"{entry['id']} has no {kind.title_field}{hint}, so summaries and hooks show it as a blank line. "
-                f"Give it a \"{kind.title_field}\" in .context/{state.path.name}",
-                file=state.path.name,
+                f"{who} {'has' if one else 'have'} no {kind.title_field}{hint}, so summaries and hooks show "
+                f"{'it as a blank line' if one else 'them as blank lines'}. "
+                f"Give {'it' if one else 'each'} a \"{kind.title_field}\" in .context/{state.path.name}",
+                file=state.path.name, **({} if one else _grouped(ids)),
             ))
     return findings
 
@@ -588,17 +626,31 @@ def _check_timestamps(store: Store) -> list[Finding]:
     findings = []
     for kind in KINDS.values():
         state = store.state(kind)
+        by_field: dict[str, list[tuple[str, Any]]] = {}  # one importer's format: every entry, one field
         for entry in state.entries:
             for field_name in model.TIMESTAMPS:
                 value = entry.get(field_name)
                 if value is not None and model.parse_time(value) is None:
-                    findings.append(Finding(
-                        WARNING, "bad_timestamp",
-                        f"{entry['id']}.{field_name} is {model.shown(value)}, which is not a readable ISO-8601 time; "
-                        "recency, `since`/`before` and prune_stale treat the entry as having none. Write it "
-                        f"like 2026-01-31T12:00:00+00:00 in .context/{state.path.name}",
-                        file=state.path.name,
-                    ))
+                    by_field.setdefault(field_name, []).append((entry["id"], value))
+        for field_name, bad in by_field.items():
+            advice = f"Write it like 2026-01-31T12:00:00+00:00 in .context/{state.path.name}"
+            if len(bad) == 1:
+                (entry_id, value), = bad
+                findings.append(Finding(
+                    WARNING, "bad_timestamp",
+                    f"{entry_id}.{field_name} is {model.shown(value)}, which is not a readable ISO-8601 time; "
+                    f"recency, `since`/`before` and prune_stale treat the entry as having none. {advice}",
+                    file=state.path.name,
+                ))
+                continue
+            ids = [entry_id for entry_id, _value in bad]
+            findings.append(Finding(
+                WARNING, "bad_timestamp",
+                f"{field_name} of {len(ids)} entries ({_some(ids, LISTED)}) is not a readable ISO-8601 time "
+                f"({ids[0]} has {model.shown(bad[0][1])}); recency, `since`/`before` and prune_stale treat them as "
+                f"having none. {advice}",
+                file=state.path.name, **_grouped(ids),
+            ))
     return findings
 
 

@@ -81,3 +81,11 @@ def pipeline_line(entry: Mapping[str, Any], *, max_steps: int = 6) -> str:
     if entry.get("when_to_invoke"):
         line += f" (when: {clip(entry.get('when_to_invoke'), 100)})"
     return line + (f": {shown}" if shown else "")
+
+
+def via_phrase(replacement: Mapping[str, Any]) -> str:
+    """The ids a chain of replacements passed on the way (``replaced_by``'s ``via``), as text:
+    "dec-002, dec-003 and 42 more" once ``via_more`` says the list was cut."""
+    ids = ", ".join(" ".join(str(i or "").split()) for i in replacement.get("via") or ())
+    more = replacement.get("via_more")
+    return f"{ids} and {more} more" if isinstance(more, int) and more > 0 else ids

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from context_keeper.lines import clip, constraint_line, decision_line, neutralize, pipeline_line  # noqa: F401 - re-exported
+from context_keeper.lines import clip, constraint_line, decision_line, neutralize, pipeline_line, via_phrase  # noqa: F401 - re-exported
 from context_keeper.model import DECISION, Kind, entry_title, id_sort_key
 
 TYPE_CHECKING = False  # typing costs ~5 ms to import on the hooks' cold path
@@ -83,7 +83,7 @@ def _successor_note(entry: Mapping[str, Any], replacement: Mapping[str, Any] | N
         return f"superseded by {_one_line(entry['superseded_by'])}"
     notes = []
     if replacement.get("via"):
-        notes.append("via " + ", ".join(_one_line(i) for i in replacement["via"]))
+        notes.append("via " + via_phrase(replacement))
     if replacement.get("status"):
         notes.append(f"itself {_one_line(replacement['status'])}")
     return f"superseded by {_one_line(replacement['id'])}" + (f" ({'; '.join(notes)})" if notes else "")

@@ -641,14 +641,22 @@ def _link_summary(store: Store, entry_id: str) -> dict[str, Any] | None:
             "why": entry.get("why_chosen") or entry.get("reason") or entry.get("purpose") or ""}
 
 
-MAX_CHAIN = 50
+VIA_LISTED = 10  # a year of weekly revisions would put 50 ids in every answer about the chain
 
 
-def current_replacement(store: Store, entry: Mapping[str, Any]) -> dict[str, Any] | None:
+# What follows an id in a chain of replacements: the chain's end, the first ``VIA_LISTED`` ids
+# passed on the way there (the id itself first, unless it is the end) and how many were passed.
+_Tail = tuple  # (end id, tuple of ids, count)
+
+
+def current_replacement(store: Store, entry: Mapping[str, Any], memo: dict[str, _Tail] | None = None) -> dict[str, Any] | None:
     """What replaced ``entry`` today: its successor, or, when that was itself replaced
-    (a → b → c), the end of the chain, with the ids passed on the way in ``via``. Naming b
-    alone told the agent that b is the current answer. A chain that ends in a retired entry
-    says so (``status``); one that loops back (a hand edit) names the first successor."""
+    (a → b → c), the end of the chain, however long, with the ids passed on the way in ``via``
+    (the first ``VIA_LISTED`` of them; ``via_more`` counts the others). Naming b alone told the
+    agent that b is the current answer, and so did stopping after a fixed number of hops. A
+    chain that ends in a retired entry says so (``status``); one that loops back (a hand edit)
+    names the first successor. Linear in the chain; with one ``memo`` for many entries of a
+    store (DECISIONS.md lists them all), linear in the store rather than in chain × entries."""
     successor = entry.get("superseded_by")
     if not isinstance(successor, str) or not successor.strip():
         return None
@@ -656,40 +664,64 @@ def current_replacement(store: Store, entry: Mapping[str, Any]) -> dict[str, Any
     successor = _id_asked(store, successor)
     if successor == entry.get("id"):
         return None  # an entry replaced by itself names nothing that replaced it
-    seen = {str(entry.get("id")), successor}
-    chain = [successor]
-    current: Mapping[str, Any] | None = None
-    for _ in range(MAX_CHAIN):
+    tail = _chain_tail(store, str(entry.get("id")), successor, {} if memo is None else memo)
+    if tail is None:
+        return None
+    end, passed, passed_count = tail
+    summary = _link_summary(store, end)
+    if summary is None:
+        return None
+    try:
+        status = store.find(end)[1].get("status", "active")
+    except ContextKeeperError:
+        status = "active"
+    if status != "active":
+        summary["status"] = status
+    if passed_count:
+        summary["via"] = list(passed)
+        if passed_count > len(passed):
+            summary["via_more"] = passed_count - len(passed)
+    return summary
+
+
+def _chain_tail(store: Store, start: str, successor: str, memo: dict[str, _Tail]) -> _Tail | None:
+    """The tail that follows ``successor`` for the entry ``start``; None when ``successor``
+    names no readable entry. Tails of chains without a loop are kept in ``memo``."""
+    looped = (successor, (), 0)  # a loop: no entry in it is current
+    path = [successor]
+    on_path = {start, successor}
+    joined: _Tail | None = None
+    while True:  # ends: every step adds an id to ``on_path`` or stops
+        known = memo.get(path[-1])
+        if known is not None:
+            if known[0] == start:  # the known chain ends at this very entry: it loops back
+                return looped
+            joined = known
+            path.pop()
+            break
         try:
-            _kind, current = store.find(chain[-1])
+            _kind, current = store.find(path[-1])
         except ContextKeeperError:
-            current = None
+            if len(path) == 1:
+                return None
+            path.pop()  # the last link names no readable entry: the one before it is the end
             break
         following = current.get("superseded_by")
         replaced = current.get("status") == "superseded" or current.get("status") == "deprecated" and following
         if not replaced or not isinstance(following, str) or not following.strip():
             break
         following = _id_asked(store, following)
-        if following in seen:  # a loop: no entry in it is current
-            chain = chain[:1]
-            current = None
-            break
-        seen.add(following)
-        chain.append(following)
-    if current is None and len(chain) > 1:
-        chain.pop()  # the last link names no readable entry: the one before it is the end
-    summary = _link_summary(store, chain[-1])
-    if summary is None:
-        return None
-    try:
-        status = store.find(chain[-1])[1].get("status", "active")
-    except ContextKeeperError:
-        status = "active"
-    if status != "active":
-        summary["status"] = status
-    if len(chain) > 1:
-        summary["via"] = chain[:-1]
-    return summary
+        if following in on_path:
+            return looped
+        on_path.add(following)
+        path.append(following)
+    if joined is None:
+        end = path.pop()
+        joined = memo[end] = (end, (), 0)
+    tail = joined
+    for passed in reversed(path):
+        tail = memo[passed] = (tail[0], (passed, *tail[1])[:VIA_LISTED], tail[2] + 1)
+    return tail
 
 
 def _predecessors(store: Store, kind_name: str, entry: Mapping[str, Any], named: Sequence[str] = ()) -> list[str]:
@@ -748,7 +780,7 @@ def _compact_annotations(item: dict[str, Any], entry: Mapping[str, Any], replace
             changed = True
         else:
             # The end of a chain keeps how it was reached, and a retired one says so.
-            short = {k: successor[k] for k in ("id", "status", "via") if k in successor}
+            short = {k: successor[k] for k in ("id", "status", "via", "via_more") if k in successor}
             if short != successor:
                 item["replaced_by"] = short
                 changed = True

@@ -570,7 +570,8 @@ class Service:
         _refuse_to_replace_other_writing(target, established)
         from context_keeper.retrieval import current_replacement  # the successor get_context names
 
-        replacements = {e["id"]: current_replacement(store, e) for e in state.entries if e.get("superseded_by")}
+        chains: dict = {}  # shared: a long chain is walked once, not once per entry on it
+        replacements = {e["id"]: current_replacement(store, e, chains) for e in state.entries if e.get("superseded_by")}
         text = render.decisions_markdown(self.config(store)["project_name"], state.entries, replacements)
         atomic_write_text(target, text)
         return {"success": True, "path": str(target), "decisions": len(state.entries)}

@@ -1,6 +1,7 @@
 """The session-start project summary, packed into a token budget.
 
-Order: absolute constraints, active decisions grouped by their most shared tags, pipelines,
+Order: absolute constraints, active decisions grouped by their most shared tags (each group's
+newest first, the groups filled in rounds so that none takes the whole share), pipelines,
 advisory constraints. Every section degrades before anything is dropped (long reasons are cut
 first), decisions leave a share of the budget to the sections after them, a heading appears only
 with at least one line under it, and what could not fit is counted in a closing note — a big
@@ -115,6 +116,40 @@ class _Packer:
             self.add(line_of(item), what)
 
 
+def _fill_groups_in_rounds(packer: _Packer, groups: Sequence[tuple[str, Sequence[Any]]], line_of, what: str) -> None:
+    """Each group under its heading, its lines chosen in rounds: every group's newest entry, then
+    every group's next one, until the budget is spent. Filled one group after another, the most
+    shared tag (listed first) took the whole budget with months-old entries and this week's
+    decisions under other tags did not show. Lines that do not fit are skipped, as in a section;
+    a group none of whose lines fits gets no heading. Each entry is looked at once."""
+    headings = [f"[{render.clip(tag, 60)}]" for tag, _group in groups]
+    chosen: list[list[str]] = [[] for _ in groups]
+    pending = [iter(group) for _tag, group in groups]
+    live = list(range(len(groups)))
+    room = packer.budget - packer.used
+    while live and room >= MIN_ROOM:
+        still_live = []
+        for g in live:
+            item = next(pending[g], None)
+            if item is None:
+                continue
+            still_live.append(g)
+            line = line_of(item)
+            heading_cost = 0 if chosen[g] else _cost([headings[g]])
+            if _cost([line]) + heading_cost <= room and room - heading_cost >= MIN_ROOM:
+                chosen[g].append(line)
+                room -= _cost([line]) + heading_cost
+            if room < MIN_ROOM:
+                break
+        live = still_live
+    for heading, lines in zip(headings, chosen):
+        if lines:
+            packer.add(heading)
+            for line in lines:
+                packer.add(line)
+    packer.dropped[what] += sum(len(group) for _tag, group in groups) - sum(len(lines) for lines in chosen)
+
+
 def build_summary(
     project_name: str,
     decisions: Sequence[Mapping[str, Any]],
@@ -178,8 +213,7 @@ def build_summary(
         if (packer.fits([*opening, render.decision_line(groups[0][1][0], why_chars=why_chars)])
                 and packer.budget - packer.used - _cost(opening) >= MIN_ROOM):
             packer.add("\nDecisions:")
-            for tag, group in groups:
-                packer.section(f"[{render.clip(tag, 60)}]", group, lambda d: render.decision_line(d, why_chars=why_chars), "decisions")
+            _fill_groups_in_rounds(packer, groups, lambda d: render.decision_line(d, why_chars=why_chars), "decisions")
         else:
             packer.dropped["decisions"] += len(active_decisions)
         packer.budget += reserve
