@@ -2,7 +2,8 @@
 
     python benchmarks/bench_scale.py [--sizes 10000,20000,50000] [--runs 3]
 
-For each size, a synthetic store (benchmarks/synthetic.py) and these cases, each a fresh
+For each size, a synthetic store (benchmarks/synthetic.py, with the ``.gitignore`` that
+``init`` writes) and these cases, each a fresh
 process as the client spawns it, median of ``--runs``:
 
 - ``get, no saved state``: the first ``context-keeper get`` on a store (builds the index,
@@ -38,6 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.synthetic import make_sized_store  # noqa: E402
+from context_keeper.store import write_gitignore  # noqa: E402
 
 PROMPT = "how do we handle retries when the upload queue backs up?"
 
@@ -123,6 +125,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ck-bench-scale-") as tmp:
         for size in sizes:
             root = make_sized_store(Path(tmp) / f"s{size}", size)
+            write_gitignore(root / ".context")  # as init leaves it: get saves its state only then
             results[size] = bench(root, args.runs)
             shutil.rmtree(root)
     labels = [label for label, _ in results[sizes[0]]]
