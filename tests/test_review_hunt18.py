@@ -9,6 +9,7 @@ import pytest
 
 from context_keeper import doctor
 from context_keeper.service import Service
+from context_keeper.store import _wide_encoding
 from tests.test_portability_hunt18 import _case_insensitive_lexists
 
 REASON = "A leaked token in the logs caused an account takeover last spring."
@@ -67,3 +68,35 @@ def test_a_scope_whose_existing_folders_are_spelled_as_on_disk_is_only_noted_as_
 
 def test_a_glob_spelled_as_on_disk_that_matches_a_file_says_nothing(tmp_path: Path):
     assert _scope_findings(_auth_project(tmp_path, "src/Auth/**/*.py")) == []
+
+
+# ------------------------------------------------------------------ 2. UTF-32 without a byte order mark
+
+JAPANESE = [{"id": "dec-001", "summary": "認証にはセッションクッキーを使用する",
+             "problem": "ログインの状態をどこに保存するかを決める必要がある。トークンは漏洩の危険がある。",
+             "why_chosen": "セッションクッキーは既存の基盤で動作し、失効の管理が簡単で、チームが運用に慣れている。"}]
+
+
+@pytest.mark.parametrize("encoding", ["utf-32-le", "utf-32-be"])
+def test_a_utf32_store_file_without_a_bom_in_japanese_says_to_re_save_it_as_utf8(tmp_path: Path, encoding: str):
+    Service(env={}).init_project(str(tmp_path))
+    (tmp_path / ".context" / "decisions.json").write_bytes(
+        json.dumps(JAPANESE, ensure_ascii=False, indent=2).encode(encoding))
+    said = " ".join(f.message for f in doctor.diagnose(tmp_path).findings)
+    assert "is saved as UTF-32, not UTF-8" in said and "Re-save it as UTF-8" in said
+    assert "by hand" not in said
+
+
+@pytest.mark.parametrize("ensure_ascii", [False, True])
+def test_utf8_text_is_never_taken_for_a_wide_encoding(ensure_ascii: bool):
+    assert _wide_encoding(json.dumps(JAPANESE, ensure_ascii=ensure_ascii, indent=2).encode("utf-8")) is None
+
+
+@pytest.mark.parametrize("encoding,expected", [
+    ("utf-16-le", "UTF-16"), ("utf-16-be", "UTF-16"), ("utf-32-le", "UTF-32"), ("utf-32-be", "UTF-32")])
+def test_ascii_json_without_a_bom_is_told_utf16_from_utf32(encoding: str, expected: str):
+    assert _wide_encoding(json.dumps(JAPANESE, indent=2).encode(encoding)) == expected
+
+
+def test_a_file_of_zeros_is_no_wide_text():
+    assert _wide_encoding(b"\x00" * 8192) is None
