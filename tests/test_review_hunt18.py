@@ -10,6 +10,9 @@ import pytest
 from context_keeper import doctor
 from context_keeper.service import Service
 from context_keeper.store import _wide_encoding
+from tests.conftest import REPO
+from tests.hook_helpers import hook_env
+from tests.test_cli_hunt18 import _ck, _text
 from tests.test_portability_hunt18 import _case_insensitive_lexists
 
 REASON = "A leaked token in the logs caused an account takeover last spring."
@@ -100,3 +103,26 @@ def test_ascii_json_without_a_bom_is_told_utf16_from_utf32(encoding: str, expect
 
 def test_a_file_of_zeros_is_no_wide_text():
     assert _wide_encoding(b"\x00" * 8192) is None
+
+
+# ------------------------------------------------------------------ 3. a --scope that climbs out and back in
+
+
+def test_a_relative_scope_that_climbs_out_of_the_project_and_back_in_is_accepted(project: Path):
+    here = project / "src" / "packwise" / "labels"
+    back_in = f"../../../../{project.name}/src/packwise/labels/worker.py"
+    proc = _ck("get", "change the label printing retry", "--scope", back_in, "--json", cwd=here)
+    assert proc.returncode == 0, _text(proc)[1]
+    assert "con-003" in [r["entry"]["id"] for r in json.loads(proc.stdout)["results"]]
+
+
+def test_a_relative_scope_from_a_project_reached_through_a_symlink_is_read_from_here(project: Path,
+                                                                                     tmp_path: Path):
+    link = tmp_path / "link"
+    link.symlink_to(project, target_is_directory=True)
+    env = {**hook_env(), "PYTHONPATH": str(REPO), "CONTEXT_KEEPER_PROJECT": str(link)}
+    for scope in ("worker.py", "../labels/worker.py", f"../../../../{project.name}/src/packwise/labels/worker.py"):
+        proc = _ck("get", "change the label printing retry", "--scope", scope, "--json",
+                   cwd=link / "src" / "packwise" / "labels", env=env)
+        assert proc.returncode == 0, _text(proc)[1]
+        assert "con-003" in [r["entry"]["id"] for r in json.loads(proc.stdout)["results"]]
