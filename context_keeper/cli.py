@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import errno
 import os
-import posixpath
 import re
 import sys
 from collections.abc import Sequence
@@ -225,15 +224,19 @@ def _scope_from_here(scope: str, root: Any) -> str:
     text = scope.strip()
     if is_global(text) or os.path.isabs(text) or text.startswith("~"):
         return scope  # get_context says what is wrong with a home-relative path
-    here = project_relative(os.getcwd(), str(root))
-    if here is None:
+    here = os.getcwd()
+    if project_relative(here, str(root)) is None:
         return scope
-    joined = posixpath.normpath(posixpath.join(here, text.replace(os.sep, "/")))
-    if joined == ".." or joined.startswith("../"):
+    # From the real directory, not from the project-relative one: "../../../proj/src" climbs out
+    # of the project and back in, which only the absolute path shows.
+    joined = project_relative(os.path.join(here, text), str(root))
+    if joined is None:
         raise InvalidInput(f"--scope {scope!r} leads outside the project ({root}) from the current directory "
                            f"({os.getcwd()}): give a file or directory of the project, relative to the current "
                            "directory or absolute", field="scope")
-    return joined + "/" if text.endswith("/") and joined != "." else joined
+    if not joined:
+        return "."
+    return joined + "/" if text.endswith(("/", os.sep)) else joined
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

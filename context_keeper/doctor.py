@@ -44,6 +44,7 @@ the code describes the store after the repairs.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -903,14 +904,19 @@ def _check_scopes(store: Store) -> list[Finding]:
     pending, findings = {}, []
     for e in scoped:
         pattern = normalize_path(e["scope"], root)
-        # A plain path is there or not: no scan needed, and the scan skips node_modules/ and
-        # the like, which a rule may well be about.
-        spelled = None if is_glob(pattern) or not pattern else _spelling_on_disk(root, pattern)
-        if spelled is None:
-            pending[e["id"]] = e["scope"]
-        elif spelled != pattern:
+        parts = pattern.split("/") if pattern else []
+        # A glob's folders before its first wildcard are plain names: looked up like a path, they
+        # show "src/auth/**/*.py" was written for src/Auth/, which no scan would.
+        literal = list(itertools.takewhile(lambda part: not is_glob(part), parts))
+        spelled, complete = _spelling_on_disk(root, literal)
+        if spelled != literal[:len(spelled)]:
             slash = "/" if e["scope"].rstrip().endswith(("/", "\\")) else ""
-            findings.append(_miscased_scope(e["id"], e["scope"], spelled + slash, root, state.path.name))
+            findings.append(_miscased_scope(e["id"], e["scope"], parts[:len(spelled)], spelled,
+                                            "/".join(spelled + parts[len(spelled):]) + slash, root, state.path.name))
+        elif is_glob(pattern) or not complete or not parts:
+            # A plain path is there or not: no scan needed, and the scan skips node_modules/
+            # and the like, which a rule may well be about.
+            pending[e["id"]] = e["scope"]
     # A rule about node_modules/ (or .venv/, ...) is looked for there: the scan skips those
     # directories only for speed, and the edit guard applies the rule to files in them.
     enter = frozenset(part for scope in pending.values() for part in normalize_path(scope, root).split("/")
@@ -941,36 +947,46 @@ def _check_scopes(store: Store) -> list[Finding]:
     ]
 
 
-def _spelling_on_disk(root: str, relative: str) -> str | None:
-    """``relative`` (a project-relative POSIX path) as the names on disk spell it, or None when
-    there is no such path. Each part is looked up in its parent's listing, because on a
-    case-insensitive volume (macOS, Windows) ``os.path.lexists`` is true for any case of a name:
-    ``src/auth`` -> ``src/Auth`` when the folder is ``src/Auth``."""
+def _spelling_on_disk(root: str, parts: list[str]) -> tuple[list[str], bool]:
+    """The leading ``parts`` of a project-relative path as the names on disk spell them, up to
+    the first that does not exist, and whether all exist. Each part is looked up in its parent's
+    listing, because on a case-insensitive volume (macOS, Windows) ``os.path.lexists`` is true
+    for any case of a name: ``src/auth/oauth`` -> ``src/Auth`` when the folder is ``src/Auth``
+    and has no ``oauth`` yet."""
     directory, spelled = root, []
-    for part in relative.split("/"):
+    for index, part in enumerate(parts):
         try:
             names = os.listdir(directory)
-        except OSError:  # unreadable or not a directory: only the path as written can be tried
-            return relative if os.path.lexists(os.path.join(root, relative)) else None
+        except OSError:  # unreadable or not a directory: only the rest as written can be tried
+            rest = parts[index:]
+            return (spelled + rest, True) if os.path.lexists(os.path.join(directory, *rest)) else (spelled, False)
         if part not in names:
             same = sorted(name for name in names if name.casefold() == part.casefold())
-            if not same:
-                return relative if os.path.lexists(os.path.join(directory, part)) else None
-            part = same[0]
+            if same:
+                part = same[0]
+            elif not os.path.lexists(os.path.join(directory, part)):  # not a name spelt otherwise (NFD)
+                return spelled, False
         spelled.append(part)
         directory = os.path.join(directory, part)
-    return "/".join(spelled)
+    return spelled, True
 
 
-def _miscased_scope(entry_id: str, scope: str, spelled: str, root: str, file: str) -> Finding:
+def _miscased_scope(entry_id: str, scope: str, written: list[str], spelled: list[str], corrected: str, root: str,
+                    file: str) -> Finding:
     # Scopes match paths case for case, as git and a case-sensitive checkout (Linux, CI) see them;
     # a case-insensitive volume makes the path exist, not the scope match.
-    kind = "folder" if os.path.isdir(os.path.join(root, spelled)) else "file"
+    on_disk = "/".join(spelled)
+    kind = "folder" if os.path.isdir(os.path.join(root, on_disk)) else "file"
+    if corrected.rstrip("/") == on_disk:  # the whole scope names that file or folder
+        differs, target = f"which differs in case from the {kind} {corrected!r}", repr(corrected)
+    else:
+        differs = f"whose {'/'.join(written)!r} differs in case from the {kind} {on_disk!r}"
+        target = f"{on_disk + '/'!r} or what it holds"
     return Finding(WARNING, "miscased_scope",
-                   f"{entry_id} has scope {scope!r}, which differs in case from the {kind} {spelled!r}: scopes match "
-                   f"paths case for case, so the edit guard and get_context never apply it to {spelled!r}, on a "
-                   f"case-insensitive disk too. Write it as {spelled!r}: edit .context/constraints.json by hand, or "
-                   "have the agent call update_entry.", file=file)
+                   f"{entry_id} has scope {scope!r}, {differs}: scopes match paths case for case, so the edit "
+                   f"guard and get_context never apply it to {target}, on a case-insensitive disk too. Write it "
+                   f"as {corrected!r}: edit .context/constraints.json by hand, or have the agent call update_entry.",
+                   file=file)
 
 
 def _in_git(root: Path) -> bool:

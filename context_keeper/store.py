@@ -620,12 +620,15 @@ def _wide_encoding(data: bytes) -> str | None:
     head = data[:4096]
     if b"\x00" not in head:
         return None
-    # Share of NUL bytes at each position mod 4: ASCII as UTF-32 has NULs at 1, 2 (and 3 or 0),
-    # as UTF-16 at every odd (or every even) position; the other positions carry the characters
-    # (a file of zeros left by a crash is no text at all).
+    # Share of NUL bytes at each position mod 4. A UTF-32 unit holds a code point of at most
+    # 0x10FFFF: its top byte (3 little-endian, 0 big-endian) is always NUL, the next one is NUL for
+    # any character short of the emoji planes, Japanese as much as ASCII; its low byte carries
+    # the character (a file of zeros left by a crash is no text at all). As UTF-16, ASCII has
+    # NULs at every odd (or every even) position.
     nul = [head[i::4].count(0) / max(1, len(head[i::4])) for i in range(4)]
-    if min(nul[1], nul[2]) >= 0.9 and min(nul[0], nul[3]) <= 0.1:
-        return "UTF-32"
+    for top, plane, low in ((3, 2, 0), (0, 1, 3)):
+        if nul[top] >= 0.9 and nul[plane] >= 0.5 and nul[low] <= 0.1:
+            return "UTF-32"
     even, odd = (nul[0] + nul[2]) / 2, (nul[1] + nul[3]) / 2
     return "UTF-16" if max(even, odd) >= 0.5 and min(even, odd) <= 0.1 else None
 
