@@ -70,7 +70,9 @@ def test_install_leaves_a_wrapper_and_does_not_add_the_hook_it_runs_beside_it(pr
     assert ("SessionStart", ACTIVATE) in commands and ("PreToolUse", WITH_ENV) in commands
     assert [c for e, c in commands if e == "SessionStart"] == [ACTIVATE]
     assert [c for e, c in commands if e == "PreToolUse"] == [WITH_ENV]
-    assert any(e == "PostToolUse" and "scope-guard" in c for e, c in commands)  # no wrapper there: ours added
+    # No wrapper there: ours added, in whichever form install chose (the console script when it
+    # is on PATH, else the launcher).
+    assert any(e == "PostToolUse" and install.hook_run_by(c) == "scope-guard" for e, c in commands)
     assert (f"note: left `{ACTIVATE}` (SessionStart) in {path}: it is your own command, and it seems to run "
             "context-keeper's session-start hook, so install did not add") in proc.stderr
     assert "left `" + WITH_ENV + "` (PreToolUse)" in proc.stderr
