@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -501,7 +502,7 @@ class SearchIndex(InvertedIndex):
         return dense.score_groups(groups, self._postings, self._term_arrays, len(self._entries))
 
     def search(self, query: str, options: SearchOptions = SearchOptions()) -> SearchResult:
-        query = _within_project(query, options.root)
+        query = _within_project(_repository_paths(query), options.root)
         now = (F.as_utc(options.now) if options.now else datetime.now(timezone.utc)).timestamp()
         limit = max(0, int(options.limit or 0))
         history = P.asks_about_past(query) if self.tuning.history_cues else False
@@ -736,3 +737,14 @@ def _within_project(query: str, root: str | None) -> str:
     for prefix in {root.rstrip("/\\") + "/", root.rstrip("/\\").replace("/", "\\") + "\\"}:
         query = query.replace(prefix, "")
     return query
+
+
+# A link to a file in a code host's web view ("https://github.com/acme/shop/blob/main/src/app.py",
+# GitLab's ".../shop/-/blob/main/src/app.py"): the host, owner, repository and branch say where
+# the project is, not what the file is about; what follows them is the project path.
+_REPOSITORY_LINK = re.compile(r"\bhttps?://[^\s/]+/(?:[^\s/]+/)+?(?:-/)?(?:blob|tree|raw)/[^\s/]+/")
+
+
+def _repository_paths(query: str) -> str:
+    """``query`` with each code host link to a file read as the project path it names."""
+    return _REPOSITORY_LINK.sub("", query) if "://" in query else query

@@ -40,9 +40,10 @@ _BACKSLASH = re.compile(r"(?<=\w)\\(?=\w)")
 _CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+)")
 
 
-# A file's position as compilers, linters and test runners print it ("mbtiles.rs:142:9"): the
-# numbers glued on made the file name a word no entry spells.
-_AT_LINE = re.compile(r"(.*\.([A-Za-z][A-Za-z0-9]{0,7}))(?::\d+){1,2}")
+# A file's position as compilers, linters and test runners print it ("mbtiles.rs:142:9"), as a
+# code host's link anchors it ("api.py#L12", "#L12-L20") or as pytest names a test in it
+# ("test_api.py::test_ping", group 3): glued on, they made the file name a word no entry spells.
+_AT_LINE = re.compile(r"(.*\.([A-Za-z][A-Za-z0-9]{0,7}))(?:(?::\d+){1,2}|#L\d+(?:-L?\d+)?|((?:::\w+)+))")
 # Only a path or a source file's name: "example.com:443" keeps its port.
 _SOURCE_SUFFIXES = frozenset(
     "py pyi rs go js mjs cjs ts tsx jsx java kt kts scala c h cc cpp cxx hpp hh cs fs rb php swift m mm dart "
@@ -230,7 +231,8 @@ def _chunk_terms(chunk: str) -> tuple[tuple[str, bool], ...]:
         return ((chunk.lower(), True),)
     at_line = _AT_LINE.fullmatch(chunk)
     if at_line and ("/" in at_line.group(1) or at_line.group(2).lower() in _SOURCE_SUFFIXES):
-        return _chunk_terms(at_line.group(1))
+        test = at_line.group(3)  # the test's own name is the query's words, as a sentence's are
+        return _chunk_terms(at_line.group(1)) + (_chunk_terms(test.strip(":")) if test else ())
     if not chunk.isascii() and _CJK.search(chunk):
         return _cjk_terms(chunk)
     out: list[tuple[str, bool]] = []

@@ -1,0 +1,86 @@
+"""Pasted-text defects found in round 18's hunt (line anchors, test ids, tracebacks, logs, linked
+roots), each test failing before its fix."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from context_keeper import hookio
+from context_keeper.hooks.user_prompt import _query_text
+from context_keeper.search.tokenize import file_paths, terms
+from context_keeper.service import Service
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _demo(tmp_path: Path) -> Path:
+    target = tmp_path / "d"
+    if not target.exists():
+        shutil.copytree(ROOT / "examples" / "demo-project", target)
+    return target
+
+
+def _answer(tmp_path: Path, query: str, project: Path | None = None) -> dict:
+    return Service(env={}, hook_cache_delay=None).get_context(
+        query=query, project_dir=str(project or _demo(tmp_path)), include_related=False)
+
+
+def _ids(answer: dict) -> list[str]:
+    return [item["entry"]["id"] for item in answer["results"]]
+
+
+def _prompt_hook(project: Path, prompt: str) -> str | None:
+    data = {"session_id": "S1", "cwd": str(project), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    out = io.BytesIO()
+    hookio.run("user-prompt-submit", io.BytesIO(json.dumps(data).encode("utf-8")), out,
+               env={"CLAUDE_PROJECT_DIR": str(project)})
+    return json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"] if out.getvalue() else None
+
+
+# 1. A line anchor, a pytest node id or a code host link around a path is read as the path.
+
+@pytest.mark.parametrize("pasted", [
+    "src/packwise/api/healthcheck.py#L12",
+    "src/packwise/api/healthcheck.py#L12-L20",
+    "https://github.com/acme/packwise/blob/main/src/packwise/api/healthcheck.py#L12",
+    "https://gitlab.com/acme/tools/packwise/-/blob/main/src/packwise/api/healthcheck.py",
+])
+def test_a_linked_line_of_an_unrecorded_file_abstains_as_the_bare_path_does(pasted, tmp_path):
+    assert _answer(tmp_path, "src/packwise/api/healthcheck.py").get("no_confident_match")
+    assert _answer(tmp_path, pasted).get("no_confident_match")
+
+
+def test_a_line_anchor_adds_no_term():
+    assert terms("src/packwise/api/healthcheck.py#L12") == terms("src/packwise/api/healthcheck.py")
+    assert file_paths("see src/packwise/api/healthcheck.py#L12") == ("src/packwise/api/healthcheck.py",)
+
+
+@pytest.mark.parametrize("pasted", [
+    "src/packwise/api/test_healthcheck.py::test_ping",
+    "FAILED src/packwise/api/test_healthcheck.py::test_ping",
+])
+def test_a_failed_test_id_in_an_unrecorded_file_is_no_confident_match(pasted, tmp_path):
+    assert _answer(tmp_path, pasted).get("no_confident_match")
+
+
+def test_a_test_id_keeps_the_file_and_adds_the_test_name():
+    assert terms("tests/test_api.py::TestPing::test_timeout") == (
+        terms("tests/test_api.py") + terms("TestPing::test_timeout"))
+    assert file_paths("tests/test_api.py::test_timeout") == ("tests/test_api.py",)
+
+
+@pytest.mark.parametrize("pasted", [
+    "src/packwise/sync/test_merge.py::test_ping",
+    "https://github.com/acme/packwise/blob/main/src/packwise/sync/healthcheck.py#L12",
+    "https://github.com/acme/packwise/blob/main/src/packwise/sync/healthcheck.py",
+    "https://gitlab.com/acme/tools/packwise/-/blob/main/src/packwise/sync/healthcheck.py",
+])
+def test_the_constraint_scoped_to_the_linked_file_leads(pasted, tmp_path):
+    answer = _answer(tmp_path, pasted)
+    assert not answer.get("no_confident_match")
+    assert _ids(answer)[0] == "con-014"
