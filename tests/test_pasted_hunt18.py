@@ -84,3 +84,32 @@ def test_the_constraint_scoped_to_the_linked_file_leads(pasted, tmp_path):
     answer = _answer(tmp_path, pasted)
     assert not answer.get("no_confident_match")
     assert _ids(answer)[0] == "con-014"
+
+
+# 2. A Python traceback frame is read as path:line.
+
+def test_a_traceback_frame_is_read_as_the_file_at_its_line():
+    assert terms('File "src/packwise/api/healthcheck.py", line 12, in ping') == terms(
+        "src/packwise/api/healthcheck.py:12 in ping")
+
+
+def test_a_traceback_frame_in_an_unrecorded_file_is_no_confident_match(tmp_path):
+    assert _answer(tmp_path, 'File "src/packwise/api/healthcheck.py", line 12, in ping').get("no_confident_match")
+
+
+def test_a_traceback_frame_in_a_scoped_file_finds_its_constraint(tmp_path):
+    assert _ids(_answer(tmp_path, 'File "src/packwise/sync/healthcheck.py", line 12, in ping'))[0] == "con-014"
+
+
+TRACEBACK = ('Traceback (most recent call last):\n'
+             '  File "src/packwise/api/healthcheck.py", line 12, in ping\n'
+             '    return probe()\n'
+             'RuntimeError')
+
+
+def test_a_traceback_heading_adds_no_term():
+    assert terms(TRACEBACK) == terms("src/packwise/api/healthcheck.py:12 in ping return probe() RuntimeError")
+
+
+def test_the_prompt_hook_injects_nothing_for_a_traceback_through_an_unrecorded_file(tmp_path):
+    assert _prompt_hook(_demo(tmp_path), TRACEBACK) is None

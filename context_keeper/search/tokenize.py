@@ -34,6 +34,10 @@ _PHRASAL = re.compile(r"\b(?:hang|hangs|hanging|hung|hold|holds|holding|held) on
 # people also write them.
 _SYMBOL_NAMES = re.compile(r"(?<![\w+#])([cCfF])(\+\+|#)(?![\w+#])")
 _BACKSLASH = re.compile(r"(?<=\w)\\(?=\w)")
+# A Python traceback's frame ('File "src/app.py", line 12, in ping') names a file at a line, as
+# "src/app.py:12" does: "File" and "line", like its heading's "most recent call last", are the
+# traceback's form, not words of the question.
+_TRACEBACK = re.compile(r'\bFile "([^"\n]+)", line (\d+)|\bTraceback \(most recent call last\):')
 # Chinese, Japanese and Korean are written without spaces: a sentence is one "word" to the
 # chunking, and a word inside it could never match. Runs of their characters are indexed as
 # overlapping character pairs (日本語 → 日本, 本語), as CJK analysers do without a dictionary.
@@ -70,6 +74,10 @@ _IRREGULAR = {
 def _spelled(match: re.Match[str]) -> str:
     letter = match.group(1).lower()
     return "cpp" if match.group(2) == "++" else ("csharp" if letter == "c" else "fsharp")
+
+
+def _frame(match: re.Match[str]) -> str:
+    return f"{match.group(1)}:{match.group(2)}" if match.group(1) else ""
 
 
 STOP_WORDS = frozenset(
@@ -191,13 +199,16 @@ def nfc(text: str) -> str:
 
 
 def _prepared(text: str) -> str:
-    """``text`` as the chunking reads it (apostrophes, phrasal verbs, C++/C#, backslashes)."""
+    """``text`` as the chunking reads it (apostrophes, phrasal verbs, C++/C#, traceback frames,
+    backslashes)."""
     text = _APOSTROPHE.sub("", nfc(text))
     folded = text.lower()  # the pattern ignores case, so its cheap pre-check must too ("Hang On To")
     if " on" in folded or " around" in folded:
         text = _PHRASAL.sub("keep", text)
     if "+" in text or "#" in text:
         text = _SYMBOL_NAMES.sub(_spelled, text)
+    if 'File "' in text or "Traceback (" in text:
+        text = _TRACEBACK.sub(_frame, text)
     if "\\" in text:
         text = _BACKSLASH.sub("/", text)  # a Windows path is a path: src\app\main.py as src/app/main.py
     return text
