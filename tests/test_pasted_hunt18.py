@@ -113,3 +113,36 @@ def test_a_traceback_heading_adds_no_term():
 
 def test_the_prompt_hook_injects_nothing_for_a_traceback_through_an_unrecorded_file(tmp_path):
     assert _prompt_hook(_demo(tmp_path), TRACEBACK) is None
+
+
+# 3. A question on the first (or last) line of a long paste is what the prompt hook searches.
+
+QUESTION = "Why do the label printers keep missing heartbeats? Log:"
+
+
+def _log(lines: int) -> str:
+    return "\n".join(f"2026-11-0{i % 9 + 1}T12:{i % 60:02d}:00Z worker-{i} INFO batch {i} shipped ok to zone {i % 7} "
+                     f"in 12ms, queue depth {i * 3} entries waiting" for i in range(lines))
+
+
+@pytest.mark.parametrize("lines", [30, 5000])
+def test_a_question_on_the_first_line_of_a_pasted_log_is_searched(lines):
+    assert _query_text(f"{QUESTION}\n{_log(lines)}").startswith(QUESTION)
+
+
+def test_a_question_on_the_last_line_after_a_pasted_log_is_searched():
+    assert _query_text(f"{_log(30)}\nwhy do the label printers keep missing heartbeats?").startswith("2026-11-")
+    assert _query_text(f"{_log(30)}\nwhy do the label printers keep missing heartbeats?").endswith(
+        "why do the label printers keep missing heartbeats?")
+
+
+def test_a_paste_without_a_short_edge_line_is_searched_at_its_end_as_before():
+    long_line = "x" * 700
+    pasted = "\n".join([long_line] * 4)
+    assert _query_text(pasted) == " ".join(pasted.split())[-2000:]
+
+
+@pytest.mark.parametrize("lines", [30, 5000])
+def test_the_prompt_hook_answers_the_question_before_a_pasted_log(lines, tmp_path):
+    injected = _prompt_hook(_demo(tmp_path), f"{QUESTION}\n{_log(lines)}")
+    assert injected is not None and "dec-027" in injected and "con-013" not in injected

@@ -77,16 +77,26 @@ QUERY_PARAGRAPH_CHARS = 600
 def _query_text(raw: str) -> str:
     """What to search for a prompt. A long one is mostly pasted material (a log, a diff, a
     file) with the question in a short paragraph before or after it: those short first and
-    last paragraphs are searched, else the prompt's end."""
+    last paragraphs are searched, else the prompt's end. A question typed on the paste's first
+    or last line, with no blank line between, is such a paragraph too."""
     prompt = " ".join(raw.split())
     if len(prompt) <= MAX_QUERY_CHARS:
         return prompt
     import re
 
     paragraphs = [p for p in re.split(r"\n\s*\n", raw) if p.strip()]
-    ends = dict.fromkeys(p for p in (paragraphs[0], paragraphs[-1]) if len(p) <= QUERY_PARAGRAPH_CHARS)
+    ends = dict.fromkeys(p for p in (_short(paragraphs[0], 0), _short(paragraphs[-1], -1)) if p)
     text = " ".join(" ".join(p.split()) for p in ends)
     return text if text else prompt[-MAX_QUERY_CHARS:]
+
+
+def _short(paragraph: str, line: int) -> str | None:
+    """``paragraph`` when it is short enough to be the question, else its first (``line`` 0) or
+    last (-1) line when that is, else None."""
+    if len(paragraph) <= QUERY_PARAGRAPH_CHARS:
+        return paragraph
+    edge = paragraph.strip().splitlines()[line]
+    return edge if len(edge) <= QUERY_PARAGRAPH_CHARS else None
 
 
 def _service(root: str):  # -> oneshot.OneShotService
