@@ -49,6 +49,31 @@ def _explicit(path: str, source: str) -> Path:
     return project
 
 
+def root_spellings(root: Path, project_dir: str | None = None, *, env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The caller's own spelling of ``root`` (as ``resolve_project`` found it from ``project_dir``,
+    else from the environment's project path) when it is another one: through a symbolic link,
+    "/home/dev/shop" for "/srv/work/shop". An absolute path the caller pastes starts with it.
+    The spelling of a directory inside the project gives the directory above it that is the root."""
+    env = os.environ if env is None else env
+    given = project_dir or env.get(ENV_PROJECT) or env.get(ENV_CLIENT_PROJECT)
+    if not given:
+        return ()
+    candidate = os.path.normpath(os.path.expanduser(given))
+    if not os.path.isabs(candidate):
+        return ()
+    resolved = str(root)
+    for _ in range(64):  # a deeper project_dir than this is no one's spelling of a root
+        if candidate == resolved:
+            return ()
+        if os.path.realpath(candidate) == resolved:
+            return (candidate,)
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return ()
+        candidate = parent
+    return ()
+
+
 def enclosing_project(start: Path) -> Path | None:
     """Within the repository holding ``start``: the nearest directory at or above it holding
     ``.context/``, else the repository root. None outside any repository."""

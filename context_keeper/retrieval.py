@@ -136,12 +136,13 @@ def get_context(service: Service, *, project_dir: str | None = None, **asked: An
     store = service.store(project_dir, recorded=True)
     # One answer, one reading of each store file and of config.json (see Store.pinned).
     with store.pinned():
-        return _answer(service, store, **asked)
+        return _answer(service, store, service.root_spellings(store.root, project_dir), **asked)
 
 
 def _answer(
     service: Service,
     store: Store,
+    root_spellings: tuple[str, ...] = (),
     *,
     id: str | None = None,
     query: str | None = None,
@@ -183,6 +184,7 @@ def _answer(
         now=service.now(),
         limit=MAX_HITS,
         root=str(store.root),
+        root_spellings=root_spellings,
     )
     if options.since is not None and options.before is not None and options.since >= options.before:
         raise InvalidInput(f"since ({since}) must be earlier than before ({before}): no entry can be in that range",

@@ -26,7 +26,7 @@ from context_keeper.config import checked, read_user_config
 from context_keeper.errors import ContextKeeperError, InvalidInput, NotAStoreFile, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
 from context_keeper.paths import markdown_target
-from context_keeper.project import CONTEXT_DIR, resolve_project
+from context_keeper.project import CONTEXT_DIR, resolve_project, root_spellings
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
 from context_keeper.store import (Store, folder_name, in_the_way, readable_entries, readable_stamp, spelled_otherwise,
@@ -76,6 +76,10 @@ class Service:
 
     def project_root(self, project_dir: str | None = None) -> Path:
         return resolve_project(project_dir, env=self._env if self._env is not None else os.environ, cwd=self._cwd)
+
+    def root_spellings(self, root: Path, project_dir: str | None = None) -> tuple[str, ...]:
+        """Other spellings of ``root`` (found for ``project_dir``) that the caller used (project.root_spellings)."""
+        return root_spellings(root, project_dir, env=self._env if self._env is not None else os.environ)
 
     def store(self, project_dir: str | None = None, *, recorded: bool = False) -> Store:
         """The store of the project; ``recorded``: for reads, which refuse a project that has no

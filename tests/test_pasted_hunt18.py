@@ -146,3 +146,21 @@ def test_a_paste_without_a_short_edge_line_is_searched_at_its_end_as_before():
 def test_the_prompt_hook_answers_the_question_before_a_pasted_log(lines, tmp_path):
     injected = _prompt_hook(_demo(tmp_path), f"{QUESTION}\n{_log(lines)}")
     assert injected is not None and "dec-027" in injected and "con-013" not in injected
+
+
+# 4. An absolute path through a symbolic link to the project is read inside the project.
+
+def test_a_pasted_path_through_a_linked_root_finds_the_scoped_constraint(tmp_path):
+    link = tmp_path / "link"
+    link.symlink_to(_demo(tmp_path), target_is_directory=True)
+    answer = _answer(tmp_path, f"{link}/src/packwise/sync/healthcheck.py", project=link)
+    assert not answer.get("no_confident_match")
+    assert _ids(answer)[0] == "con-014"
+
+
+def test_the_linked_root_named_by_the_environment_is_taken_off_too(tmp_path):
+    link = tmp_path / "link"
+    link.symlink_to(_demo(tmp_path), target_is_directory=True)
+    answer = Service(env={"CONTEXT_KEEPER_PROJECT": str(link)}, hook_cache_delay=None).get_context(
+        query=f"{link}/src/packwise/sync/healthcheck.py", include_related=False)
+    assert _ids(answer)[0] == "con-014" and not answer.get("no_confident_match")

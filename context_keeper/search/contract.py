@@ -27,6 +27,9 @@ class SearchOptions:
     # The project root: a stored scope written as an absolute path inside it is matched as
     # the project-relative one (the edit guard reads it that way).
     root: str | None = None
+    # Other spellings of that root the caller used (a symbolic link to it, unresolved): an
+    # absolute path pasted into the query may start with any of them.
+    root_spellings: tuple[str, ...] = ()
 
 
 @dataclass

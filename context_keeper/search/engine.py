@@ -502,7 +502,7 @@ class SearchIndex(InvertedIndex):
         return dense.score_groups(groups, self._postings, self._term_arrays, len(self._entries))
 
     def search(self, query: str, options: SearchOptions = SearchOptions()) -> SearchResult:
-        query = _within_project(_repository_paths(query), options.root)
+        query = _within_project(_repository_paths(query), (options.root, *options.root_spellings))
         now = (F.as_utc(options.now) if options.now else datetime.now(timezone.utc)).timestamp()
         limit = max(0, int(options.limit or 0))
         history = P.asks_about_past(query) if self.tuning.history_cues else False
@@ -728,14 +728,17 @@ class SearchIndex(InvertedIndex):
         return out[:limit]
 
 
-def _within_project(query: str, root: str | None) -> str:
+def _within_project(query: str, roots: tuple[str | None, ...]) -> str:
     """``query`` with the project's root taken off the absolute paths inside it that it names
     ("fix /home/dev/shop/src/payments/charge.py" asks about src/payments/charge.py): scopes are
-    project-relative, and the root's own directories say nothing about the file."""
-    if not root or len(root) < 2:
-        return query
-    for prefix in {root.rstrip("/\\") + "/", root.rstrip("/\\").replace("/", "\\") + "\\"}:
-        query = query.replace(prefix, "")
+    project-relative, and the root's own directories say nothing about the file. ``roots``: the
+    root and the other spellings of it the caller used (a symbolic link to it)."""
+    # The longest first: a spelling may end with another ("/mnt/x/home/dev/shop" beside "/home/dev/shop").
+    for root in sorted({r for r in roots if r}, key=len, reverse=True):
+        if len(root) < 2:
+            continue
+        for prefix in {root.rstrip("/\\") + "/", root.rstrip("/\\").replace("/", "\\") + "\\"}:
+            query = query.replace(prefix, "")
     return query
 
 
