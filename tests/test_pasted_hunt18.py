@@ -164,3 +164,21 @@ def test_the_linked_root_named_by_the_environment_is_taken_off_too(tmp_path):
     answer = Service(env={"CONTEXT_KEEPER_PROJECT": str(link)}, hook_cache_delay=None).get_context(
         query=f"{link}/src/packwise/sync/healthcheck.py", include_related=False)
     assert _ids(answer)[0] == "con-014" and not answer.get("no_confident_match")
+
+
+# 5. A directory path with its trailing slash locates, as a file's directories do.
+
+def test_an_unrecorded_directory_is_no_confident_match(tmp_path):
+    assert _answer(tmp_path, "src/packwise/api/").get("no_confident_match")
+
+
+@pytest.mark.parametrize("asked", ["src/packwise/sync/", "what rules apply in src/packwise/sync/?"])
+def test_the_constraint_scoped_to_a_named_directory_leads(asked, tmp_path):
+    answer = _answer(tmp_path, asked)
+    assert not answer.get("no_confident_match")
+    assert _ids(answer)[0] == "con-014"
+
+
+def test_a_directory_path_is_named_with_its_slash_and_only_with_two_parts_or_more():
+    assert file_paths("what about src/packwise/sync/?") == ("src/packwise/sync/",)
+    assert file_paths("drop it into migrations/ or blue/green") == ()

@@ -297,23 +297,37 @@ def _file_path(chunk: str) -> tuple[str, str, str] | None:
     return directories, name, suffix
 
 
+def _paths_in(text: str) -> Iterator[tuple[str, tuple[str, str, str] | None]]:
+    """Each chunk of ``text`` with the path it is: ``_file_path``'s for a source file,
+    ``(directory, "", "")`` for a directory written with its trailing slash ("src/payments/":
+    two parts or more, so "and/or/" is a stretch nobody writes), else None."""
+    prepared = _prepared(text)
+    for match in _CHUNK.finditer(prepared):
+        chunk = match.group()
+        path = _file_path(chunk)
+        if path is None and prepared.startswith("/", match.end()) and "/" in chunk.strip("_"):
+            path = (chunk.strip("_"), "", "")
+        yield chunk, path
+
+
 def file_paths(text: str) -> tuple[str, ...]:
-    """The source file paths ``text`` names, as written ("app/models/user.rb" of
-    "./app/models/user.rb:42"), in order."""
+    """The source file and directory paths ``text`` names, as written ("app/models/user.rb" of
+    "./app/models/user.rb:42", "src/payments/" of "what about src/payments/?"), in order."""
     if not text or "/" not in text and "\\" not in text:
         return ()
-    out = []
-    for chunk in _CHUNK.findall(_prepared(text)):
-        path = _file_path(chunk)
-        if path is not None:
-            out.append(f"{path[0]}/{path[1]}.{path[2]}")
+    out = [f"{d}/{name}.{suffix}" if name else f"{d}/" for _, (d, name, suffix) in _known_paths(text)]
     return tuple(dict.fromkeys(out))
+
+
+def _known_paths(text: str) -> Iterator[tuple[str, tuple[str, str, str]]]:
+    return ((chunk, path) for chunk, path in _paths_in(text) if path is not None)
 
 
 def path_context(text: str) -> frozenset[str]:
     """Terms of ``text`` that it has only as a file path's directories or suffix ("src",
-    "packwis", "packwise", "sync" and "py" of "src/packwise/sync/retry_queue.py"), and nowhere
-    else (not in the file's name, not as a word of the sentence around it).
+    "packwis", "packwise", "sync" and "py" of "src/packwise/sync/retry_queue.py"), or as a
+    directory path's parts ("src/packwise/sync/"), and nowhere else (not in the file's name, not
+    as a word of the sentence around it).
 
     They locate the file; they do not say what it is about. The project or package name, "src",
     "app" or "tests" are in every path a store records, so an entry sharing them with a pasted
@@ -324,8 +338,7 @@ def path_context(text: str) -> frozenset[str]:
         return frozenset()
     context: set[str] = set()
     own: set[str] = set()
-    for chunk in _CHUNK.findall(_prepared(text)):
-        path = _file_path(chunk)
+    for chunk, path in _paths_in(text):
         terms_of = [term for term, _ in _chunk_terms(chunk)]
         if path is None:
             own.update(terms_of)
@@ -333,7 +346,8 @@ def path_context(text: str) -> frozenset[str]:
         directories, name, suffix = path
         located = {term for term, _ in _chunk_terms(directories)}
         located.update(segment.lower() for segment in directories.split("/"))  # the path's compounds
-        located.update((suffix.lower(), stem(suffix.lower())))
+        if suffix:
+            located.update((suffix.lower(), stem(suffix.lower())))
         mine = {term for term, _ in _chunk_terms(name)}
         context.update(located - mine)
         own.update(term for term in terms_of if term not in located or term in mine)
