@@ -11,24 +11,17 @@ server also rebuilds the snapshot in the background after its own writes (hooks/
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any
 
 from context_keeper.gcpause import gc_paused
 from context_keeper.model import KINDS
-from context_keeper.service import Service
-from context_keeper.store import FileState, Store, readable_state
+from context_keeper.service import Service, _IndexState
+from context_keeper.store import FileState, Store, readable_stamp, readable_state
 
 
 class IndexNotReady(Exception):
     """The index would have to be built and ``may_build`` said not here (too large to build
     within the caller's time)."""
-
-
-class _IndexState:  # what retrieval.get_context uses of Service.index()'s result
-    def __init__(self, index: Any) -> None:
-        self.index = index
-        self.lock = threading.Lock()
 
 
 class OneShotService(Service):
@@ -59,13 +52,11 @@ class OneShotService(Service):
         # One state per kind for both: a write between two reads would save old entries under
         # the new stamps, and every later process would trust that stale index.
         states = [store.state(kind) for kind in KINDS.values()]
-        # A file broken by a hand edit is searched in its last good copy, as Service.index
-        # searches it; the copy's stamp joins the file's, so the snapshot follows it too.
+        # A file broken or missing is searched in its last good copy, as Service.index searches
+        # it, and stamped by that copy too, so the snapshot follows it.
+        stamps = [readable_stamp(store, s) for s in states]
         readable = [readable_state(store, s) for s in states]
         docs = {s.kind.name: [Doc(s.kind.name, e) for e in r.entries] for s, (r, _) in zip(states, readable)}
-        # (A missing file has no stamp of its own: the copy's alone must still be checked.)
-        stamps = [(*(s.stamp or ()), "last-good", *r.stamp) if backed and r.stamp else s.stamp
-                  for s, (r, backed) in zip(states, readable)]
         saved = snapshot.load(os.path.join(store.dir, snapshot.FILE)) if self._use_snapshot else None
         index = snapshot.restore(saved, docs, stamps, DEFAULT_TUNING)
         self._analyses = self._snapshot = None

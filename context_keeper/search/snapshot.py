@@ -115,7 +115,7 @@ def dump(index: SearchIndex, stamps: Stamps) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "fingerprint": fingerprint(index.tuning),
-        "stamps": [list(s) if s is not None else None for s in stamps],
+        "stamps": _as_saved(stamps),
         "avg_used": index._avg_used,
         "len_sums": index._len_sums,
         "anon": index._anon,
@@ -125,6 +125,11 @@ def dump(index: SearchIndex, stamps: Stamps) -> dict[str, Any]:
         "postings": {term: [_packed(_SLOT, plist), _packed(_WEIGHT, plist.values())]
                      for term, plist in index._postings.items()},
     }
+
+
+def _as_saved(stamps: Stamps) -> Any:
+    """``stamps`` as they read back from the file (tuples, nested ones too, become lists)."""
+    return json.loads(json.dumps(list(stamps)))
 
 
 def _packed(typecode: str, values: Any) -> str:
@@ -137,7 +142,7 @@ def restore(data: Any, docs_by_kind: Mapping[str, Sequence[Doc]], stamps: Stamps
     if tuning.prf or not isinstance(data, dict) or data.get("format") != FORMAT:
         return None
     try:
-        if data["stamps"] != [list(s) if s is not None else None for s in stamps]:
+        if data["stamps"] != _as_saved(stamps):
             return None
         if data["fingerprint"] != fingerprint(tuning):
             return None
