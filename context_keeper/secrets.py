@@ -93,8 +93,7 @@ def _looks_random(token: str) -> bool:
     words = _WORD.findall(core)
     if words and sum(map(len, words)) / len(words) >= 4:
         return False  # an identifier made of words (getUserNameV2, AbstractFactoryBean): not random
-    classes = sum(bool(re.search(p, core)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]"))
-    return classes == 3 and _entropy(core) > 4.0
+    return _mixed_classes(core) and _entropy(core) > 4.0
 
 
 def _literal_value(op: str, value: str) -> bool:

@@ -12,17 +12,7 @@ from pathlib import Path
 import pytest
 
 from context_keeper.wiring_check import wiring_problems
-from tests.test_install import _cli, _codex_config
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10: the tomli package, a dependency there
-    try:
-        import tomli as tomllib
-    except ModuleNotFoundError:
-        tomllib = None
-needs_tomllib = pytest.mark.skipif(tomllib is None, reason="needs tomllib (Python 3.11+) or tomli")
-
+from tests.test_install import _cli, _codex_config, needs_tomllib, tomllib
 
 # ------------------------------------------------------------------ Codex without a TOML parser (Python 3.10)
 
