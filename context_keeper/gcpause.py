@@ -2,9 +2,8 @@
 
 The collector runs after every few hundred container allocations and, now and then, walks every
 object the process holds. Building the search index allocates millions of small containers and
-frees none of them, so each walk finds nothing and the walks grow with the heap: indexing 50,000
-entries took 44 s with the collector running and 13 s with it paused
-(``benchmarks/bench_scale.py``). Reference counting still frees what is dropped meanwhile.
+frees none of them, so each walk finds nothing, and the walks grow with the heap. Reference
+counting still frees what is dropped meanwhile.
 """
 
 from __future__ import annotations
