@@ -58,7 +58,7 @@ def test_the_session_start_briefing_shows_this_weeks_decisions_too(empty_project
 def _chain(project: Path, length: int, loop_back: bool = False) -> None:
     """dec-001 replaced by dec-002, ... by dec-<length>, today's answer (or, ``loop_back``, a
     hand edit that points the last one back at dec-001)."""
-    entries = [_decision(i, f"Session tokens live {i + 4} minutes", ["auth"], f"2026-01-01T00:00:00+00:00",
+    entries = [_decision(i, f"Session tokens live {i + 4} minutes", ["auth"], "2026-01-01T00:00:00+00:00",
                          status="superseded" if i < length or loop_back else "active",
                          superseded_by=f"dec-{i + 1:03d}" if i < length else ("dec-001" if loop_back else None))
                for i in range(1, length + 1)]
