@@ -217,21 +217,32 @@ def _id_left_out(guidance: str, args: argparse.Namespace) -> str | None:
 def _scope_from_here(scope: str, root: Any) -> str:
     """A relative ``--scope`` as typed at the terminal: from the current directory, as any path
     on the command line is, made relative to the project root (what get_context takes). From a
-    directory outside the project nothing relates the two, so it stays relative to the root."""
+    directory outside the project nothing relates the two, so it stays relative to the root.
+    A list (``--scope "src/jobs/, src/import/"``) is read path by path, as get_context reads it."""
+    from context_keeper.scope import scope_parts, split_scope
+
+    if len(split_scope(scope)) == 1:
+        return _path_from_here(scope, scope, root)
+    return ", ".join(_path_from_here(part, scope, root) for part in scope_parts(scope))
+
+
+def _path_from_here(path: str, scope: str, root: Any) -> str:
+    """One path of ``--scope`` (``scope`` as typed, for the error), as ``_scope_from_here``."""
     from context_keeper.errors import InvalidInput
     from context_keeper.scope import is_global, project_relative
 
-    text = scope.strip()
+    text = path.strip()
     if is_global(text) or os.path.isabs(text) or text.startswith("~"):
-        return scope  # get_context says what is wrong with a home-relative path
+        return path  # get_context says what is wrong with a home-relative path
     here = os.getcwd()
     if project_relative(here, str(root)) is None:
-        return scope
+        return path
     # From the real directory, not from the project-relative one: "../../../proj/src" climbs out
     # of the project and back in, which only the absolute path shows.
     joined = project_relative(os.path.join(here, text), str(root))
     if joined is None:
-        raise InvalidInput(f"--scope {scope!r} leads outside the project ({root}) from the current directory "
+        which = f" (its path {text!r})" if text != scope.strip() else ""
+        raise InvalidInput(f"--scope {scope!r}{which} leads outside the project ({root}) from the current directory "
                            f"({os.getcwd()}): give a file or directory of the project, relative to the current "
                            "directory or absolute", field="scope")
     if not joined:
@@ -269,8 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("get", help="retrieve the entries relevant to a question")
     p.add_argument("query", help="the question or task, in your own words")
-    p.add_argument("--scope", help="file or directory you are working on, relative to the current directory (to "
-                                    "the project root when run from outside the project), or absolute")
+    p.add_argument("--scope", help="file or directory you are working on (or several, comma-separated), relative to "
+                                    "the current directory (to the project root when run from outside the project), "
+                                    "or absolute")
     p.add_argument("--type", action="append", choices=["decisions", "pipelines", "constraints"])
     p.add_argument("--tag", action="append", help="only entries with this tag (repeat for any of several)")
     p.add_argument("--since", help="only entries created on or after this date (YYYY-MM-DD)")

@@ -66,7 +66,7 @@ from context_keeper.gitshared import CommittedVersions, run_git
 from context_keeper.model import KINDS, Kind
 from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
-from context_keeper.scope import is_glob, is_global, normalize_path, scope_covers
+from context_keeper.scope import is_glob, is_global, normalize_path, scope_covers, scope_parts
 from context_keeper.store import BACKUP_DIR, GITIGNORE, Store, next_number, parse_bytes
 from context_keeper.wiring_check import wiring_problems
 
@@ -901,50 +901,69 @@ def _check_scopes(store: Store) -> list[Finding]:
     if not scoped:
         return []
     root = str(store.root)
-    pending, findings = {}, []
+    pending: dict[tuple[str, str], str] = {}  # (id, a path its scope lists) -> the scope
+    findings = []
     for e in scoped:
-        pattern = normalize_path(e["scope"], root)
-        parts = pattern.split("/") if pattern else []
-        # A glob's folders before its first wildcard are plain names: looked up like a path, they
-        # show "src/auth/**/*.py" was written for src/Auth/, which no scan would.
-        literal = list(itertools.takewhile(lambda part: not is_glob(part), parts))
-        spelled, complete = _spelling_on_disk(root, literal)
-        if spelled != literal[:len(spelled)]:
-            slash = "/" if e["scope"].rstrip().endswith(("/", "\\")) else ""
-            findings.append(_miscased_scope(e["id"], e["scope"], parts[:len(spelled)], spelled,
-                                            "/".join(spelled + parts[len(spelled):]) + slash, root, state.path.name))
-        elif is_glob(pattern) or not complete or not parts:
-            # A plain path is there or not: no scan needed, and the scan skips node_modules/
-            # and the like, which a rule may well be about.
-            pending[e["id"]] = e["scope"]
+        parts = scope_parts(e["scope"])
+        for part in parts:
+            pattern = normalize_path(part, root)
+            components = pattern.split("/") if pattern else []
+            # A glob's folders before its first wildcard are plain names: looked up like a path, they
+            # show "src/auth/**/*.py" was written for src/Auth/, which no scan would.
+            literal = list(itertools.takewhile(lambda name: not is_glob(name), components))
+            spelled, complete = _spelling_on_disk(root, literal)
+            if spelled != literal[:len(spelled)]:
+                slash = "/" if part.endswith(("/", "\\")) else ""
+                corrected = "/".join(spelled + components[len(spelled):]) + slash
+                whole = ", ".join(corrected if other is part else other for other in parts)
+                findings.append(_miscased_scope(e["id"], e["scope"], part if len(parts) > 1 else None,
+                                                components[:len(spelled)], spelled, corrected, whole, root,
+                                                state.path.name))
+            elif is_glob(pattern) or not complete or not components:
+                # A plain path is there or not: no scan needed, and the scan skips node_modules/
+                # and the like, which a rule may well be about.
+                pending[e["id"], part] = e["scope"]
     # A rule about node_modules/ (or .venv/, ...) is looked for there: the scan skips those
     # directories only for speed, and the edit guard applies the rule to files in them.
-    enter = frozenset(part for scope in pending.values() for part in normalize_path(scope, root).split("/")
-                      if part in _SKIP_DIRS and part != CONTEXT_DIR)
+    enter = frozenset(name for _, part in pending for name in normalize_path(part, root).split("/")
+                      if name in _SKIP_DIRS and name != CONTEXT_DIR)
     scanned = 0
     for path in _project_paths(store.root, enter) if pending else ():
         scanned += 1
-        for entry_id in [i for i, scope in pending.items() if scope_covers(scope, path, root)]:
-            del pending[entry_id]
+        for key in [key for key in pending if scope_covers(key[1], path, root)]:
+            del pending[key]
         if not pending:
             break
+    unmatched: dict[str, tuple[str, list[str]]] = {}  # id -> (scope, the paths it lists that match nothing)
+    for (entry_id, part), scope in sorted(pending.items(), key=lambda kv: model.id_sort_key(kv[0][0])):
+        unmatched.setdefault(entry_id, (scope, []))[1].append(part)
     if scanned >= MAX_SCAN_PATHS:
         # The scan stopped before the end of the project: "matches nothing" would be a guess.
         return findings + ([Finding(INFO, "unmatched_scope",
-                                    f"{', '.join(sorted(pending, key=model.id_sort_key))}: scope not checked against "
+                                    f"{', '.join(unmatched)}: scope not checked against "
                                     f"the files, as the project has more than {MAX_SCAN_PATHS:,} paths",
-                                    file=state.path.name)] if pending else [])
+                                    file=state.path.name)] if unmatched else [])
     # A note, not a warning: a rule for a directory about to be created (or that another branch
     # has) is right, and the edit guard applies it to the first file written there.
     return findings + [
         Finding(INFO, "unmatched_scope",
-                f"{entry_id} has scope {scope!r}, which matches no file or directory in the project yet: the "
-                "edit guard applies it to files created there, but a misspelt path never applies. If it is "
-                "misspelt or obsolete, correct the scope or retire the constraint (\"status\": \"deprecated\"): "
-                "edit .context/constraints.json by hand, or have the agent call update_entry or deprecate_entry.",
+                f"{entry_id} has scope {scope!r}, {_unmatched_words(scope, missing)} no file or directory in the "
+                "project yet: the edit guard applies it to files created there, but a misspelt path never "
+                "applies. If it is misspelt or obsolete, correct the scope or retire the constraint (\"status\": "
+                "\"deprecated\"): edit .context/constraints.json by hand, or have the agent call update_entry or "
+                "deprecate_entry.",
                 file=state.path.name)
-        for entry_id, scope in sorted(pending.items(), key=lambda kv: model.id_sort_key(kv[0]))
+        for entry_id, (scope, missing) in unmatched.items()
     ]
+
+
+def _unmatched_words(scope: str, missing: list[str]) -> str:
+    """What of ``scope`` matches nothing: the scope itself, or the paths of its list that do not."""
+    if len(scope_parts(scope)) == 1:
+        return "which matches"
+    if len(missing) == 1:
+        return f"whose path {missing[0]!r} matches"
+    return f"whose paths {', '.join(repr(part) for part in missing)} match"
 
 
 def _spelling_on_disk(root: str, parts: list[str]) -> tuple[list[str], bool]:
@@ -971,21 +990,24 @@ def _spelling_on_disk(root: str, parts: list[str]) -> tuple[list[str], bool]:
     return spelled, True
 
 
-def _miscased_scope(entry_id: str, scope: str, written: list[str], spelled: list[str], corrected: str, root: str,
-                    file: str) -> Finding:
+def _miscased_scope(entry_id: str, scope: str, listed: str | None, written: list[str], spelled: list[str],
+                    corrected: str, whole: str, root: str, file: str) -> Finding:
+    """``listed``: the path of a scope's list that is miscased (None for a scope of one path),
+    ``corrected`` that path as the disk spells it, ``whole`` the scope so corrected."""
     # Scopes match paths case for case, as git and a case-sensitive checkout (Linux, CI) see them;
     # a case-insensitive volume makes the path exist, not the scope match.
     on_disk = "/".join(spelled)
     kind = "folder" if os.path.isdir(os.path.join(root, on_disk)) else "file"
-    if corrected.rstrip("/") == on_disk:  # the whole scope names that file or folder
-        differs, target = f"which differs in case from the {kind} {corrected!r}", repr(corrected)
+    if corrected.rstrip("/") == on_disk:  # the whole path names that file or folder
+        subject = "which" if listed is None else f"whose path {listed!r}"
+        differs, target = f"{subject} differs in case from the {kind} {corrected!r}", repr(corrected)
     else:
         differs = f"whose {'/'.join(written)!r} differs in case from the {kind} {on_disk!r}"
         target = f"{on_disk + '/'!r} or what it holds"
     return Finding(WARNING, "miscased_scope",
                    f"{entry_id} has scope {scope!r}, {differs}: scopes match paths case for case, so the edit "
                    f"guard and get_context never apply it to {target}, on a case-insensitive disk too. Write it "
-                   f"as {corrected!r}: edit .context/constraints.json by hand, or have the agent call update_entry.",
+                   f"as {whole!r}: edit .context/constraints.json by hand, or have the agent call update_entry.",
                    file=file)
 
 

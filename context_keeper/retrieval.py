@@ -15,7 +15,7 @@ from context_keeper.budget import chars_to_tokens, json_chars, shorten_entry
 from context_keeper.config import checked
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
 from context_keeper.model import CONSTRAINT, KINDS
-from context_keeper.scope import is_global, leaves_project, project_area
+from context_keeper.scope import is_global, leaves_project, project_area, scope_parts, split_scope
 from context_keeper.store import readable_entries
 
 if TYPE_CHECKING:
@@ -101,15 +101,25 @@ def check_bounds(*, query: str | None = None, tags: Sequence[str] | None = None,
 
 
 def work_area(scope: str, project_root: str) -> str:
-    """The file, directory or glob a read is about, relative to the project (``project_area``).
+    """The file, directory or glob a read is about, relative to the project (``project_area``);
+    for a scope listing several (``"src/jobs/, src/import/"``), each of them so, joined by ``", "``
+    (``scope_overlaps`` reads the list), or ``""`` when one is the project root.
     Refused with what to give instead: control characters, and a path that can only lie outside
     the project, which would match nothing (or, its leading slash dropped, some other path)."""
     model.check_text(scope, "scope")
-    reason = leaves_project(scope, project_root)
+    if len(split_scope(scope)) == 1:
+        return _work_path(scope, scope, project_root)
+    areas = [_work_path(part, scope, project_root, listed=True) for part in scope_parts(scope)]
+    return "" if "" in areas else ", ".join(areas)
+
+
+def _work_path(path: str, scope: str, project_root: str, *, listed: bool = False) -> str:
+    reason = leaves_project(path, project_root)
     if reason is not None:
         hint = "give the path of a file or directory in the project, absolute or relative to its root (e.g. 'src/app.py')"
-        raise InvalidInput(f"scope: {scope!r} {reason}; {hint}", field="scope")
-    return project_area(scope, project_root)
+        which = f": its path {path!r}" if listed else ""
+        raise InvalidInput(f"scope: {scope!r}{which} {reason}; {hint}", field="scope")
+    return project_area(path, project_root)
 
 
 def parse_date(value: str | None, field: str) -> datetime | None:

@@ -8,6 +8,12 @@ In a glob, ``*`` and ``?`` stay within one component and ``**`` spans directorie
 (``migrations/**/*.sql`` covers both); a glob without a slash (``*.sql``) matches a file name at
 any depth, as in ``.gitignore``.
 
+A scope may list several of these, separated by commas (``"services/trip/, services/billing/"``,
+``"Dockerfile, deploy/helm/"``): it covers what any of them covers (``scope_parts``). A list with
+a global part (``"global, hooks/"``) is global, since that part already covers every file. A
+comma inside a glob's bracket class (``docs/[a,b].md``) separates nothing; a path whose own name
+holds a comma cannot be a scope.
+
 Imports nothing at load time (``re``/``fnmatch`` only for a glob): the hooks use it on their
 cold path.
 """
@@ -25,7 +31,38 @@ _glob_cache: dict[str, _Glob] = {}
 
 
 def is_global(scope: str | None) -> bool:
-    return scope is None or not isinstance(scope, str) or scope.strip().lower() in GLOBAL_SCOPES
+    if scope is None or not isinstance(scope, str):
+        return True
+    if "," not in scope:
+        return scope.strip().lower() in GLOBAL_SCOPES
+    parts = scope_parts(scope)
+    # ", " lists no path, as "" names none; a listed "global" already covers every file
+    return not parts or any(part.lower() in GLOBAL_SCOPES for part in parts)
+
+
+def scope_parts(scope: str) -> list[str]:
+    """The paths a scope lists, as written but stripped, without the empty ones (``"a/,"`` lists
+    ``a/``): a scope without a comma is its one path."""
+    return [piece for piece in split_scope(scope) if piece]
+
+
+def split_scope(scope: str) -> list[str]:
+    """Every comma-separated piece of ``scope``, stripped, empty ones included. A comma inside a
+    bracket class (``[a,b]``, closed as the glob matcher closes it) does not separate."""
+    if "," not in scope:
+        return [scope.strip()]
+    pieces, start, i = [], 0, 0
+    while i < len(scope):
+        char = scope[i]
+        if char == "[":
+            end = scope.find("]", i + 1)
+            i = end if end != -1 else i  # an unclosed "[" is a literal character
+        elif char == ",":
+            pieces.append(scope[start:i].strip())
+            start = i + 1
+        i += 1
+    pieces.append(scope[start:].strip())
+    return pieces
 
 
 def normalize_path(path: str, project_root: str | None = None) -> str:
@@ -210,11 +247,16 @@ def _translate_glob(pattern: str) -> _Glob:
 
 
 def scope_covers(scope: str | None, path: str, project_root: str | None = None) -> bool:
-    """True when ``scope`` applies to ``path`` (a file or directory, relative or absolute)."""
+    """True when ``scope`` (or one of the paths it lists) applies to ``path`` (a file or
+    directory, relative or absolute)."""
     if is_global(scope):
         return True
     target = normalize_path(path, project_root)
-    pattern = normalize_path(scope, project_root)
+    return any(_part_covers(part, target, project_root) for part in scope_parts(scope))
+
+
+def _part_covers(part: str, target: str, project_root: str | None) -> bool:
+    pattern = normalize_path(part, project_root)
     if not pattern:
         return True
     if is_glob(pattern):
@@ -322,14 +364,20 @@ def _glob_parts(pattern: str) -> list[str]:
 
 def scope_overlaps(scope: str | None, area: str, project_root: str | None = None) -> bool:
     """True when ``scope`` applies to some file of ``area`` — a normalised file, directory or
-    glob someone is working on. A file inside the area counts: working on
+    glob someone is working on, or several of them separated by commas (either side's list
+    overlaps when one of its paths does). A file inside the area counts: working on
     ``src/carriers/`` concerns the rule scoped to ``src/carriers/client.py``, and working on
     ``src/**/*.py`` the rule scoped to ``src/carriers/`` (some of those files are in it), as
     the rule scoped to ``*.sql`` concerns ``migrations/``. With ``project_root``, a stored
     scope written as an absolute path inside it counts as the project-relative one, as in
     ``scope_covers`` (the edit guard)."""
-    if is_global(scope):
+    if is_global(scope) or not area:
         return True
+    areas = scope_parts(area) if "," in area else [area]
+    return any(_part_overlaps(part, one, project_root) for part in scope_parts(scope) for one in areas)
+
+
+def _part_overlaps(scope: str, area: str, project_root: str | None) -> bool:
     pattern = normalize_path(scope, project_root)
     if not pattern or not area:
         return True

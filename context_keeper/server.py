@@ -327,7 +327,8 @@ def build_server(service: Service | None = None) -> MCPServer:
         reason: Annotated[Text, Field(description="Why it exists (>=40 chars)")] = "",
         triggering_incident: Text = "",
         enforced_by: Text = "",
-        scope: Annotated[Short, Field(description="'global', a dir ('hooks/'), a file or a glob ('src/**/*.py')")] = "global",
+        scope: Annotated[Short, Field(description="'global', a dir ('hooks/'), a file, a glob ('src/**/*.py'), "
+                                                  "or several, comma-separated ('hooks/, server.py')")] = "global",
         hardness: Literal["absolute", "advisory"] = "absolute",
         related_to: Ids = [],
         tags: Strs = [],
@@ -384,7 +385,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         query: Annotated[str, Field(description="What you are about to do or ask, in your own words")] = "",
         id: Annotated[str, Field(description="Fetch one entry by id instead")] = "",
         tags: Annotated[Strs, Field(description="Only entries with any of these tags")] = [],
-        scope: Annotated[Short, Field(description="File or dir being worked on")] = "",
+        scope: Annotated[Short, Field(description="File or dir being worked on (or several, comma-separated)")] = "",
         types: Types = [],
         since: IsoDate = "",
         before: IsoDate = "",

@@ -929,30 +929,46 @@ def _apply_status_rules(ftxn: Any, kind: Kind, current: Mapping[str, Any], raw: 
 
 
 def project_scope(root: Path, scope: str) -> str:
-    """A constraint scope as stored: ``global``, or a path or glob relative to the project root.
+    """A constraint scope as stored: ``global``, or a path or glob relative to the project root,
+    or several of them separated by commas (``scope.scope_parts``).
 
     An absolute path inside the root is made relative; anything that can only point outside
     the root (an absolute path elsewhere, ``..``, a home-relative ``~`` path) is refused, since
     it would never match a file of the project and the constraint would silently never apply.
+    A list is kept as written when each of its paths is; otherwise (an absolute path made
+    relative, an empty piece as in ``"a/, , b/"``) it is stored as its paths joined by ``", "``.
     """
-    from context_keeper.scope import is_global, leaves_project, project_relative
+    from context_keeper.scope import is_global, scope_parts, split_scope
 
     text = (scope or "").strip()
     if not text:
         return "global"  # the field's default: record_entry stored "global", record_constraint ""
     if is_global(text):
         return text
-    reason = leaves_project(text, str(root), any_dotdot=True)
+    pieces = split_scope(text)
+    if len(pieces) == 1:
+        return _scope_path(root, text, scope)
+    parts = scope_parts(text)
+    stored = [_scope_path(root, part, scope, listed=True) for part in parts]
+    return text if stored == pieces else ", ".join(stored)
+
+
+def _scope_path(root: Path, path: str, scope: str, *, listed: bool = False) -> str:
+    """One (stripped) path of a scope as stored; ``scope`` as given, for the error."""
+    from context_keeper.scope import leaves_project, project_relative
+
+    reason = leaves_project(path, str(root), any_dotdot=True)
     if reason is not None:
         hint = "give a path relative to the project root, e.g. 'hooks/', 'server.py' or 'src/**/*.py', or 'global'"
-        raise InvalidInput(f"scope: {scope!r} {reason}, so it would never match; {hint}", field="scope")
-    unified = text.replace("\\", "/")
+        which = f": its path {path!r}" if listed else ""
+        raise InvalidInput(f"scope: {scope!r}{which} {reason}, so it would never match; {hint}", field="scope")
+    unified = path.replace("\\", "/")
     if unified.startswith("/") or re.match(r"^[A-Za-z]:/", unified):
         relative = project_relative(unified, str(root)) or ""
         if not relative:
             return "global"
         return relative + "/" if unified.endswith("/") else relative
-    return text
+    return path
 
 
 def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], merged: Mapping[str, Any]) -> dict:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from context_keeper import model, render
 from context_keeper.hooks import scope_index
-from context_keeper.scope import is_global, normalize_path
+from context_keeper.scope import is_global, normalize_path, scope_parts
 from context_keeper.store import Store
 from tests.conftest import break_constraints_after_a_write
 from tests.hook_helpers import LAUNCHERS, hook_env, injected, payload, run_hook
@@ -41,7 +41,8 @@ def _items(prefix: str, other: str) -> st.SearchStrategy[list]:
     entry = st.fixed_dictionaries({}, optional={
         "id": ids,
         "status": st.sampled_from(["active", "superseded", "deprecated", "Active", " active ", "weird", None, 3]),
-        "scope": st.sampled_from(["src/", "src/**/*.py", "global", "", None, 5, "hooks", "./a//b/", "*", "docs/[ab].md"]),
+        "scope": st.sampled_from(["src/", "src/**/*.py", "global", "", None, 5, "hooks", "./a//b/", "*", "docs/[ab].md",
+                                   "src/, docs/*.md", "hooks,", "global, src/", "docs/[a,b].md, ./", "a/ ,b.py"]),
         "tags": st.sampled_from([[], ["labels"], ["src/app", "Printing "], "labels", [1, "a"], None, ["  "]]),
         "hardness": st.sampled_from(["absolute", "advisory", "ADVISORY", None, 2]),
         "rule": text, "reason": text, "summary": text, "why_chosen": text, "rationale": text,
@@ -55,26 +56,30 @@ def _expected(root: Path) -> tuple[list, dict, dict]:
     store = Store(root)
     scoped, tags, lines = [], {}, {}
 
-    def row(value, entry_id, kind):
+    def rows(value, entry_id, kind, listed=True):
+        """A row per path a scope lists; none when a path is the root (the scope is global)."""
         if not isinstance(value, str) or is_global(value):
-            return None
-        norm = normalize_path(value, str(root))
-        if not norm:
-            return None
-        cut = min((norm.index(c) for c in "*?[" if c in norm), default=-1)
-        return [entry_id, norm, norm if cut < 0 else norm[:cut], cut >= 0, kind]
+            return []
+        out = []
+        for part in scope_parts(value) if listed else [value]:
+            norm = normalize_path(part, str(root))
+            if not norm:
+                return []
+            cut = min((norm.index(c) for c in "*?[" if c in norm), default=-1)
+            out.append([entry_id, norm, norm if cut < 0 else norm[:cut], cut >= 0, kind])
+        return out
 
     for entry in store.entries(model.KINDS["constraint"]):
-        if entry["status"] == "active" and (r := row(entry["scope"], entry["id"], "constraint")):
-            scoped.append(r)
+        if entry["status"] == "active" and (r := rows(entry["scope"], entry["id"], "constraint")):
+            scoped.extend(r)
             lines[entry["id"]] = render.constraint_line(entry)
     for entry in store.entries(model.KINDS["decision"]):
         if entry["status"] != "active":
             continue
         indexed = False
-        for value in [entry.get("scope"), *[t for t in entry["tags"] if "/" in t]]:
-            if r := row(value, entry["id"], "decision"):
-                scoped.append(r)
+        for value, listed in [(entry.get("scope"), True), *[(t, False) for t in entry["tags"] if "/" in t]]:
+            if r := rows(value, entry["id"], "decision", listed):
+                scoped.extend(r)
                 indexed = True
         for tag in {t.strip().lower() for t in entry["tags"] if "/" not in t and t.strip()}:
             tags.setdefault(tag, []).append(entry["id"])

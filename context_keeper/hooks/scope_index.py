@@ -3,11 +3,12 @@
 ``.context/hook_scope_state.json`` holds one part per source file, stamped with that file's
 ``cache.stamps``: for ``constraints.json`` the active constraints with a non-global ``scope``,
 for ``decisions.json`` the active decisions with a ``scope``, a path-like tag or any plain tag.
-A part has ``scoped`` rows ``[id, normalised scope, literal prefix, is_glob, kind]``, ``tags``
-(plain tag -> decision ids), ``absolute`` (absolute constraints), ``at`` (id -> the item's
-character offset in the file), ``keys`` (id -> the session seen-key of its content,
-``state.entry_key``) and, for a broken file, ``problem`` (what is wrong with it, in the store's
-words). A change to one file rebuilds its part only; pipelines and config are not read at all.
+A part has ``scoped`` rows ``[id, normalised scope, literal prefix, is_glob, kind]`` (one per
+path a scope lists, ``scope.scope_parts``), ``tags`` (plain tag -> decision ids), ``absolute``
+(absolute constraints), ``at`` (id -> the item's character offset in the file), ``keys`` (id ->
+the session seen-key of its content, ``state.entry_key``) and, for a broken file, ``problem``
+(what is wrong with it, in the store's words). A change to one file rebuilds its part only;
+pipelines and config are not read at all.
 
 Built from the raw JSON, not through ``Store`` (but for a broken file's ``problem``), and
 without rendering anything: an edit right after a hand edit (or a ``git pull``) pays for one
@@ -29,7 +30,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 INDEX_FILE = "hook_scope_state.json"
-FORMAT = 6  # 5: parts carry "keys"; 6: a broken file's part says what is wrong ("problem")
+# 5: parts carry "keys"; 6: a broken file's part says what is wrong ("problem"); 7: a row per
+# path a scope lists (a 6 index held "a/, b/" as one path that covers nothing)
+FORMAT = 7
 LAST_GOOD_DIR = ".last-good"  # == store.BACKUP_DIR (pinned by a test)
 DEFER_BYTES = 512 * 1024  # decisions.json beyond this (~400 entries) is rebuilt in the background
 PENDING_S = 30.0  # a background rebuild not done by then is assumed lost and started again
@@ -185,17 +188,21 @@ def build(root: str) -> dict:
 def build_part(root: str, kind: str, stamp: list[int] | None) -> dict:
     """One file's part: its scoped rows, tags, absolute constraints and item offsets.
     ``stamp`` is the file's stamp taken before reading it (a racing write makes it look stale)."""
-    from context_keeper.scope import is_glob, is_global, normalize_path
+    from context_keeper.scope import is_glob, is_global, normalize_path, scope_parts
 
-    def scope_row(value: Any, entry_id: str) -> list | None:
+    def scope_rows(value: Any, entry_id: str, *, listed: bool = True) -> list[list]:
+        """A row for each path ``value`` lists (``listed``: a scope; a tag names one path)."""
         if not isinstance(value, str) or is_global(value):
-            return None
-        norm = normalize_path(value, root)
-        if not norm:
-            return None
-        glob = is_glob(norm)
-        prefix = norm[: min(norm.index(c) for c in "*?[" if c in norm)] if glob else norm
-        return [entry_id, norm, prefix, glob, kind]
+            return []
+        rows = []
+        for part in scope_parts(value) if listed else [value]:
+            norm = normalize_path(part, root)
+            if not norm:
+                return []  # a part naming the project root covers every file: the scope is global
+            glob = is_glob(norm)
+            prefix = norm[: min(norm.index(c) for c in "*?[" if c in norm)] if glob else norm
+            rows.append([entry_id, norm, prefix, glob, kind])
+        return rows
 
     from context_keeper.hooks.state import entry_key
 
@@ -209,20 +216,20 @@ def build_part(root: str, kind: str, stamp: list[int] | None) -> dict:
     for offset, item, entry in _active_entries(kind, items):
         entry_id = entry["id"]
         if kind == "constraint":
-            row = scope_row(entry.get("scope"), entry_id)
-            if row:
-                scoped.append(row)
+            rows = scope_rows(entry.get("scope"), entry_id)
+            if rows:
+                scoped.extend(rows)
                 at[entry_id], keys[entry_id] = offset, entry_key(entry_id, item)
                 if entry.get("hardness", "absolute") == "absolute":
                     absolute.append(entry_id)
             continue
         indexed = False
         tags = entry.get("tags") or ()
-        for value in (entry.get("scope"), *(t for t in tags if "/" in t)):
-            row = scope_row(value, entry_id)
-            if row:
-                scoped.append(row)
-                indexed = True
+        rows = [*scope_rows(entry.get("scope"), entry_id),
+                *(row for t in tags if "/" in t for row in scope_rows(t, entry_id, listed=False))]
+        if rows:
+            scoped.extend(rows)
+            indexed = True
         for tag in {t.strip().lower() for t in tags if "/" not in t and t.strip()}:
             tag_index.setdefault(tag, []).append(entry_id)
             indexed = True
