@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from context_keeper import model
 from context_keeper.model import KINDS, Kind
-from context_keeper.store import Store
+from context_keeper.store import Store, readable_entries
 
 TYPE_CHECKING = False  # typing costs ~5 ms to import on the hooks' cold path
 if TYPE_CHECKING:
@@ -91,14 +91,15 @@ def verify_quality(store: Store, min_reason_chars: int = 80, *, include_isolated
 
 
 def prune_stale(store: Store, days: int, now: datetime) -> dict[str, Any]:
-    """Report entries not verified within ``days``; nothing is changed."""
+    """Report entries not verified within ``days``; nothing is changed. A file that does not
+    parse is read from its last good copy, as the other read tools read it (the caller warns)."""
     if days < 0:
         from context_keeper.errors import InvalidInput
 
         raise InvalidInput("days must be zero or more", field="days")
     stale = []
     for kind in KINDS.values():
-        for entry in store.state(kind).entries:
+        for entry in readable_entries(store, store.state(kind))[0]:
             if entry.get("status", "active") != "active":
                 continue
             when = (model.parse_time(entry.get("verified_at")) or model.parse_time(entry.get("updated_at"))

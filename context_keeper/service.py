@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import copy
+import functools
 import logging
 import os
 import re
@@ -44,6 +45,32 @@ class _IndexState:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+def _warns_of_config_problems(tool: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """A tool whose answer read config.json (through ``Service.config``) carries what is wrong
+    with the file (it does not parse: defaults were used) in its warnings: the user's settings
+    silently replaced by defaults read as honoured. One place for every tool, so a tool that
+    starts reading config is covered without remembering to add the warning."""
+
+    @functools.wraps(tool)
+    def warned(self: Service, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        if getattr(self._config_reads, "problems", None) is not None:
+            return tool(self, *args, **kwargs)  # called by another tool: that one reports them
+        self._config_reads.problems = []
+        try:
+            answer = tool(self, *args, **kwargs)
+            problems = self._config_reads.problems
+        finally:
+            self._config_reads.problems = None
+        if isinstance(answer, dict):
+            said = answer.get("warnings") or []
+            unsaid = [p for p in dict.fromkeys(problems) if p not in said]  # get_context says them already
+            if unsaid:
+                answer["warnings"] = [*unsaid, *said]
+        return answer
+
+    return warned
+
+
 class Service:
     def __init__(
         self,
@@ -68,6 +95,7 @@ class Service:
         self._indexes: dict[Path, _IndexState] = {}
         self._summaries: dict[tuple, tuple[dict[str, Any], dict[str, Any]]] = {}  # key -> (config, answer)
         self._mutex = threading.Lock()
+        self._config_reads = threading.local()  # per tool call: config.json's problems (_warns_of_config_problems)
 
     # ------------------------------------------------------------ plumbing
 
@@ -173,7 +201,11 @@ class Service:
             state.stamps[kind.name] = written
 
     def config(self, store: Store) -> dict[str, Any]:
-        return store.config()[0]
+        config, problems = store.config()
+        reads = getattr(self._config_reads, "problems", None)
+        if reads is not None:
+            reads.extend(problems)
+        return config
 
     def _warnings(self, store: Store) -> list[str]:
         warnings = list(store.config()[1])
@@ -230,6 +262,7 @@ class Service:
 
     # ------------------------------------------------------------ record
 
+    @_warns_of_config_problems
     def record(
         self,
         kind_name: str,
@@ -310,6 +343,8 @@ class Service:
         # A setting that did nothing would otherwise look like no duplicate, or no suffix, found.
         warnings = [p for key in ("similar_threshold", "id_suffix") if (p := checked(self.config(store), key)[1])]
         warnings += self._dangling_links(store, entry)
+        # Similar entries were looked for in a broken file's last good copy, as get_context reads it.
+        warnings += [str(s.error) for s in store.all_states() if s.error is not None] + self._last_good_notes(store)
         if warnings:
             answer["warnings"] = warnings
         if kind is DECISION:
@@ -360,6 +395,7 @@ class Service:
 
     # ------------------------------------------------------------ update / deprecate
 
+    @_warns_of_config_problems
     def update_entry(self, entry_id: str, updates: Mapping[str, Any], *, project_dir: str | None = None,
                      allow_secrets: bool = False) -> dict[str, Any]:
         kind = model.kind_of_id(entry_id)
@@ -455,6 +491,7 @@ class Service:
             self._auto_export(store, answer)
         return answer
 
+    @_warns_of_config_problems
     def deprecate_entry(
         self,
         entry_id: str,
@@ -552,6 +589,7 @@ class Service:
 
     # ------------------------------------------------------------ markdown
 
+    @_warns_of_config_problems
     def export_markdown(self, path: str | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
         target = markdown_target(store.root, path or self.config(store).get("markdown_export", {}).get("path") or "DECISIONS.md")
@@ -592,6 +630,7 @@ class Service:
 
     # ------------------------------------------------------------ summary / constraints
 
+    @_warns_of_config_problems
     def get_project_summary(self, token_budget: int | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
         budget = int(token_budget or 2000)
@@ -644,6 +683,7 @@ class Service:
             self._summaries[key] = (config, copy.deepcopy(answer))
         return answer
 
+    @_warns_of_config_problems
     def reload_constraints(self, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
         state = store.state(KINDS["constraint"])
@@ -660,6 +700,7 @@ class Service:
             "text": render.constraints_block(active),
         }
 
+    @_warns_of_config_problems
     def get_compaction_report(self, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
         report = store.read_sidecar("compaction_report.json")
@@ -691,21 +732,25 @@ class Service:
 
         return DEFAULT_MIN_RELEVANCE
 
+    @_warns_of_config_problems
     def get_context(self, **kwargs: Any) -> dict[str, Any]:
         from context_keeper.retrieval import get_context
 
         return get_context(self, **kwargs)
 
+    @_warns_of_config_problems
     def query_entries(self, **kwargs: Any) -> dict[str, Any]:
         from context_keeper.query import query_entries
 
         return query_entries(self, **kwargs)
 
+    @_warns_of_config_problems
     def verify_quality(self, min_reason_chars: int = 80, *, project_dir: str | None = None) -> dict[str, Any]:
         from context_keeper.quality import verify_quality
 
         return verify_quality(self.store(project_dir, recorded=True), min_reason_chars)
 
+    @_warns_of_config_problems
     def prune_stale(self, days: int | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
         from context_keeper.quality import prune_stale
 
@@ -715,9 +760,16 @@ class Service:
             configured, problem = checked(self.config(store), "stale_threshold_days")
             days = int(configured)
         answer = prune_stale(store, days, self.now())
-        if problem:
-            answer["warnings"] = [problem]
+        warnings = self._warnings(store) + self._last_good_notes(store) + ([problem] if problem else [])
+        if warnings:
+            answer["warnings"] = warnings
         return answer
+
+    def _last_good_notes(self, store: Store) -> list[str]:
+        """The note get_context and query_entries give for each store file read from its last good copy."""
+        from context_keeper.retrieval import last_good_notes
+
+        return last_good_notes(store, [s for s in store.all_states() if s.error is not None])
 
 
 def _refuse_to_replace_other_writing(target: Path, established: set[Path]) -> None:

@@ -1,0 +1,110 @@
+"""Defects found against COMPAT.md in round 19's hunt, each test failing before its fix."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from context_keeper.service import Service
+
+P = "The team needed a way to decide something important about the system here."
+W = "Because this option was simpler, faster and better tested than every alternative we had considered."
+LONG_AGO = "2025-01-01T00:00:00+00:00"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    Service(env={}).init_project(str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture
+def svc(root: Path) -> Service:
+    return Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root), hook_cache_delay=None)
+
+
+def _write(root: Path, name: str, data) -> Path:
+    path = root / ".context" / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------ prune_stale and a broken file
+
+def test_prune_stale_reads_a_broken_file_from_its_last_good_copy_and_says_so(root):
+    # Recorded through the tools (which keeps a last good copy), then seen a year later.
+    recorded = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, hook_cache_delay=None)
+    first = recorded.record("decision", {"summary": "Use SQLite for storage", "problem": P, "why_chosen": W})["id"]
+    rule = recorded.record("constraint", {"rule": "Never log secrets", "reason": P})["id"]
+    later = datetime.now(timezone.utc) + timedelta(days=365)
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, clock=lambda: later, hook_cache_delay=None)
+    assert svc.prune_stale(30)["stale_count"] == 2
+    with (root / ".context" / "decisions.json").open("a", encoding="utf-8") as f:
+        f.write(",")  # a stray comma from a hand edit
+    answer = svc.prune_stale(30)
+    assert sorted(s["id"] for s in answer["stale"]) == sorted([first, rule])
+    assert any("decisions.json" in w and "does not parse" in w for w in answer["warnings"])
+    assert any(w.startswith("decisions.json: its entries here come from its last good copy") for w in answer["warnings"])
+
+
+def test_prune_stale_names_a_broken_file_that_has_no_last_good_copy(root, svc):
+    _write(root, "constraints.json", [{"id": "con-001", "rule": "Never log secrets", "reason": P,
+                                        "created_at": LONG_AGO, "verified_at": LONG_AGO}])
+    (root / ".context" / "decisions.json").write_text('[{"id": "dec-001", "summary": "Use SQLite"}],',
+                                                     encoding="utf-8")
+    answer = svc.prune_stale(30)
+    assert [s["id"] for s in answer["stale"]] == ["con-001"]
+    assert any("decisions.json does not parse" in w for w in answer["warnings"])
+
+
+# ------------------------------------------------------------------ an unreadable config.json
+
+BROKEN_CONFIG = '{"stale_threshold_days": 365, "similar_threshold": 0.9,}'  # a trailing comma
+
+
+@pytest.fixture
+def broken_config(root: Path) -> str:
+    _write(root, "decisions.json", [{"id": "dec-001", "summary": "Use SQLite for storage", "problem": P,
+                                     "why_chosen": W, "created_at": LONG_AGO}])
+    (root / ".context" / "config.json").write_text(BROKEN_CONFIG, encoding="utf-8")
+    return "config.json does not parse"
+
+
+CONFIG_READERS = [
+    ("prune_stale", lambda s: s.prune_stale()),
+    ("record", lambda s: s.record("decision", {"summary": "Use SQLite again", "problem": P, "why_chosen": W})),
+    ("update_entry", lambda s: s.update_entry("dec-001", {"tags": ["storage"]})),
+    ("deprecate_entry", lambda s: s.deprecate_entry("dec-001", "no longer holds")),
+    ("export_markdown", lambda s: s.export_markdown()),
+    ("get_context", lambda s: s.get_context(query="sqlite storage")),
+    ("query_entries", lambda s: s.query_entries()),
+    ("get_project_summary", lambda s: s.get_project_summary()),
+]
+
+
+@pytest.mark.parametrize(("tool", "call"), CONFIG_READERS, ids=[t for t, _ in CONFIG_READERS])
+def test_every_tool_that_reads_the_config_warns_once_that_it_does_not_parse(svc, broken_config, tool, call):
+    warnings = call(svc).get("warnings") or []
+    assert [w for w in warnings if broken_config in w and w.endswith("using defaults")] == [warnings[0]]
+
+
+def test_prune_stale_with_an_unreadable_config_says_the_default_replaced_the_setting(svc, broken_config):
+    answer = svc.prune_stale()
+    assert answer["threshold_days"] == 30
+    assert any(broken_config in w for w in answer["warnings"])
+
+
+def test_a_tool_that_reads_no_setting_carries_no_config_warning(svc, broken_config):
+    assert not any(broken_config in w for w in svc.reload_constraints().get("warnings", []))
+
+
+def test_record_says_which_file_its_similar_entries_were_read_from_a_last_good_copy_of(root, svc):
+    svc.record("constraint", {"rule": "Never store data in SQLite files", "reason": P})
+    path = root / ".context" / "constraints.json"
+    path.write_text(path.read_text(encoding="utf-8") + ",", encoding="utf-8")
+    answer = svc.record("decision", {"summary": "Use SQLite for storage", "problem": P, "why_chosen": W})
+    assert any("constraints.json does not parse" in w for w in answer["warnings"])
+    assert any(w.startswith("constraints.json: its entries here come from its last good copy") for w in answer["warnings"])
