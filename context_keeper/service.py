@@ -592,8 +592,7 @@ class Service:
     @_warns_of_config_problems
     def export_markdown(self, path: str | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
-        target = markdown_target(store.root, path or self.config(store).get("markdown_export", {}).get("path") or "DECISIONS.md")
-        return self._write_markdown(store, target)
+        return self._write_markdown(store, markdown_target(store.root, path or self._export_path(store)))
 
     def _write_markdown(self, store: Store, target: Path) -> dict[str, Any]:
         from context_keeper.fsio import atomic_write_text
@@ -618,13 +617,19 @@ class Service:
         atomic_write_text(target, text)
         return {"success": True, "path": str(target), "decisions": len(state.entries)}
 
+    def _export_path(self, store: Store) -> str:
+        """Where the Markdown projection goes: config ``markdown_export.path``, else DECISIONS.md.
+        export_markdown without a path and the export after each write use it, so they write one file."""
+        export = self.config(store).get("markdown_export")
+        return (export.get("path") if isinstance(export, Mapping) else None) or "DECISIONS.md"
+
     def _auto_export(self, store: Store, answer: dict[str, Any]) -> None:
         """Refresh DECISIONS.md after a decision changed. The change is already on disk, so a
         failure here is a warning in the answer, never an error (a client would retry the write)."""
         export = self.config(store).get("markdown_export")
         if isinstance(export, Mapping) and export.get("enabled"):
             try:
-                self._write_markdown(store, markdown_target(store.root, export.get("path") or "DECISIONS.md"))
+                self._write_markdown(store, markdown_target(store.root, self._export_path(store)))
             except (ContextKeeperError, OSError) as exc:
                 answer.setdefault("warnings", []).append(f"the change is saved, but DECISIONS.md was not updated: {exc}")
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from context_keeper.service import Service
+from tests.conftest import MODES
+from tests.mcp_helpers import connect, ok
 
 P = "The team needed a way to decide something important about the system here."
 W = "Because this option was simpler, faster and better tested than every alternative we had considered."
@@ -99,6 +101,26 @@ def test_prune_stale_with_an_unreadable_config_says_the_default_replaced_the_set
 
 def test_a_tool_that_reads_no_setting_carries_no_config_warning(svc, broken_config):
     assert not any(broken_config in w for w in svc.reload_constraints().get("warnings", []))
+
+
+# ------------------------------------------------------------------ export_markdown's default path
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_export_markdown_without_a_path_writes_the_configured_export_file(root, svc, mode):
+    _write(root, "config.json", {"markdown_export": {"enabled": True, "path": "docs/decisions.md"}})
+    (root / "docs").mkdir()
+    svc.record("decision", {"summary": "Use SQLite for storage", "problem": P, "why_chosen": W})
+    assert (root / "docs" / "decisions.md").exists()
+    async with connect(svc, mode) as client:
+        answer = await ok(client, "export_markdown", {"project_dir": str(root)})
+    assert answer["path"] == str((root / "docs" / "decisions.md").resolve())
+    assert not (root / "DECISIONS.md").exists()
+
+
+def test_export_markdown_without_a_path_or_a_configured_one_writes_decisions_md(root, svc):
+    svc.record("decision", {"summary": "Use SQLite for storage", "problem": P, "why_chosen": W})
+    assert Path(svc.export_markdown()["path"]) == (root / "DECISIONS.md").resolve()
 
 
 def test_record_says_which_file_its_similar_entries_were_read_from_a_last_good_copy_of(root, svc):
