@@ -65,7 +65,8 @@ def verify_quality(store: Store, min_reason_chars: int = 80, *, include_isolated
             raw = state.raw[state.positions[entry["id"]]]
             if isinstance(raw, Mapping) and "schema_version" not in raw:
                 issues.append({"issue": "legacy_entry", "id": entry["id"], "summary": title,
-                               "detail": "written by an older version (no schema_version); review and update it"})
+                               "detail": "written by an older version (no schema_version); review it and update it with "
+                                         "update_entry, which marks it as reviewed"})
             for tag in {t.lower() for t in entry.get("tags", [])}:
                 by_tag[tag].append(entry["id"])
     order = {entry_id: model.id_sort_key(entry_id) for entry_id in live}

@@ -477,6 +477,9 @@ class Service:
                 raw.pop(name, None)
             raw["updated_at"] = now
             raw["verified_at"] = now
+            # An entry from an older version (verify_quality's legacy_entry) was just reviewed and
+            # written by this one; without the stamp no update could ever clear the flag.
+            raw.setdefault("schema_version", model.SCHEMA_VERSION)
             ftxn.put(current["id"], raw)
             entry = ftxn.get(current["id"])
             changed = [entry]

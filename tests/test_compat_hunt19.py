@@ -130,3 +130,38 @@ def test_record_says_which_file_its_similar_entries_were_read_from_a_last_good_c
     answer = svc.record("decision", {"summary": "Use SQLite for storage", "problem": P, "why_chosen": W})
     assert any("constraints.json does not parse" in w for w in answer["warnings"])
     assert any(w.startswith("constraints.json: its entries here come from its last good copy") for w in answer["warnings"])
+
+
+# ------------------------------------------------------------------ legacy entries, once reviewed
+
+LEGACY = {"id": "dec-001", "summary": "Use SQLite for storage", "rationale": "r" * 70, "created_at": LONG_AGO,
+          "owner": "ops"}
+
+
+def _legacy_flags(svc: Service) -> list[str]:
+    return [i["id"] for i in svc.verify_quality()["issues"] if i["issue"] == "legacy_entry"]
+
+
+def test_updating_a_legacy_entry_clears_its_legacy_flag_and_keeps_its_fields(root, svc):
+    path = _write(root, "decisions.json", [LEGACY])
+    flagged = next(i for i in svc.verify_quality()["issues"] if i["issue"] == "legacy_entry")
+    assert "update it with update_entry, which marks it as reviewed" in flagged["detail"]
+    answer = svc.update_entry("dec-001", {"problem": P, "tags": ["storage"]})
+    assert _legacy_flags(svc) == []
+    stored = json.loads(path.read_text(encoding="utf-8"))[0]
+    assert stored["schema_version"] == answer["entry"]["schema_version"] == 2
+    assert {k: stored[k] for k in LEGACY} == LEGACY  # rationale and the unknown key stay as they were
+    assert "schema_version" not in answer["updated_fields"]
+
+
+def test_reading_a_legacy_entry_never_rewrites_it(root, svc):
+    path = _write(root, "decisions.json", [LEGACY])
+    before = path.read_bytes()
+    svc.get_context(id="dec-001")
+    svc.get_context(query="sqlite storage")
+    svc.query_entries()
+    svc.get_project_summary()
+    svc.verify_quality()
+    svc.prune_stale()
+    assert path.read_bytes() == before
+    assert _legacy_flags(svc) == ["dec-001"]
