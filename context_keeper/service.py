@@ -30,8 +30,8 @@ from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project, root_spellings
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
-from context_keeper.store import (Store, folder_name, in_the_way, readable_entries, readable_stamp, spelled_otherwise,
-                                  write_gitignore)
+from context_keeper.store import (Store, as_stored, folder_name, in_the_way, readable_entries, readable_stamp,
+                                  spelled_otherwise, write_gitignore)
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
@@ -306,6 +306,9 @@ class Service:
         with store.transaction() as txn:
             ftxn = txn.file(kind)
             before = readable_stamp(store, store.state(kind))
+            supersedes = _as_stored(store, ftxn, supersedes)
+            if entry.get("related_to"):
+                entry["related_to"] = _as_stored(store, ftxn, entry["related_to"])
             for old_id in supersedes:
                 if model.parse_id(old_id)[0] != kind.prefix:
                     raise InvalidInput(f"supersedes: {old_id} is not a {kind.name}; only a {kind.name} can be superseded by one", field="supersedes")
@@ -443,6 +446,10 @@ class Service:
                 if "why_chosen" in cleaned:
                     raise InvalidInput("give why_chosen or its legacy name rationale, not both", field="rationale")
                 cleaned["why_chosen"] = cleaned.pop("rationale")
+            for name in ("related_to", "supersedes", "superseded_by"):
+                if cleaned.get(name):  # links are written as the store spells the ids they name
+                    linked = _as_stored(store, ftxn, [cleaned[name]] if name == "superseded_by" else cleaned[name])
+                    cleaned[name] = linked[0] if name == "superseded_by" else linked
             if "scope" in cleaned and kind.spec("scope") is not None and cleaned["scope"] != current.get("scope"):
                 cleaned["scope"] = project_scope(store.root, cleaned["scope"])  # a value sent back unchanged passes
             if "related_to" in cleaned:
@@ -452,7 +459,7 @@ class Service:
                     raise InvalidInput(f"supersedes: {old_id} is not another {kind.name}; list the ids of the "
                                        f"{kind.plural} {current['id']} replaced, e.g. [\"{kind.prefix}-001\"]",
                                        field="supersedes")
-                if old_id not in model.supersedes_ids(current):
+                if old_id.lower() not in {i.lower() for i in model.supersedes_ids(current)}:
                     # As related_to: a link added now must name an entry (one kept as stored passes).
                     old = _require_named(ftxn, old_id, "supersedes")
                     if model.id_key(old.get("superseded_by")) != model.id_key(current["id"]):
@@ -507,9 +514,11 @@ class Service:
     ) -> dict[str, Any]:
         kind = model.kind_of_id(entry_id)
         for name, value in (("superseded_by", superseded_by), ("merge_into", merge_into)):
-            if value and model.parse_id(value) is None:  # else kind_of_id blames "id", the entry's own
+            if value and model.id_key(value) is None:  # else kind_of_id blames "id", the entry's own
                 raise InvalidInput(f"{name}: {value!r} is not an entry id (ids look like {kind.prefix}-001, "
                                    f"or {kind.prefix}-013-a7f3 with a suffix)", field=name)
+        superseded_by = model.canonical_id(superseded_by) if superseded_by and superseded_by.strip() else superseded_by
+        merge_into = model.canonical_id(merge_into) if merge_into else merge_into
         reason = (reason or "").strip()
         if merge_into and not reason:
             reason = f"merged into {merge_into}"
@@ -527,6 +536,8 @@ class Service:
             ftxn = txn.file(kind)
             before = readable_stamp(store, store.state(kind))
             target = ftxn.require(entry_id.strip())
+            # Written into the entries as the store spells them ("DEC-7" given for dec-7).
+            superseded_by, merge_into = (_as_stored(store, ftxn, [v])[0] if v else v for v in (superseded_by, merge_into))
             if target.get("status", "active") != "active":
                 # Refused rather than overwritten: the first reason and successor are the history.
                 raw_target = ftxn.raw_item(target["id"])
@@ -823,6 +834,23 @@ def _refresh_hook_cache(root: Path) -> None:
         log.info("hook cache refresh skipped: %s", exc)
 
 
+def _as_stored(store: Store, ftxn: Any, ids: Iterable[str]) -> list[str]:
+    """``ids`` as the store spells them (``as_stored``: "DEC-7" names dec-7), once each: links
+    written with another spelling would name no entry for exact lookups. An id of the file being
+    changed is looked up there (it may be pending); an id no entry has is kept as given."""
+    out: list[str] = []
+    for entry_id in ids:
+        key = model.id_key(entry_id)
+        kind = model.BY_PREFIX.get(key[0]) if key is not None else None
+        if kind is ftxn.kind:
+            entry_id = ftxn.stored_id(entry_id)
+        elif kind is not None:
+            entry_id = as_stored(store.state(kind).entries_by_id, entry_id)
+        if entry_id not in out:
+            out.append(entry_id)
+    return out
+
+
 def _require_named(ftxn: Any, entry_id: str, parameter: str) -> dict:
     """``ftxn.require`` for an id given in ``parameter``: the error names it, as one of several
     ids in a call ("no decision with id ..." did not say which parameter held it)."""
@@ -900,9 +928,9 @@ def _check_successor(ftxn: Any, kind: Kind, target: Mapping[str, Any], successor
 def _check_new_links(store: Store, ftxn: Any, current: Mapping[str, Any], related: list[str]) -> None:
     """Links added by an update must name other, existing entries. Links already stored are
     left alone, so an entry with an old dangling link can still be edited."""
-    kept = set(current.get("related_to") or [])
+    kept = {i.lower() for i in current.get("related_to") or [] if isinstance(i, str)}  # "DEC-19" typed by hand
     for linked in related:
-        if linked in kept:
+        if linked.lower() in kept:
             continue
         if linked == current["id"]:
             raise InvalidInput(f"related_to: {linked} is the entry itself; link other entries only", field="related_to")

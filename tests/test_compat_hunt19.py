@@ -165,3 +165,65 @@ def test_reading_a_legacy_entry_never_rewrites_it(root, svc):
     svc.prune_stale()
     assert path.read_bytes() == before
     assert _legacy_flags(svc) == ["dec-001"]
+
+
+# ------------------------------------------------------------------ ids in another case, on writes
+
+def _two_decisions(root: Path) -> Path:
+    return _write(root, "decisions.json", [
+        {"id": "dec-1000", "summary": "Use SQLite for storage", "problem": P, "why_chosen": W, "created_at": LONG_AGO},
+        {"id": "dec-013-a7f3", "summary": "Services talk gRPC", "problem": P, "why_chosen": W,
+         "created_at": LONG_AGO}])
+
+
+def _stored(path: Path) -> dict[str, dict]:
+    return {e["id"]: e for e in json.loads(path.read_text(encoding="utf-8"))}
+
+
+def test_update_and_deprecate_take_an_id_in_upper_case_as_the_reads_do(root, svc):
+    path = _two_decisions(root)
+    assert svc.get_context(id="DEC-1000")["entry"]["id"] == "dec-1000"
+    assert svc.update_entry("DEC-1000", {"tags": ["storage"]})["id"] == "dec-1000"
+    assert svc.deprecate_entry("DEC-013-A7F3", "we moved to REST")["id"] == "dec-013-a7f3"
+    stored = _stored(path)
+    assert stored["dec-1000"]["tags"] == ["storage"] and stored["dec-013-a7f3"]["status"] == "deprecated"
+    assert set(stored) == {"dec-1000", "dec-013-a7f3"}
+
+
+def test_links_given_in_another_case_are_written_as_the_store_spells_the_ids(root, svc):
+    path = _two_decisions(root)
+    svc.update_entry("dec-1000", {"related_to": ["DEC-013-A7F3"]})
+    rule = svc.record("constraint", {"rule": "Never log secrets", "reason": P, "related_to": ["DEC-1000", "dec-1000"]})
+    new = svc.record("decision", {"summary": "Use Postgres for storage", "problem": P, "why_chosen": W},
+                     supersedes=["DEC-1000"])
+    svc.deprecate_entry("DEC-013-A7F3", superseded_by=new["id"].upper())
+    stored = _stored(path)
+    assert stored["dec-1000"]["related_to"] == ["dec-013-a7f3"]
+    assert rule["entry"]["related_to"] == ["dec-1000"] and "warnings" not in rule
+    assert new["superseded"] == new["entry"]["supersedes"] == ["dec-1000"]
+    assert stored["dec-1000"]["superseded_by"] == stored["dec-013-a7f3"]["superseded_by"] == new["id"]
+
+
+def test_merge_into_takes_an_id_in_upper_case_and_names_the_stored_survivor(root, svc):
+    path = _two_decisions(root)
+    answer = svc.deprecate_entry("dec-013-a7f3", merge_into="DEC-1000")
+    assert answer["merged_into"] == "dec-1000"
+    assert _stored(path)["dec-013-a7f3"]["superseded_by"] == "dec-1000"
+
+
+def test_an_unknown_id_in_upper_case_is_answered_with_the_stored_spelling_of_its_number(root, svc):
+    from context_keeper.errors import NotFound
+
+    _write(root, "decisions.json", [{"id": "dec-001", "summary": "Use SQLite for storage"}])
+    with pytest.raises(NotFound, match=r"'DEC-1' in decisions.json \(did you mean dec-001\?\)"):
+        svc.update_entry("DEC-1", {"tags": ["storage"]})
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_update_entry_over_mcp_takes_an_id_in_upper_case(root, svc, mode):
+    path = _two_decisions(root)
+    async with connect(svc, mode) as client:
+        answer = await ok(client, "update_entry", {"id": "DEC-1000", "updates": {"tags": ["storage"]},
+                                                   "project_dir": str(root)})
+    assert answer["id"] == "dec-1000" and _stored(path)["dec-1000"]["tags"] == ["storage"]
