@@ -207,6 +207,14 @@ def id_key(entry_id: Any) -> tuple[str, int, str] | None:
     return None if m is None else (m[1].lower(), int(m[2]), (m[3] or "").lower())
 
 
+def canonical_id(entry_id: str) -> str:
+    """An id given in another case as the tools write ids ("DEC-7" is dec-7, "dec-013-A7F3" stays):
+    what the read tools accept, the write tools store as a link. The number is kept as given
+    (dec-7 and dec-007 can be two stored ids)."""
+    text = entry_id.strip()
+    return text if parse_id(text) is not None else text.lower()
+
+
 def kind_of_id(entry_id: str) -> Kind:
     parsed = id_key(entry_id)  # "DEC-004" names a decision, even if not one any tool wrote
     if parsed is None or parsed[0] not in BY_PREFIX:
@@ -564,9 +572,9 @@ def clean_value(kind: Kind, name: str, value: Any) -> Any:
     if spec.shape == "id":
         if value in (None, ""):
             return None
-        if parse_id(value) is None:
+        if id_key(value) is None:
             raise _fail(name, f"{shown(value)} is not an entry id (like dec-001)")
-        return value.strip()
+        return canonical_id(value)
     if spec.shape == "steps":
         return clean_steps(value)
     if spec.shape == "alternatives":
@@ -598,8 +606,10 @@ def _clean_list(name: str, shape: str, value: Any) -> list[str]:
         item = item.strip()
         if len(item) > MAX_SHORT_TEXT:
             raise _fail(name, f"an item is {len(item)} characters; the maximum is {MAX_SHORT_TEXT}")
-        if shape == "id_list" and parse_id(item) is None:
-            raise _fail(name, f"{shown(item)} is not an entry id (like dec-001)")
+        if shape == "id_list":
+            if id_key(item) is None:
+                raise _fail(name, f"{shown(item)} is not an entry id (like dec-001)")
+            item = canonical_id(item)
         key = tag_key(item) if name == "tags" else item
         if item and key not in seen:
             seen.add(key)

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from context_keeper import model
 from context_keeper.model import KINDS, Kind
-from context_keeper.store import Store
+from context_keeper.store import Store, readable_entries
 
 TYPE_CHECKING = False  # typing costs ~5 ms to import on the hooks' cold path
 if TYPE_CHECKING:
@@ -65,7 +65,8 @@ def verify_quality(store: Store, min_reason_chars: int = 80, *, include_isolated
             raw = state.raw[state.positions[entry["id"]]]
             if isinstance(raw, Mapping) and "schema_version" not in raw:
                 issues.append({"issue": "legacy_entry", "id": entry["id"], "summary": title,
-                               "detail": "written by an older version (no schema_version); review and update it"})
+                               "detail": "written by an older version (no schema_version); review it and update it with "
+                                         "update_entry, which marks it as reviewed"})
             for tag in {t.lower() for t in entry.get("tags", [])}:
                 by_tag[tag].append(entry["id"])
     order = {entry_id: model.id_sort_key(entry_id) for entry_id in live}
@@ -91,14 +92,15 @@ def verify_quality(store: Store, min_reason_chars: int = 80, *, include_isolated
 
 
 def prune_stale(store: Store, days: int, now: datetime) -> dict[str, Any]:
-    """Report entries not verified within ``days``; nothing is changed."""
+    """Report entries not verified within ``days``; nothing is changed. A file that does not
+    parse is read from its last good copy, as the other read tools read it (the caller warns)."""
     if days < 0:
         from context_keeper.errors import InvalidInput
 
         raise InvalidInput("days must be zero or more", field="days")
     stale = []
     for kind in KINDS.values():
-        for entry in store.state(kind).entries:
+        for entry in readable_entries(store, store.state(kind))[0]:
             if entry.get("status", "active") != "active":
                 continue
             when = (model.parse_time(entry.get("verified_at")) or model.parse_time(entry.get("updated_at"))

@@ -484,11 +484,12 @@ def build_server(service: Service | None = None) -> MCPServer:
 
     @tool(REPLACE)
     def export_markdown(
-        path: Annotated[str, Field(max_length=1024, description="Relative to the project root")] = "DECISIONS.md",
+        path: Annotated[str, Field(max_length=1024, description="Relative to the project root. Default: config "
+                                   "markdown_export.path, else DECISIONS.md")] | None = None,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
         """Write decisions as Markdown inside the project."""
-        return svc.export_markdown(path, project_dir=project_dir or None)
+        return svc.export_markdown(path or None, project_dir=project_dir or None)
 
     @tool(READ)
     def reload_constraints(project_dir: ProjectDir = "") -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import copy
+import functools
 import logging
 import os
 import re
@@ -29,8 +30,8 @@ from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project, root_spellings
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
-from context_keeper.store import (Store, folder_name, in_the_way, readable_entries, readable_stamp, spelled_otherwise,
-                                  write_gitignore)
+from context_keeper.store import (Store, as_stored, folder_name, in_the_way, readable_entries, readable_stamp,
+                                  spelled_otherwise, write_gitignore)
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
@@ -42,6 +43,32 @@ class _IndexState:
     index: Any  # search.SearchIndex; the engine is imported on first use to keep start-up fast
     stamps: dict[str, Any] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _warns_of_config_problems(tool: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """A tool whose answer read config.json (through ``Service.config``) carries what is wrong
+    with the file (it does not parse: defaults were used) in its warnings: the user's settings
+    silently replaced by defaults read as honoured. One place for every tool, so a tool that
+    starts reading config is covered without remembering to add the warning."""
+
+    @functools.wraps(tool)
+    def warned(self: Service, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        if getattr(self._config_reads, "problems", None) is not None:
+            return tool(self, *args, **kwargs)  # called by another tool: that one reports them
+        self._config_reads.problems = []
+        try:
+            answer = tool(self, *args, **kwargs)
+            problems = self._config_reads.problems
+        finally:
+            self._config_reads.problems = None
+        if isinstance(answer, dict):
+            said = answer.get("warnings") or []
+            unsaid = [p for p in dict.fromkeys(problems) if p not in said]  # get_context says them already
+            if unsaid:
+                answer["warnings"] = [*unsaid, *said]
+        return answer
+
+    return warned
 
 
 class Service:
@@ -68,6 +95,7 @@ class Service:
         self._indexes: dict[Path, _IndexState] = {}
         self._summaries: dict[tuple, tuple[dict[str, Any], dict[str, Any]]] = {}  # key -> (config, answer)
         self._mutex = threading.Lock()
+        self._config_reads = threading.local()  # per tool call: config.json's problems (_warns_of_config_problems)
 
     # ------------------------------------------------------------ plumbing
 
@@ -173,7 +201,11 @@ class Service:
             state.stamps[kind.name] = written
 
     def config(self, store: Store) -> dict[str, Any]:
-        return store.config()[0]
+        config, problems = store.config()
+        reads = getattr(self._config_reads, "problems", None)
+        if reads is not None:
+            reads.extend(problems)
+        return config
 
     def _warnings(self, store: Store) -> list[str]:
         warnings = list(store.config()[1])
@@ -230,6 +262,7 @@ class Service:
 
     # ------------------------------------------------------------ record
 
+    @_warns_of_config_problems
     def record(
         self,
         kind_name: str,
@@ -273,6 +306,9 @@ class Service:
         with store.transaction() as txn:
             ftxn = txn.file(kind)
             before = readable_stamp(store, store.state(kind))
+            supersedes = _as_stored(store, ftxn, supersedes)
+            if entry.get("related_to"):
+                entry["related_to"] = _as_stored(store, ftxn, entry["related_to"])
             for old_id in supersedes:
                 if model.parse_id(old_id)[0] != kind.prefix:
                     raise InvalidInput(f"supersedes: {old_id} is not a {kind.name}; only a {kind.name} can be superseded by one", field="supersedes")
@@ -310,6 +346,8 @@ class Service:
         # A setting that did nothing would otherwise look like no duplicate, or no suffix, found.
         warnings = [p for key in ("similar_threshold", "id_suffix") if (p := checked(self.config(store), key)[1])]
         warnings += self._dangling_links(store, entry)
+        # Similar entries were looked for in a broken file's last good copy, as get_context reads it.
+        warnings += [str(s.error) for s in store.all_states() if s.error is not None] + self._last_good_notes(store)
         if warnings:
             answer["warnings"] = warnings
         if kind is DECISION:
@@ -360,6 +398,7 @@ class Service:
 
     # ------------------------------------------------------------ update / deprecate
 
+    @_warns_of_config_problems
     def update_entry(self, entry_id: str, updates: Mapping[str, Any], *, project_dir: str | None = None,
                      allow_secrets: bool = False) -> dict[str, Any]:
         kind = model.kind_of_id(entry_id)
@@ -407,6 +446,10 @@ class Service:
                 if "why_chosen" in cleaned:
                     raise InvalidInput("give why_chosen or its legacy name rationale, not both", field="rationale")
                 cleaned["why_chosen"] = cleaned.pop("rationale")
+            for name in ("related_to", "supersedes", "superseded_by"):
+                if cleaned.get(name):  # links are written as the store spells the ids they name
+                    linked = _as_stored(store, ftxn, [cleaned[name]] if name == "superseded_by" else cleaned[name])
+                    cleaned[name] = linked[0] if name == "superseded_by" else linked
             if "scope" in cleaned and kind.spec("scope") is not None and cleaned["scope"] != current.get("scope"):
                 cleaned["scope"] = project_scope(store.root, cleaned["scope"])  # a value sent back unchanged passes
             if "related_to" in cleaned:
@@ -416,7 +459,7 @@ class Service:
                     raise InvalidInput(f"supersedes: {old_id} is not another {kind.name}; list the ids of the "
                                        f"{kind.plural} {current['id']} replaced, e.g. [\"{kind.prefix}-001\"]",
                                        field="supersedes")
-                if old_id not in model.supersedes_ids(current):
+                if old_id.lower() not in {i.lower() for i in model.supersedes_ids(current)}:
                     # As related_to: a link added now must name an entry (one kept as stored passes).
                     old = _require_named(ftxn, old_id, "supersedes")
                     if model.id_key(old.get("superseded_by")) != model.id_key(current["id"]):
@@ -441,6 +484,9 @@ class Service:
                 raw.pop(name, None)
             raw["updated_at"] = now
             raw["verified_at"] = now
+            # An entry from an older version (verify_quality's legacy_entry) was just reviewed and
+            # written by this one; without the stamp no update could ever clear the flag.
+            raw.setdefault("schema_version", model.SCHEMA_VERSION)
             ftxn.put(current["id"], raw)
             entry = ftxn.get(current["id"])
             changed = [entry]
@@ -455,6 +501,7 @@ class Service:
             self._auto_export(store, answer)
         return answer
 
+    @_warns_of_config_problems
     def deprecate_entry(
         self,
         entry_id: str,
@@ -467,9 +514,11 @@ class Service:
     ) -> dict[str, Any]:
         kind = model.kind_of_id(entry_id)
         for name, value in (("superseded_by", superseded_by), ("merge_into", merge_into)):
-            if value and model.parse_id(value) is None:  # else kind_of_id blames "id", the entry's own
+            if value and model.id_key(value) is None:  # else kind_of_id blames "id", the entry's own
                 raise InvalidInput(f"{name}: {value!r} is not an entry id (ids look like {kind.prefix}-001, "
                                    f"or {kind.prefix}-013-a7f3 with a suffix)", field=name)
+        superseded_by = model.canonical_id(superseded_by) if superseded_by and superseded_by.strip() else superseded_by
+        merge_into = model.canonical_id(merge_into) if merge_into else merge_into
         reason = (reason or "").strip()
         if merge_into and not reason:
             reason = f"merged into {merge_into}"
@@ -487,6 +536,8 @@ class Service:
             ftxn = txn.file(kind)
             before = readable_stamp(store, store.state(kind))
             target = ftxn.require(entry_id.strip())
+            # Written into the entries as the store spells them ("DEC-7" given for dec-7).
+            superseded_by, merge_into = (_as_stored(store, ftxn, [v])[0] if v else v for v in (superseded_by, merge_into))
             if target.get("status", "active") != "active":
                 # Refused rather than overwritten: the first reason and successor are the history.
                 raw_target = ftxn.raw_item(target["id"])
@@ -552,10 +603,10 @@ class Service:
 
     # ------------------------------------------------------------ markdown
 
+    @_warns_of_config_problems
     def export_markdown(self, path: str | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
-        target = markdown_target(store.root, path or self.config(store).get("markdown_export", {}).get("path") or "DECISIONS.md")
-        return self._write_markdown(store, target)
+        return self._write_markdown(store, markdown_target(store.root, path or self._export_path(store)))
 
     def _write_markdown(self, store: Store, target: Path) -> dict[str, Any]:
         from context_keeper.fsio import atomic_write_text
@@ -580,18 +631,25 @@ class Service:
         atomic_write_text(target, text)
         return {"success": True, "path": str(target), "decisions": len(state.entries)}
 
+    def _export_path(self, store: Store) -> str:
+        """Where the Markdown projection goes: config ``markdown_export.path``, else DECISIONS.md.
+        export_markdown without a path and the export after each write use it, so they write one file."""
+        export = self.config(store).get("markdown_export")
+        return (export.get("path") if isinstance(export, Mapping) else None) or "DECISIONS.md"
+
     def _auto_export(self, store: Store, answer: dict[str, Any]) -> None:
         """Refresh DECISIONS.md after a decision changed. The change is already on disk, so a
         failure here is a warning in the answer, never an error (a client would retry the write)."""
         export = self.config(store).get("markdown_export")
         if isinstance(export, Mapping) and export.get("enabled"):
             try:
-                self._write_markdown(store, markdown_target(store.root, export.get("path") or "DECISIONS.md"))
+                self._write_markdown(store, markdown_target(store.root, self._export_path(store)))
             except (ContextKeeperError, OSError) as exc:
                 answer.setdefault("warnings", []).append(f"the change is saved, but DECISIONS.md was not updated: {exc}")
 
     # ------------------------------------------------------------ summary / constraints
 
+    @_warns_of_config_problems
     def get_project_summary(self, token_budget: int | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
         budget = int(token_budget or 2000)
@@ -644,6 +702,7 @@ class Service:
             self._summaries[key] = (config, copy.deepcopy(answer))
         return answer
 
+    @_warns_of_config_problems
     def reload_constraints(self, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
         state = store.state(KINDS["constraint"])
@@ -660,6 +719,7 @@ class Service:
             "text": render.constraints_block(active),
         }
 
+    @_warns_of_config_problems
     def get_compaction_report(self, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
         report = store.read_sidecar("compaction_report.json")
@@ -691,21 +751,25 @@ class Service:
 
         return DEFAULT_MIN_RELEVANCE
 
+    @_warns_of_config_problems
     def get_context(self, **kwargs: Any) -> dict[str, Any]:
         from context_keeper.retrieval import get_context
 
         return get_context(self, **kwargs)
 
+    @_warns_of_config_problems
     def query_entries(self, **kwargs: Any) -> dict[str, Any]:
         from context_keeper.query import query_entries
 
         return query_entries(self, **kwargs)
 
+    @_warns_of_config_problems
     def verify_quality(self, min_reason_chars: int = 80, *, project_dir: str | None = None) -> dict[str, Any]:
         from context_keeper.quality import verify_quality
 
         return verify_quality(self.store(project_dir, recorded=True), min_reason_chars)
 
+    @_warns_of_config_problems
     def prune_stale(self, days: int | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
         from context_keeper.quality import prune_stale
 
@@ -715,9 +779,16 @@ class Service:
             configured, problem = checked(self.config(store), "stale_threshold_days")
             days = int(configured)
         answer = prune_stale(store, days, self.now())
-        if problem:
-            answer["warnings"] = [problem]
+        warnings = self._warnings(store) + self._last_good_notes(store) + ([problem] if problem else [])
+        if warnings:
+            answer["warnings"] = warnings
         return answer
+
+    def _last_good_notes(self, store: Store) -> list[str]:
+        """The note get_context and query_entries give for each store file read from its last good copy."""
+        from context_keeper.retrieval import last_good_notes
+
+        return last_good_notes(store, [s for s in store.all_states() if s.error is not None])
 
 
 def _refuse_to_replace_other_writing(target: Path, established: set[Path]) -> None:
@@ -761,6 +832,23 @@ def _refresh_hook_cache(root: Path) -> None:
         cache.refresh(str(root))
     except (ContextKeeperError, OSError, ValueError) as exc:  # the hooks rebuild it themselves
         log.info("hook cache refresh skipped: %s", exc)
+
+
+def _as_stored(store: Store, ftxn: Any, ids: Iterable[str]) -> list[str]:
+    """``ids`` as the store spells them (``as_stored``: "DEC-7" names dec-7), once each: links
+    written with another spelling would name no entry for exact lookups. An id of the file being
+    changed is looked up there (it may be pending); an id no entry has is kept as given."""
+    out: list[str] = []
+    for entry_id in ids:
+        key = model.id_key(entry_id)
+        kind = model.BY_PREFIX.get(key[0]) if key is not None else None
+        if kind is ftxn.kind:
+            entry_id = ftxn.stored_id(entry_id)
+        elif kind is not None:
+            entry_id = as_stored(store.state(kind).entries_by_id, entry_id)
+        if entry_id not in out:
+            out.append(entry_id)
+    return out
 
 
 def _require_named(ftxn: Any, entry_id: str, parameter: str) -> dict:
@@ -840,9 +928,9 @@ def _check_successor(ftxn: Any, kind: Kind, target: Mapping[str, Any], successor
 def _check_new_links(store: Store, ftxn: Any, current: Mapping[str, Any], related: list[str]) -> None:
     """Links added by an update must name other, existing entries. Links already stored are
     left alone, so an entry with an old dangling link can still be edited."""
-    kept = set(current.get("related_to") or [])
+    kept = {i.lower() for i in current.get("related_to") or [] if isinstance(i, str)}  # "DEC-19" typed by hand
     for linked in related:
-        if linked in kept:
+        if linked.lower() in kept:
             continue
         if linked == current["id"]:
             raise InvalidInput(f"related_to: {linked} is the entry itself; link other entries only", field="related_to")

@@ -21,7 +21,7 @@ import os
 import re
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -670,11 +670,22 @@ def _not_usable(state: FileState, entry_id: str) -> NotFound | None:
 def spelled_otherwise(entries: dict, entry_id: str) -> str:
     """" (did you mean dec-013-a7f3?)" when ids of the same kind and number exist spelled
     otherwise (a suffix from a teammate's clone, no zero padding): the usual wrong guess."""
-    parsed = model.parse_id(entry_id)
+    parsed = model.id_key(entry_id)  # "DEC-1000" is asked as often as "dec-1"
     if parsed is None:
         return ""
-    close = [i for i in entries if (p := model.parse_id(i)) is not None and p[:2] == parsed[:2]][:3]
+    close = [i for i in entries if (p := model.id_key(i)) is not None and p[:2] == parsed[:2]][:3]
     return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+
+def as_stored(entries: Mapping[str, Any], entry_id: str) -> str:
+    """``entry_id`` as the store spells it when they differ only in case ("DEC-1000" for
+    dec-1000, as the read tools take it), else stripped. Not the number's padding: dec-5 and
+    dec-005 can be two entries, so a write is told the stored spelling instead of guessing."""
+    wanted = entry_id.strip()
+    if wanted in entries:
+        return wanted
+    folded = wanted.lower()
+    return next((stored for stored in entries if stored.lower() == folded), wanted)
 
 
 def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
@@ -704,13 +715,18 @@ class FileTxn:
         return self._builder.entries.get(entry_id)
 
     def require(self, entry_id: str) -> dict:
-        entry = self.get(entry_id)
+        """The entry ``entry_id`` names, in any case; its ``id`` is the stored spelling."""
+        entry = self.get(self.stored_id(entry_id))
         if entry is None:
             raise _not_usable(self._base, entry_id) or NotFound(
                 f"no {self.kind.name} with id {entry_id!r} in {self._path.name}"
                 f"{spelled_otherwise(self._builder.entries, entry_id)}; check the id "
                 "(query_entries or get_context finds the right one)")
         return entry
+
+    def stored_id(self, entry_id: str) -> str:
+        """``as_stored`` over this file's entries, the pending ones included."""
+        return as_stored(self._builder.entries, entry_id)
 
     def repeats_keys(self, item: Any) -> bool:
         """Whether ``item`` (from ``items()``) has a key written twice: only its source text is whole."""

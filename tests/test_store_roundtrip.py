@@ -52,8 +52,9 @@ def test_a_write_changes_only_the_touched_entry(svc, legacy):
     after = read_json(path)
     assert after[0] == before[0]  # the old entry keeps its shape: no defaults written into it
     assert after[1] == before[1]  # unknown fields survive untouched
+    # The updated entry was written by an older version: the update marks it reviewed by this one.
     assert after[2] == {**before[2], "tags": ["workers"], "updated_at": after[2]["updated_at"],
-                        "verified_at": after[2]["verified_at"]}
+                        "verified_at": after[2]["verified_at"], "schema_version": model.SCHEMA_VERSION}
 
 
 def test_unknown_fields_and_config_keys_survive_rewrites(svc, legacy):
