@@ -1,6 +1,7 @@
-"""Pasted log lines (round 19): a number made an unrelated entry a confident answer. Each test
-fails before its fix (search/numbers.py), except those marked as guards: they pass before it
-too, and hold what the fix must keep (an honest question about a number)."""
+"""Pasted log lines and stack frames (round 19): a number, or the package of a frame, made an
+unrelated entry a confident answer. Each test fails before its fix (search/numbers.py,
+tokenize.path_context's packages and frame forms), except those marked as guards: they pass
+before it too, and hold what the fix must keep (an honest question about a number, a class)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from context_keeper.search import DEFAULT_MIN_RELEVANCE, Doc, SearchIndex
+from context_keeper.search.tokenize import path_context, terms
 from context_keeper.service import Service
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,3 +124,72 @@ def test_a_year_says_when_without_a_word_beside_it():
 
     assert is_value("200") and is_value("500ms") and is_value("1")
     assert not is_value("2025") and not is_value("s3") and not is_value("5xx")
+
+
+# 2. A stack frame's package or namespace locates it, as a path's directories do.
+
+@pytest.mark.parametrize("frame, located, named", [
+    ("at com.packwise.api.HealthCheck.run(HealthCheck.java:88)", {"com", "packwis", "api", "java"}, {"health", "check", "run"}),
+    ("com.acme.sync.RetryQueue", {"com", "acm", "sync"}, {"retri", "queue"}),
+    ("at com.acme.sync.RetryQueue$drain$1.invokeSuspend(RetryQueue.kt:42)", {"com", "acm", "sync", "kt"},
+     {"retri", "queue", "drain", "suspend"}),
+    ("at java.base/java.lang.Thread.run(Thread.java:833)", {"java", "lang", "base"}, {"thread", "run"}),
+    ("   at Acme.Sync.RetryQueue.Drain() in /src/Acme.Sync/RetryQueue.cs:line 42", {"acm", "sync", "src", "cs"},
+     {"retri", "queue", "drain"}),
+    ("github.com/acme/packwise/sync.(*Queue).Drain(0xc000010000)", {"github", "com", "acm", "packwis", "sync"},
+     {"queue", "drain"}),
+    ("main.(*Queue).Drain(0xc000010000)", {"main"}, {"queue", "drain"}),
+])
+def test_a_frame_s_package_is_context_and_its_class_and_method_are_asked(frame, located, named):
+    context = path_context(frame)
+    assert located <= context
+    assert not named & context and named <= set(terms(frame))
+
+
+def test_a_dotted_name_without_a_class_or_a_frame_is_no_package():  # a guard
+    assert path_context("e.g. the os.path.join call, api.example.com:443 and v1.2.3") == frozenset()
+
+
+def test_a_dotnet_frame_names_its_file_at_the_line_as_a_colon_does():
+    assert terms("at Acme.Sync.RetryQueue.Drain() in /src/Acme.Sync/RetryQueue.cs:line 42") == terms(
+        "at Acme.Sync.RetryQueue.Drain() in /src/Acme.Sync/RetryQueue.cs:42")
+
+
+def test_node_s_own_frames_add_no_term():
+    assert terms("at processTicksAndRejections (node:internal/process/task_queues:95:5)") == terms(
+        "at processTicksAndRejections")
+
+
+@pytest.mark.parametrize("store, frame", [
+    # The demo's packages: "packwise" and "sync" (con-014) or "carriers" (con-004), a class no entry names.
+    ("demo-project", "com.packwise.sync.ColorPalette"),
+    ("demo-project", "   at Packwise.Carriers.FontLoader.Load() in /src/Packwise.Carriers/FontLoader.cs:line 42"),
+    ("demo-project", "github.com/acme/packwise/carriers.(*FontLoader).Load(0xc000010000)"),
+    # ballotline's services/results/ingest, as a Java package (0.70).
+    ("ballotline", "com.ballotline.services.results.ingest.ColorPalette"),
+])
+def test_a_frame_sharing_only_its_package_words_is_not_a_confident_answer(store, frame, tmp_path):
+    answer = _answer(tmp_path, frame, store)
+    assert answer["no_confident_match"] is True and answer["top_relevance"] < DEFAULT_MIN_RELEVANCE
+
+
+@pytest.mark.parametrize("frame", [
+    "at com.packwise.carriers.FontLoader.load(FontLoader.java:88)",
+    "at com.packwise.carriers.FontLoader.load(FontLoader.kt:42)",
+    "   at Packwise.Carriers.FontLoader.Load() in C:/src/Packwise.Carriers/FontLoader.cs:line 42",
+    "github.com/acme/packwise/carriers.(*FontLoader).Load(0xc000010000)",
+    # A guard: Node's frame names the file by its path, which round 18 reads already.
+    "at FontLoader.load (/app/src/carriers/fontLoader.js:10:5)",
+    "carriers.(*FontLoader).Load(0xc000010000)\n\t/home/x/go/src/packwise/carriers/font_loader.go:12 +0x1d",
+])
+def test_a_frame_in_any_language_is_as_relevant_as_its_class_and_method_typed_alone(frame, tmp_path):
+    typed = _answer(tmp_path, "FontLoader.load")["top_relevance"]
+    assert typed < DEFAULT_MIN_RELEVANCE
+    assert _answer(tmp_path, frame)["top_relevance"] == pytest.approx(typed)
+
+
+# Guard: a frame through the class an entry is about still finds it.
+def test_a_frame_through_a_recorded_class_finds_its_entry(tmp_path):
+    answer = _answer(tmp_path, "at com.packwise.scanner.ScanJournal.writeAtomic(ScanJournal.kt:57)")
+    assert not answer.get("no_confident_match")
+    assert answer["results"][0]["entry"]["id"] == "con-002"
