@@ -16,6 +16,7 @@ from context_keeper.model import tag_key
 from context_keeper.scope import is_global, scope_overlaps
 from context_keeper.search import answer_type
 from context_keeper.search import fields as F
+from context_keeper.search import numbers
 from context_keeper.search import priors as P
 from context_keeper.search.abstain import CONF_GAMMA, DEFAULT_MIN_RELEVANCE, coherence, confidence, normalise
 from context_keeper.search.contract import Doc, Hit, SearchOptions, SearchResult
@@ -47,6 +48,10 @@ class _Query:
     # they are scored by: for them the file's directories are what they are about, so they count
     # as asked words (SearchIndex._cover sets it)
     covering: tuple[frozenset[int], _Query, dict[int, float] | DenseScores] | None = None
+    # The asked numbers, as (group index, term), and the query's other own words: a number
+    # counts for an entry only in a sentence beside one of them (numbers.py)
+    values: tuple[tuple[int, str], ...] = ()
+    partners: frozenset[str] = frozenset()
 
     def relevance_groups(self) -> list[list[tuple[str, float]]]:
         if not self.locating:
@@ -242,8 +247,22 @@ class SearchIndex(InvertedIndex):
             # Only a path whose file name has no word of its own ("src/a/b.py"): its directories
             # order what is listed, with no relevance (not topical).
             return _Query(groups, locating_raw, [], 0, [], 0.0, False, frozenset(locating))
+        values, partners = self._values(list(atoms), context) if t.numbers_need_a_word else ((), frozenset())
         return _Query(groups, max_raw, direct, len(asked), related, absent / topical if topical > 0.0 else 0.0,
-                      topical > 0.0 or not asked, frozenset(locating))
+                      topical > 0.0 or not asked, frozenset(locating), values=values, partners=partners)
+
+    def _values(self, atoms: list[str], context: frozenset[str]) -> tuple[tuple[tuple[int, str], ...], frozenset[str]]:
+        """The asked numbers some entry has, with their groups' places (the query's words are its
+        first groups, in order), and the words they must stand beside (numbers.py): none when
+        the query has no other word."""
+        asked = [(i, term) for i, term in enumerate(atoms) if term not in context]
+        values = tuple((i, term) for i, term in asked if numbers.is_value(term) and term in self._postings)
+        if not values:
+            return (), frozenset()
+        # The query's own words, not their stand-ins: coherence counts those alone too, and a
+        # related term ("sequence" for "order") beside a number is not the asked word's value.
+        partners = frozenset(term for _, term in asked if not numbers.is_value(term))
+        return (values, partners) if partners else ((), frozenset())
 
     def _rank(
         self,
@@ -367,7 +386,32 @@ class SearchIndex(InvertedIndex):
         confident answer."""
         if not q.topical:
             return 0.0
-        return normalise(raw, q.max_raw) * self._coherence(q, slot)
+        unbound = self._unbound_values(q, slot)
+        if unbound:
+            raw -= sum(self._group_score(q.groups[i], slot) for i, _ in unbound)
+        return normalise(raw, q.max_raw) * self._coherence(q, slot, len(unbound))
+
+    def _unbound_values(self, q: _Query, slot: int) -> list[tuple[int, str]]:
+        """The asked numbers this entry has but states beside none of the query's other words
+        (numbers.py): they do not make it relevant."""
+        if not q.values:
+            return []
+        present = [(i, term) for i, term in q.values if slot in self._postings.get(term, ())]
+        if not present:
+            return []
+        sentences = self._value_sentences.get(slot)
+        if sentences is None:
+            info = self._entries[slot]
+            sentences = numbers.value_sentences(info.doc.entry) if info is not None else ()
+            self._value_sentences[slot] = sentences
+        loose = set(numbers.unbound([term for _, term in present], q.partners, sentences))
+        return [(i, term) for i, term in present if term in loose]
+
+    def _group_score(self, alternatives: list[tuple[str, float]], slot: int) -> float:
+        """What one query word adds to an entry's raw score: its best alternative's weight, as
+        _score_groups sums it."""
+        return max((w * plist[slot] for term, w in alternatives
+                    if (plist := self._postings.get(term)) is not None and slot in plist), default=0.0)
 
     def _follow_successors(self, best: list[tuple[float, float, int]]) -> list[tuple[float, float, int]]:
         """A replaced entry ranked below its successor moves up to right behind it when it is
@@ -444,14 +488,14 @@ class SearchIndex(InvertedIndex):
             out.insert(at, (out[at - 1][0], rel, pred))
         return out[:limit]
 
-    def _coherence(self, q: _Query, slot: int) -> float:
+    def _coherence(self, q: _Query, slot: int, unbound: int = 0) -> float:
         """How many of the query's own words the entry contains, saturating at
         ``coherence_k``: several asked-about words co-occurring in one entry is what separates
         "recorded in other words" from a few incidental matches (abstain.py)."""
         k = self.tuning.coherence_k
         if k <= 0:
             return 1.0
-        found: float = sum(1 for plist in q.direct if slot in plist)
+        found: float = sum(1 for plist in q.direct if slot in plist) - unbound
         if q.related:
             credit = self.tuning.coherence_related
             found += credit * sum(

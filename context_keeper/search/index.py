@@ -120,6 +120,9 @@ class InvertedIndex:
         # scope -> slots of the constraints with that (non-global) scope, made when a query names
         # a file (SearchIndex._cover) and dropped with the arrays
         self._scoped: dict[str, list[int]] | None = None
+        # slot -> the terms of each sentence of the entry that states a number, made when a query
+        # with a number is scored (SearchIndex._unbound_values) and dropped with the arrays
+        self._value_sentences: dict[int, tuple[frozenset[str], ...]] = {}
 
     # ----------------------------------------------------------------- maintenance
 
@@ -138,6 +141,7 @@ class InvertedIndex:
         if self._term_arrays is not None:
             self._term_arrays.clear()
         self._scoped = None
+        self._value_sentences = {}
 
     def upsert(self, doc: Doc) -> None:
         self._postings_changing()

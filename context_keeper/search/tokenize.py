@@ -34,6 +34,12 @@ _PHRASAL = re.compile(r"\b(?:hang|hangs|hanging|hung|hold|holds|holding|held) on
 # people also write them.
 _SYMBOL_NAMES = re.compile(r"(?<![\w+#])([cCfF])(\+\+|#)(?![\w+#])")
 _BACKSLASH = re.compile(r"(?<=\w)\\(?=\w)")
+# A .NET stack frame names its file at a line as "in C:\src\Sync\RetryQueue.cs:line 42": read as
+# "RetryQueue.cs:42", as "line" of a Python frame is. Node's own frames ("node:internal/process/
+# task_queues:95:5", "node:events:497") are the runtime's, in every Node trace: no word of them is
+# the project's.
+_DOTNET_LINE = re.compile(r"(\.[A-Za-z][A-Za-z0-9]{0,7}):line (\d+)")
+_NODE_INTERNAL = re.compile(r"\bnode:[\w/.\-]+(?::\d+)*")
 # A Python traceback's frame ('File "src/app.py", line 12, in ping') names a file at a line, as
 # "src/app.py:12" does: "File" and "line", like its heading's "most recent call last", are the
 # traceback's form, not words of the question.
@@ -211,6 +217,10 @@ def _prepared(text: str) -> str:
         text = _TRACEBACK.sub(_frame, text)
     if "\\" in text:
         text = _BACKSLASH.sub("/", text)  # a Windows path is a path: src\app\main.py as src/app/main.py
+    if ":line " in text:
+        text = _DOTNET_LINE.sub(r"\1:\2", text)
+    if "node:" in text:
+        text = _NODE_INTERNAL.sub("", text)
     return text
 
 
@@ -323,29 +333,87 @@ def _known_paths(text: str) -> Iterator[tuple[str, tuple[str, str, str]]]:
     return ((chunk, path) for chunk, path in _paths_in(text) if path is not None)
 
 
+# A JVM class named with its package ("com.acme.sync.RetryQueue", "java.lang.IllegalStateException",
+# in a module "java.base/java.lang.Thread"): lower-case parts, then a capitalised one.
+_JVM_NAME = re.compile(r"(?:[\w.]+/)?((?:[a-z][a-z0-9_]*\.){2,})([A-Z][\w.]*)")
+
+
+def _package_path(prepared: str, match: re.Match[str]) -> tuple[str, str] | None:
+    """``(package, name)`` of a chunk that is a class or function named with its package or
+    namespace, else None: a JVM name ("com.acme.sync" and "RetryQueue.drain"); a frame of a .NET
+    or JVM stack trace, "at NS.Sub.Class.Method(" (namespaces are capitalised in .NET: the last
+    two parts are the class and the method); a Go frame, "github.com/acme/shop/sync.(*Queue).Drain(",
+    "main.(*Queue).Drain(" or ".../sync.Drain(" (the import path is the package)."""
+    chunk = match.group().strip("_")
+    jvm = _JVM_NAME.fullmatch(chunk)
+    if jvm:
+        return chunk[: jvm.start(2) - 1], jvm.group(2)
+    after = prepared[match.end(): match.end() + 2]
+    if after.startswith("(") and "." in chunk and "/" not in chunk and prepared.endswith("at ", 0, match.start()):
+        parts = chunk.split(".")
+        return (".".join(parts[:-2]), ".".join(parts[-2:])) if len(parts) > 2 else None
+    if after == ".(" or "/" in chunk and after.startswith("(") and "." in chunk.rpartition("/")[2]:
+        directory, slash, leaf = chunk.rpartition("/")
+        package, _, name = leaf.partition(".")
+        return directory + slash + package, name
+    return None
+
+
+def _locations_in(text: str) -> Iterator[tuple[str, str, str]]:
+    """``(chunk, where, name)`` for each chunk of ``text``: ``where`` is what of it only says
+    where the thing it names is (a file path's directories and suffix, a directory path, a
+    package or namespace, the suffix of a file named at a line), ``name`` the part that names the
+    thing; ``where`` is empty for a chunk that is no location."""
+    prepared = _prepared(text)
+    for match in _CHUNK.finditer(prepared):
+        chunk = match.group()
+        path = _file_path(chunk)
+        if path is None and prepared.startswith("/", match.end()) and "/" in chunk.strip("_"):
+            path = (chunk.strip("_"), "", "")
+        if path is not None:
+            directories, name, suffix = path
+            yield chunk, f"{directories}/.{suffix}" if suffix else directories, name
+            continue
+        package = _package_path(prepared, match)
+        if package is not None:
+            yield chunk, package[0], package[1]
+            continue
+        at_line = _AT_LINE.fullmatch(chunk.strip("_"))
+        if at_line and not at_line.group(3) and at_line.group(2).lower() in _SOURCE_SUFFIXES:
+            # "(RetryQueue.kt:42)" of a JVM frame: a file at a line, its suffix the language's
+            yield chunk, "." + at_line.group(2), at_line.group(1)[: -len(at_line.group(2)) - 1]
+            continue
+        yield chunk, "", ""
+
+
 def path_context(text: str) -> frozenset[str]:
     """Terms of ``text`` that it has only as a file path's directories or suffix ("src",
     "packwis", "packwise", "sync" and "py" of "src/packwise/sync/retry_queue.py"), or as a
-    directory path's parts ("src/packwise/sync/"), and nowhere else (not in the file's name, not
-    as a word of the sentence around it).
+    directory path's parts ("src/packwise/sync/"), a package's or namespace's ("com", "acm",
+    "sync" of "com.acme.sync.RetryQueue", of a .NET frame "at Acme.Sync.RetryQueue.Drain()" or of
+    a Go frame "github.com/acme/sync.(*Queue).Drain"), the suffix of a file named at a line
+    ("kt" of "RetryQueue.kt:42"), and nowhere else (not in the file's, class's or function's
+    name, not as a word of the sentence around it).
 
     They locate the file; they do not say what it is about. The project or package name, "src",
-    "app" or "tests" are in every path a store records, so an entry sharing them with a pasted
-    path is no answer about that file (the engine lets them order entries, not make them
-    relevant). The whole path, the file name ("retry_queue.py") and its words stay the query's
-    own."""
-    if not text or "/" not in text and "\\" not in text:
+    "app", "com" or "tests" are in every path a store records, so an entry sharing them with a
+    pasted path or stack frame is no answer about that file (the engine lets them order entries,
+    not make them relevant). The whole path, the file name ("retry_queue.py"), the class and the
+    method ("RetryQueue.drain") and their words stay the query's own."""
+    if not text or not any(c in text for c in "/\\.:"):
         return frozenset()
     context: set[str] = set()
     own: set[str] = set()
-    for chunk, path in _paths_in(text):
+    for chunk, where, name in _locations_in(text):
         terms_of = [term for term, _ in _chunk_terms(chunk)]
-        if path is None:
+        if not where:
             own.update(terms_of)
             continue
-        directories, name, suffix = path
-        located = {term for term, _ in _chunk_terms(directories)}
-        located.update(segment.lower() for segment in directories.split("/"))  # the path's compounds
+        directories, _, suffix = where.partition("/.") if "/." in where else (where, "", "")
+        if where.startswith("."):
+            directories, suffix = "", where[1:]
+        located = {term for term, _ in _chunk_terms(directories)} if directories else set()
+        located.update(segment.lower() for segment in directories.split("/") if segment)  # the path's compounds
         if suffix:
             located.update((suffix.lower(), stem(suffix.lower())))
         mine = {term for term, _ in _chunk_terms(name)}

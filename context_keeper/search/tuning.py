@@ -67,6 +67,11 @@ class Tuning:
     # False = they count as any asked word (before round 18).
     path_context: bool = True
     path_context_weight: float = 0.1
+    # A number in the query ("200", "500ms") counts for an entry only where one of the entry's
+    # sentences states it beside another asked word (numbers.py): a log line's status code or
+    # duration is no answer from an entry stating that number of something else. False = a
+    # number counts as any asked word (before round 19).
+    numbers_need_a_word: bool = True
     # In a question about the past, the words that only say when ("originally", "in the past",
     # "at first") are no part of relevance: no entry is about them, and as asked words no entry
     # has they made a recorded answer read as "nothing recorded" (priors.without_time_cues).
