@@ -16,6 +16,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal, TypeVar
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import TextContent, ToolAnnotations
@@ -548,7 +549,21 @@ def main() -> None:
     timer = threading.Timer(WARM_UP_DELAY_S, _warm_up, args=(svc,))
     timer.daemon = True
     timer.start()
-    build_server(svc).run()
+    anyio.run(serve_stdio, build_server(svc))
+
+
+async def serve_stdio(mcp: MCPServer) -> None:
+    """``MCPServer.run_stdio_async`` but for stdin, read through ``stdin_lines`` so a request
+    with a lone surrogate escape is answered instead of dropped without a reply. stdout is still
+    the SDK's to claim (stray prints go to stderr while serving)."""
+    from mcp.server.stdio import stdio_server
+
+    from context_keeper.stdin_lines import claimed_stdin
+
+    with claimed_stdin() as lines:
+        async with stdio_server(stdin=anyio.wrap_file(lines)) as (read_stream, write_stream):
+            lowlevel = mcp._lowlevel_server  # what run_stdio_async serves; no public accessor in 2.x
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 class StdioClient:

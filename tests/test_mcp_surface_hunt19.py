@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import select
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,8 @@ import pytest
 from context_keeper.cli import main as cli_main
 from context_keeper.project import resolve_project
 from context_keeper.service import Service
+from context_keeper.stdin_lines import replace_lone_surrogate_escapes
+from tests.conftest import REPO
 from tests.mcp_helpers import connect, ok
 
 pytestmark = pytest.mark.anyio
@@ -79,3 +85,66 @@ def test_a_subdirectory_initialised_on_purpose_is_a_project_of_its_own(tmp_path:
     service.record("decision", DECISION, project_dir=str(nested))
     assert _ids(nested / ".context" / "decisions.json") == ["dec-001"]
     assert _ids(root / ".context" / "decisions.json") == []
+
+
+# ------------------------------------------------------------------ 2. a lone surrogate escape on stdin
+
+@pytest.mark.parametrize("line,repaired", [
+    ('"zone \\ud83d"', '"zone \\ufffd"'),                     # a high half at the end
+    ('"\\uDC00 x"', '"\\ufffd x"'),                           # a low half alone, upper-case hex
+    ('"\\ud83d\\ude00"', '"\\ud83d\\ude00"'),                 # a valid pair stays
+    ('"\\ud83d\\ud83d\\ude00"', '"\\ufffd\\ud83d\\ude00"'),   # a high half before a pair
+    ('"\\\\ud83d"', '"\\\\ud83d"'),                           # an escaped backslash, then text "ud83d"
+    ('"\\\\\\ud83d"', '"\\\\\\ufffd"'),                       # an escaped backslash, then an escape
+    ('"caf\\u00e9"', '"caf\\u00e9"'),                         # any other escape stays
+])
+def test_only_unpaired_surrogate_escapes_are_rewritten(line, repaired):
+    assert replace_lone_surrogate_escapes(line) == repaired
+    json.loads(repaired).encode("utf-8")  # what reaches the SDK is text UTF-8 can carry
+
+
+def _reply(server: subprocess.Popen, timeout: float = 60) -> dict:
+    # A dropped request is never answered, so a limit (far above any real reply) turns the hang into a failure.
+    ready, _, _ = select.select([server.stdout], [], [], timeout)
+    assert ready, "no reply from the server"
+    return json.loads(server.stdout.readline())
+
+
+def _send(server: subprocess.Popen, line: str) -> None:
+    server.stdin.write(line.encode("utf-8") + b"\n")
+    server.stdin.flush()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="select() on a pipe")
+def test_a_request_with_a_lone_surrogate_escape_is_answered(tmp_path: Path):
+    root = _initialised(tmp_path)
+    env = {**os.environ, "CONTEXT_KEEPER_PROJECT": str(root)}
+    server = subprocess.Popen([sys.executable, "-m", "context_keeper"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, env=env, cwd=str(REPO))
+    try:
+        _send(server, '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+                      '"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}')
+        assert _reply(server)["id"] == 1
+        _send(server, '{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        # What Node's JSON.stringify writes for a summary cut in the middle of an emoji.
+        arguments = json.dumps({**DECISION, "summary": "Zone batches \ud83d"})
+        _send(server, '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"record_decision",'
+                      f'"arguments":{arguments}}}}}')
+        answer = _reply(server)
+        assert answer["id"] == 2 and not answer["result"]["isError"]
+        assert json.loads(answer["result"]["content"][0]["text"])["entry"]["summary"] == "Zone batches \ufffd"
+        _send(server, '{"jsonrpc":"2.0","id":3,"method":"ping"}')
+        assert _reply(server) == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    finally:
+        server.stdin.close()
+        server.wait(60)
+
+
+def test_children_of_the_server_do_not_read_its_stdin():
+    # fd 0 points at the null device while serving (as the SDK's own claim does); the requests
+    # are read through a private duplicate.
+    code = ("import os\nfrom context_keeper.stdin_lines import claimed_stdin\n"
+            "with claimed_stdin() as lines:\n    print(repr(os.read(0, 10)), repr(lines.readline()))\n")
+    out = subprocess.run([sys.executable, "-c", code], input=b'"\\ud83d"\n', capture_output=True, cwd=str(REPO),
+                         timeout=60, check=True).stdout.decode()
+    assert out.strip() == "b'' '\"\\\\ufffd\"\\n'"
