@@ -13,6 +13,7 @@ import pytest
 
 from context_keeper.cli import main as cli_main
 from context_keeper.project import resolve_project
+from context_keeper.retrieval import GUIDANCE_NO_WORDS
 from context_keeper.service import Service
 from context_keeper.stdin_lines import replace_lone_surrogate_escapes
 from tests.conftest import REPO
@@ -148,3 +149,18 @@ def test_children_of_the_server_do_not_read_its_stdin():
     out = subprocess.run([sys.executable, "-c", code], input=b'"\\ud83d"\n', capture_output=True, cwd=str(REPO),
                          timeout=60, check=True).stdout.decode()
     assert out.strip() == "b'' '\"\\\\ufffd\"\\n'"
+
+
+# ------------------------------------------------------------------ 3. a query with no searchable word
+
+@pytest.mark.parametrize("asked", [{"query": "the"}, {"query": "?", "token_budget": 200000}])
+async def test_a_wordless_query_does_not_claim_entries_did_not_fit(tmp_path: Path, asked):
+    root = _initialised(tmp_path)
+    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root), hook_cache_delay=None)
+    for n in range(3):
+        service.record("decision", {**DECISION, "summary": f"Zone batches for stock take {n}"})
+    async with connect(service, "legacy") as client:
+        answer = await ok(client, "get_context", asked)
+    assert answer["results"] == [] and answer["guidance"] == GUIDANCE_NO_WORDS
+    # Before: "omitted": 3 and "3 more matching entries did not fit in token_budget 200000".
+    assert "omitted" not in answer and "budget_note" not in answer
