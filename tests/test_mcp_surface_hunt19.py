@@ -17,7 +17,7 @@ from context_keeper.retrieval import GUIDANCE_NO_WORDS
 from context_keeper.service import Service
 from context_keeper.stdin_lines import replace_lone_surrogate_escapes
 from tests.conftest import REPO
-from tests.mcp_helpers import connect, ok
+from tests.mcp_helpers import connect, err, ok
 
 pytestmark = pytest.mark.anyio
 
@@ -164,3 +164,34 @@ async def test_a_wordless_query_does_not_claim_entries_did_not_fit(tmp_path: Pat
     assert answer["results"] == [] and answer["guidance"] == GUIDANCE_NO_WORDS
     # Before: "omitted": 3 and "3 more matching entries did not fit in token_budget 200000".
     assert "omitted" not in answer and "budget_note" not in answer
+
+
+# ------------------------------------------------------------------ 4. an export path through a file
+
+@pytest.mark.parametrize("path,file", [("afile/DECISIONS.md", "afile"), ("DECISIONS.md/inner.md", "DECISIONS.md"),
+                                       ("afile/deeper/notes.md", "afile")])
+async def test_an_export_through_a_file_names_the_file(tmp_path: Path, path, file):
+    root = _initialised(tmp_path)
+    (root / "afile").write_text("x", encoding="utf-8")
+    (root / "DECISIONS.md").write_text("# Decisions\n", encoding="utf-8")
+    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root), hook_cache_delay=None)
+    async with connect(service, "legacy") as client:
+        message = await err(client, "export_markdown", {"path": path})
+    assert f"{file!r} is a file, not a directory; choose another path" in message
+    # Before: "the file system refused an operation ... The change may or may not have been saved".
+    assert "file system refused" not in message and "may or may not" not in message
+
+
+async def test_a_configured_export_path_through_a_file_warns_after_a_saved_write(tmp_path: Path):
+    root = _initialised(tmp_path)
+    (root / "afile").write_text("x", encoding="utf-8")
+    config = root / ".context" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text(encoding="utf-8")),
+                                  "markdown_export": {"enabled": True, "path": "afile/DECISIONS.md"}}), encoding="utf-8")
+    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root), hook_cache_delay=None)
+    async with connect(service, "legacy") as client:
+        recorded = await ok(client, "record_decision", DECISION)
+    assert recorded["success"] and _ids(root / ".context" / "decisions.json") == [recorded["id"]]
+    (warning,) = recorded["warnings"]
+    assert warning.startswith("the change is saved, but DECISIONS.md was not updated")
+    assert "'afile' is a file, not a directory" in warning and "FileExistsError" not in warning
