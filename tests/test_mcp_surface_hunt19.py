@@ -16,8 +16,8 @@ from context_keeper.project import resolve_project
 from context_keeper.retrieval import GUIDANCE_NO_WORDS
 from context_keeper.service import Service
 from context_keeper.stdin_lines import replace_lone_surrogate_escapes
-from tests.conftest import REPO
-from tests.mcp_helpers import connect, err, ok
+from tests.conftest import MODES, REPO
+from tests.mcp_helpers import call, connect, err, ok
 
 pytestmark = pytest.mark.anyio
 
@@ -195,3 +195,39 @@ async def test_a_configured_export_path_through_a_file_warns_after_a_saved_write
     (warning,) = recorded["warnings"]
     assert warning.startswith("the change is saved, but DECISIONS.md was not updated")
     assert "'afile' is a file, not a directory" in warning and "FileExistsError" not in warning
+
+
+# ------------------------------------------------------------------ 5. JSON booleans for integer parameters
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("tool,args,field", [
+    ("query_entries", {"limit": True}, "limit"),
+    ("query_entries", {"token_budget": True}, "token_budget"),
+    ("get_context", {"query": "zone", "token_budget": True}, "token_budget"),
+    ("get_project_summary", {"token_budget": True}, "token_budget"),
+    ("prune_stale", {"days": True}, "days"),
+    ("prune_stale", {"days": False}, "days"),
+    ("verify_quality", {"min_reason_chars": False}, "min_reason_chars"),
+])
+async def test_a_boolean_is_refused_where_an_integer_is_asked(tmp_path: Path, mode, tool, args, field):
+    root = _initialised(tmp_path)
+    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root), hook_cache_delay=None)
+    service.record("decision", DECISION)
+    async with connect(service, mode) as client:
+        message = await err(client, tool, args)
+    # Before: limit true listed 1 entry; token_budget true was "at least 50 tokens (got 1)".
+    shown = json.dumps(args[field])
+    assert f"{field}: got {shown}; allowed: an integer from " in message
+
+
+async def test_integer_parameters_keep_their_bounds_and_accept_numeric_strings(tmp_path: Path):
+    root = _initialised(tmp_path)
+    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root), hook_cache_delay=None)
+    service.record("decision", DECISION)
+    async with connect(service, "legacy") as client:
+        schemas = {t.name: t.input_schema["properties"] for t in (await client.list_tools()).tools}
+        assert schemas["query_entries"]["limit"]["minimum"] == 1 and schemas["query_entries"]["limit"]["maximum"] == 1000
+        assert "an integer from 1 to 1000" in await err(client, "query_entries", {"limit": 0})
+        assert (await ok(client, "query_entries", {"limit": "20"}))["results"]
+        is_error, _ = await call(client, "prune_stale", {"days": "3"})
+        assert not is_error
