@@ -1294,7 +1294,7 @@ def _project(args: argparse.Namespace) -> Path:
     if args.project:
         root = Path(args.project).expanduser().resolve()
     else:
-        from context_keeper.project import enclosing_project, resolve_project
+        from context_keeper.project import repository_root, resolve_project
         from context_keeper.errors import NoProject
 
         try:
@@ -1303,7 +1303,7 @@ def _project(args: argparse.Namespace) -> Path:
             # Not initialised yet: a client reads .claude/ (.cursor/, ...) at the repository
             # root it was opened in, not in the subdirectory install happened to run from.
             cwd = Path.cwd().resolve()
-            root = enclosing_project(cwd) or cwd
+            root = repository_root(cwd) or cwd
     if not root.is_dir():
         raise InvalidInput(f"{root} is not a directory", field="project")
     return root

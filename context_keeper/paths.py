@@ -43,7 +43,22 @@ def inside_project(root: Path, relative: str) -> Path:
                          "'DECISIONS.md'", field="path") from None
     if target == root or is_dir:
         raise UnsafePath(f"path {_shown(relative)} is a directory; name a file such as 'DECISIONS.md'", field="path")
+    blocking = _file_on_the_way(root, target)
+    if blocking is not None:
+        # Else the write's mkdir fails with FileExistsError, reported as a disk or permission problem.
+        raise UnsafePath(f"path {_shown(relative)}: {_shown(blocking.relative_to(root).as_posix())} is a file, not a "
+                         "directory; choose another path such as 'DECISIONS.md' or 'docs/decisions.md'", field="path")
     return target
+
+
+def _file_on_the_way(root: Path, target: Path) -> Path | None:
+    """The existing non-directory among ``target``'s parents below ``root``, if there is one."""
+    for parent in target.parents:
+        if parent == root:
+            return None
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
 
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".txt")

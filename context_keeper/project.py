@@ -8,10 +8,13 @@ uses the file system root, and from below the home directory never goes above it
 home directory itself unless it is a repository root (``store_owner.walk_up``). An explicit
 directory that names the file system root is refused.
 
-An explicit directory may be any directory inside a repository: the nearest directory at or
-above it holding ``.context/``, not above the repository root (the first directory holding
-``.git``), is used, else the repository root. Outside any repository the directory itself is the
-project. Either way a first write creates ``.context/`` there.
+An explicit directory may be any directory inside the project and resolves as the working
+directory does: the nearest directory at or above it holding ``.context/`` (by the same walk), so
+``src/pkg`` and the directory above it holding the store share one memory whichever way they are
+named. Only when there is none does the explicit directory name a new project: the root of the
+repository holding it (the first directory at or above it holding ``.git``), else the directory
+itself; a first write creates ``.context/`` there. A nested project someone deliberately set up
+(``context-keeper init`` in a subdirectory) is found first once its ``.context/`` exists.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ ENV_PROJECT = "CONTEXT_KEEPER_PROJECT"
 ENV_CLIENT_PROJECT = "CLAUDE_PROJECT_DIR"
 
 
-def _explicit(path: str, source: str) -> Path:
+def _explicit(path: str, source: str, home: str) -> Path:
     candidate = Path(path).expanduser()
     if not candidate.is_absolute():
         raise UnsafePath(
@@ -38,7 +41,8 @@ def _explicit(path: str, source: str) -> Path:
         raise NoProject(f"{source} {path!r} is not an existing directory; pass the project's root directory",
                         field="project_dir" if source == "project_dir" else None)
     candidate = Path(store_owner(str(candidate.resolve())))
-    project = enclosing_project(candidate) or candidate
+    # The working directory's walk, or the same directory named two ways would get two stores.
+    project = _walk_up(candidate, home) or repository_root(candidate) or candidate
     if project.parent == project:
         # A first write would make /.context/: the memory of every directory without one of its own.
         raise UnsafePath(
@@ -74,16 +78,9 @@ def root_spellings(root: Path, project_dir: str | None = None, *, env: Mapping[s
     return ()
 
 
-def enclosing_project(start: Path) -> Path | None:
-    """Within the repository holding ``start``: the nearest directory at or above it holding
-    ``.context/``, else the repository root. None outside any repository."""
-    found = None
-    for directory in (start, *start.parents):
-        if found is None and (directory / CONTEXT_DIR).is_dir():
-            found = directory
-        if (directory / ".git").exists():
-            return found or directory
-    return None
+def repository_root(start: Path) -> Path | None:
+    """The first directory at or above ``start`` holding ``.git``; None outside any repository."""
+    return next((directory for directory in (start, *start.parents) if (directory / ".git").exists()), None)
 
 
 def _walk_up(start: Path, home: str) -> Path | None:
@@ -143,15 +140,15 @@ def resolve_project(
 ) -> Path:
     """The project root for this call; raises NoProject with what to do when there is none."""
     env = os.environ if env is None else env
+    home = home_directory(env)
     if project_dir:
-        return _explicit(project_dir, "project_dir")
+        return _explicit(project_dir, "project_dir", home)
     if env.get(ENV_PROJECT):
-        return _explicit(env[ENV_PROJECT], ENV_PROJECT)
+        return _explicit(env[ENV_PROJECT], ENV_PROJECT, home)
     starts = []
     if env.get(ENV_CLIENT_PROJECT):
         starts.append(Path(env[ENV_CLIENT_PROJECT]))
     starts.append(Path(cwd) if cwd else working_directory(env))
-    home = home_directory(env)
     for start in starts:
         try:
             start = start.expanduser().resolve()

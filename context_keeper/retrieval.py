@@ -271,7 +271,9 @@ def _answer(
     # wording shares nothing with them: clients without the edit-guard hook learn a file's
     # rules only this way. (Without a query, the scope filter alone already lists them.)
     rules = _scope_rules(store, options, admits) if text and options.scope else []
-    unlisted = max(0, (result.matched or 0) - len(result.hits))  # passed the filters, past the listing's end
+    # Passed the filters, past the listing's end. A wordless query searched nothing, so nothing
+    # it left out was a match the budget cut: its guidance says so instead.
+    unlisted = 0 if wordless else max(0, (result.matched or 0) - len(result.hits))
     unreadable = [s for s in store.all_states() if s.error is not None
                   and (options.kinds is None or s.kind.name in options.kinds)]
     warnings = service._warnings(store) + config_warnings + last_good_notes(store, unreadable)

@@ -16,10 +16,11 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal, TypeVar
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import BeforeValidator, Field, ValidationError
 
 from context_keeper import __version__
 from context_keeper.errors import ContextKeeperError
@@ -57,10 +58,23 @@ Strs = list[str]
 Ids = list[str]
 Origin = Literal["user", "agent", "import"]
 Types = Annotated[list[str], Field(description="decisions|pipelines|constraints")]
+
+
+def _refuse_booleans(value: Any) -> Any:
+    # Lax mode takes JSON true as 1 (limit: true listed one entry); "20", which agents send, stays accepted.
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not a number")  # noqa: TRY004 -- pydantic reports only ValueError
+    return value
+
+
+# Placed after the Field with the bounds: before them, pydantic cannot carry ge/le into the
+# schema's minimum/maximum (nor enforce them).
+NotBoolean = BeforeValidator(_refuse_booleans)
 # 0 (or left out) means the config's token_budget, as it always has; 1-49 is refused by the
 # service with a message naming the minimum (a schema cannot say "0 or at least 50").
-ContextBudget = Annotated[int, Field(ge=0, le=200_000, description="Max tokens in the answer, at least 50 (0 = config token_budget)")]
-QueryBudget = Annotated[int, Field(ge=0, le=200_000, description="Max tokens in the answer (0 = no limit)")]
+ContextBudget = Annotated[int, Field(ge=0, le=200_000, description="Max tokens in the answer, at least 50 (0 = config token_budget)"),
+                          NotBoolean]
+QueryBudget = Annotated[int, Field(ge=0, le=200_000, description="Max tokens in the answer (0 = no limit)"), NotBoolean]
 IsoDate = Annotated[str, Field(description="ISO date, e.g. 2026-01-31")]
 Alternatives = Annotated[list[dict[str, Any] | str], Field(description="[{option, reason_rejected}]")]
 Steps = Annotated[list[dict[str, Any] | str], Field(description="Ordered steps: strings or {action, output}")]
@@ -229,7 +243,8 @@ _TYPE_NAMES = frozenset({"str", "int", "float", "bool", "dict", "list", "none", 
 
 
 def _show(value: Any) -> str:
-    text = repr(value)
+    # As the caller wrote it: JSON's true/false/null, not Python's True/False/None.
+    text = json.dumps(value) if value is None or isinstance(value, bool) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -418,7 +433,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         superseded_by: str = "",
         since: IsoDate = "",
         before: IsoDate = "",
-        limit: Annotated[int, Field(ge=1, le=1000)] = 50,
+        limit: Annotated[int, Field(ge=1, le=1000), NotBoolean] = 50,
         token_budget: QueryBudget = 0,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
@@ -432,7 +447,7 @@ def build_server(service: Service | None = None) -> MCPServer:
 
     @tool(READ)
     def get_project_summary(
-        token_budget: Annotated[int, Field(ge=100, le=50_000)] = 2000,
+        token_budget: Annotated[int, Field(ge=100, le=50_000), NotBoolean] = 2000,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
         """Session-start briefing: absolute constraints, active decisions by topic, pipelines."""
@@ -463,7 +478,7 @@ def build_server(service: Service | None = None) -> MCPServer:
 
     @tool(READ)
     def prune_stale(
-        days: Annotated[int, Field(ge=0, le=100_000, description="Default: config stale_threshold_days")] | None = None,
+        days: Annotated[int, Field(ge=0, le=100_000, description="Default: config stale_threshold_days"), NotBoolean] | None = None,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
         """List active entries not verified within `days` (changes nothing)."""
@@ -471,7 +486,7 @@ def build_server(service: Service | None = None) -> MCPServer:
 
     @tool(READ)
     def verify_quality(
-        min_reason_chars: Annotated[int, Field(ge=0, le=10_000)] = 80,
+        min_reason_chars: Annotated[int, Field(ge=0, le=10_000), NotBoolean] = 80,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
         """Find thin reasoning, missing tags, isolated entries (with suggested links), legacy and malformed entries."""
@@ -550,7 +565,21 @@ def main() -> None:
     timer = threading.Timer(WARM_UP_DELAY_S, _warm_up, args=(svc,))
     timer.daemon = True
     timer.start()
-    build_server(svc).run()
+    anyio.run(serve_stdio, build_server(svc))
+
+
+async def serve_stdio(mcp: MCPServer) -> None:
+    """``MCPServer.run_stdio_async`` but for stdin, read through ``stdin_lines`` so a request
+    with a lone surrogate escape is answered instead of dropped without a reply. stdout is still
+    the SDK's to claim (stray prints go to stderr while serving)."""
+    from mcp.server.stdio import stdio_server
+
+    from context_keeper.stdin_lines import claimed_stdin
+
+    with claimed_stdin() as lines:
+        async with stdio_server(stdin=anyio.wrap_file(lines)) as (read_stream, write_stream):
+            lowlevel = mcp._lowlevel_server  # what run_stdio_async serves; no public accessor in 2.x
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 class StdioClient:

@@ -102,7 +102,7 @@ def _layout(tmp_path: Path) -> dict[str, Path]:
     repo_sub = outer / "vendored" / "sub"  # a repository of its own inside the project
     repo_sub.mkdir(parents=True)
     (outer / "vendored" / ".git").mkdir()
-    loose = tmp_path / "loose" / "sub"  # no repository: explicit directories are taken as they are
+    loose = tmp_path / "loose" / "sub"  # no repository: the nearest .context/ above, as from the cwd
     loose.mkdir(parents=True)
     (tmp_path / "loose" / ".context").mkdir()
     return {"outer": outer, "inner": inner, "inner_src": inner / "src", "mid": outer / "pkg", "plain": plain,

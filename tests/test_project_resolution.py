@@ -65,20 +65,26 @@ def test_an_explicit_directory_inside_a_repository_resolves_to_its_project(tmp_p
     (root / "src" / "pkg").mkdir(parents=True)
     assert resolve_project(str(root / "src" / "pkg"), env={}) == root.resolve()
     assert resolve_project(None, env={"CONTEXT_KEEPER_PROJECT": str(root / "src")}) == root.resolve()
-    # a nested repository is its own project; without .context/ yet, its root is (not the subdirectory)
+    # a nested repository without .context/ of its own shares the enclosing project's memory, as
+    # a server started there does; once it is initialised it is a project of its own
     nested = root / "vendor" / "lib"
     (nested / "src").mkdir(parents=True)
     (nested / ".git").mkdir()
+    assert resolve_project(str(nested / "src"), env={}) == root.resolve() == resolve_project(env={}, cwd=str(nested / "src"))
+    (nested / ".context").mkdir()
     assert resolve_project(str(nested / "src"), env={}) == nested.resolve()
     # a repository without .context/ yet: its root, so a first write does not start a store in src/
     fresh = tmp_path / "fresh"
     (fresh / ".git").mkdir(parents=True)
     (fresh / "src").mkdir()
     assert resolve_project(str(fresh / "src"), env={}) == fresh.resolve()
-    # outside any repository the directory itself, even under another project's .context/
+    # outside any repository: the nearest .context/ at or above it, else the directory itself
     (tmp_path / "nogit" / ".context").mkdir(parents=True)
-    lone = tmp_path / "nogit" / "newproj"
-    lone.mkdir()
+    inside = tmp_path / "nogit" / "src" / "pkg"
+    inside.mkdir(parents=True)
+    assert resolve_project(str(inside), env={}) == (tmp_path / "nogit").resolve()
+    lone = tmp_path / "elsewhere" / "newproj"
+    lone.mkdir(parents=True)
     assert resolve_project(str(lone), env={}) == lone.resolve()
 
 

@@ -84,20 +84,20 @@ def resolution_key(env: Mapping[str, str], cwd: str | None) -> str:
     return "\x1f".join((env.get(ENV_PROJECT, ""), env.get(ENV_CLIENT_PROJECT, ""), cwd or os.getcwd()))
 
 
-def _enclosing_project(start: str) -> str | None:
-    """``project._enclosing_project`` for an explicit directory, when it leads to a
-    ``.context/``: the nearest one inside the repository holding ``start``."""
-    directory, found = start, None
-    while True:
-        if found is None and os.path.isdir(os.path.join(directory, CONTEXT_DIR)):
-            found = directory
-        if os.path.exists(os.path.join(directory, ".git")):
-            return found
+def _explicit_root(start: str, home: str) -> str | None:
+    """``project._explicit`` for an explicit directory, when it leads to a ``.context/``: the
+    working directory's walk, else the repository root or the directory itself."""
+    found = _walk_up(start, home)
+    if found is not None:
+        return found
+    directory = start
+    while not os.path.exists(os.path.join(directory, ".git")):
         parent = os.path.dirname(directory)
         if parent == directory:
-            # outside a repository the explicit directory itself is the project
-            return start if os.path.isdir(os.path.join(start, CONTEXT_DIR)) else None
+            directory = start  # outside a repository the explicit directory itself is the project
+            break
         directory = parent
+    return directory if os.path.isdir(os.path.join(directory, CONTEXT_DIR)) else None
 
 
 def _walk_up(start: str, home: str) -> str | None:
@@ -118,7 +118,7 @@ def guess_root(env: Mapping[str, str], cwd: str | None) -> tuple[str | None, boo
         path = os.path.expanduser(explicit)
         if not os.path.isabs(path):
             return None, False  # resolve_project reports this; let it
-        found = _enclosing_project(store_owner(os.path.realpath(path)))
+        found = _explicit_root(store_owner(os.path.realpath(path)), home_directory(env))
         if found is not None and os.path.dirname(found) == found:
             return None, False  # the file system root: resolve_project refuses it
         return (found, False) if found is not None else (None, True)
