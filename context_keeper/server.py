@@ -576,9 +576,14 @@ async def serve_stdio(mcp: MCPServer) -> None:
 
     from context_keeper.stdin_lines import claimed_stdin
 
+    # What run_stdio_async serves; 2.x has no public accessor. Should a later 2.x release rename
+    # it, the server still runs, only without the repair.
+    lowlevel = getattr(mcp, "_lowlevel_server", None)
+    if lowlevel is None or not hasattr(lowlevel, "create_initialization_options"):
+        await mcp.run_stdio_async()
+        return
     with claimed_stdin() as lines:
         async with stdio_server(stdin=anyio.wrap_file(lines)) as (read_stream, write_stream):
-            lowlevel = mcp._lowlevel_server  # what run_stdio_async serves; no public accessor in 2.x
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 

@@ -231,3 +231,20 @@ async def test_integer_parameters_keep_their_bounds_and_accept_numeric_strings(t
         assert (await ok(client, "query_entries", {"limit": "20"}))["results"]
         is_error, _ = await call(client, "prune_stale", {"days": "3"})
         assert not is_error
+
+
+def test_the_server_still_serves_when_the_sdk_hides_its_low_level_server(monkeypatch):
+    """``serve_stdio`` reaches into a private SDK attribute for the stdin repair; without it
+    the server must fall back to the SDK's own stdio loop, not fail to start."""
+    import anyio
+
+    from context_keeper import server as server_module
+
+    served = []
+
+    class Bare:
+        async def run_stdio_async(self):
+            served.append("sdk loop")
+
+    anyio.run(server_module.serve_stdio, Bare())
+    assert served == ["sdk loop"]
