@@ -14,7 +14,8 @@ import os
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -270,7 +271,7 @@ class Service:
         with index_state.lock:
             similar_hits = index_state.index.similar(Doc(kind.name, entry), limit=5)
 
-        with store.transaction() as txn:
+        with self._exported_after(store, kind) as export_warnings, store.transaction() as txn:
             ftxn = txn.file(kind)
             before = readable_stamp(store, store.state(kind))
             for old_id in supersedes:
@@ -312,8 +313,8 @@ class Service:
         warnings += self._dangling_links(store, entry)
         if warnings:
             answer["warnings"] = warnings
-        if kind is DECISION:
-            self._auto_export(store, answer)
+        if export_warnings:
+            answer.setdefault("warnings", []).extend(export_warnings)
         return answer
 
     def _similar_entries(self, store: Store, kind: Kind, entry: dict, hits: list, exclude: set[str]) -> list[dict]:
@@ -380,7 +381,7 @@ class Service:
                 )
         store = self.store(project_dir, recorded=True)  # an entry to change needs a store: never create one
         now = model.now_iso(self.now())
-        with store.transaction() as txn:
+        with self._exported_after(store, kind) as export_warnings, store.transaction() as txn:
             ftxn = txn.file(kind)
             before = readable_stamp(store, store.state(kind))
             current = ftxn.require(entry_id.strip())
@@ -451,8 +452,8 @@ class Service:
         answer = {"success": True, "id": entry["id"], "updated_fields": sorted({*cleaned, *cleared}), "entry": entry}
         if released is not None:
             answer["also_updated"] = [f"{released['id']}: no longer lists {entry['id']} in supersedes"]
-        if kind is DECISION:
-            self._auto_export(store, answer)
+        if export_warnings:
+            answer.setdefault("warnings", []).extend(export_warnings)
         return answer
 
     def deprecate_entry(
@@ -483,7 +484,7 @@ class Service:
             check_secrets({"reason": reason})
         store = self.store(project_dir, recorded=True)  # an entry to change needs a store: never create one
         now = model.now_iso(self.now())
-        with store.transaction() as txn:
+        with self._exported_after(store, kind) as export_warnings, store.transaction() as txn:
             ftxn = txn.file(kind)
             before = readable_stamp(store, store.state(kind))
             target = ftxn.require(entry_id.strip())
@@ -546,8 +547,8 @@ class Service:
             if merge_into:
                 answer["survivor"] = ftxn.get(successor)
         self._index_after_write(store, kind, before, txn, changed)
-        if kind is DECISION:
-            self._auto_export(store, answer)
+        if export_warnings:
+            answer.setdefault("warnings", []).extend(export_warnings)
         return answer
 
     # ------------------------------------------------------------ markdown
@@ -555,7 +556,16 @@ class Service:
     def export_markdown(self, path: str | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
         target = markdown_target(store.root, path or self.config(store).get("markdown_export", {}).get("path") or "DECISIONS.md")
-        return self._write_markdown(store, target)
+        with ExitStack() as held:
+            try:
+                # As the refresh after a write: one export cannot replace a newer one.
+                held.enter_context(store.locked())
+            except StoreError as exc:
+                if not _lock_file_refused(exc):
+                    raise
+                # A store whose lock file cannot be opened (a read-only checkout or mount) has no
+                # writer to be ordered with, and exporting it only reads it.
+            return self._write_markdown(store, target)
 
     def _write_markdown(self, store: Store, target: Path) -> dict[str, Any]:
         from context_keeper.fsio import atomic_write_text
@@ -580,15 +590,35 @@ class Service:
         atomic_write_text(target, text)
         return {"success": True, "path": str(target), "decisions": len(state.entries)}
 
-    def _auto_export(self, store: Store, answer: dict[str, Any]) -> None:
-        """Refresh DECISIONS.md after a decision changed. The change is already on disk, so a
-        failure here is a warning in the answer, never an error (a client would retry the write)."""
+    @contextmanager
+    def _exported_after(self, store: Store, kind: Kind) -> Iterator[list[str]]:
+        """Hold the store lock across a write of ``kind`` and, for a decision, the DECISIONS.md
+        refresh after it; yields the list the refresh's warning (if any) is added to.
+
+        Exported once the lock was let go, a writer that read the decisions before another's
+        commit could replace that one's newer export: the file then lacked a decision whose
+        record had returned. Under the lock each export sees every commit before it, and the
+        last one to run wrote the file as the store is. Its cost: other writers wait for the
+        render too."""
+        warnings: list[str] = []
+        if kind is not DECISION:
+            yield warnings
+            return
+        with store.locked():
+            yield warnings  # the write's transaction commits before this returns
+            warnings += self._auto_export(store)
+
+    def _auto_export(self, store: Store) -> list[str]:
+        """Refresh DECISIONS.md after a decision changed (with the store lock held). The change is
+        already on disk, so a failure here is a warning in the answer, never an error (a client
+        would retry the write)."""
         export = self.config(store).get("markdown_export")
         if isinstance(export, Mapping) and export.get("enabled"):
             try:
                 self._write_markdown(store, markdown_target(store.root, export.get("path") or "DECISIONS.md"))
             except (ContextKeeperError, OSError) as exc:
-                answer.setdefault("warnings", []).append(f"the change is saved, but DECISIONS.md was not updated: {exc}")
+                return [f"the change is saved, but DECISIONS.md was not updated: {exc}"]
+        return []
 
     # ------------------------------------------------------------ summary / constraints
 
@@ -718,6 +748,13 @@ class Service:
         if problem:
             answer["warnings"] = [problem]
         return answer
+
+
+def _lock_file_refused(exc: StoreError) -> bool:
+    """Whether ``store.locked()`` failed because the lock file could not be opened (a read-only
+    or full disk), rather than because another process held the lock too long."""
+    cause = exc.__cause__
+    return isinstance(cause, OSError) and not isinstance(cause, TimeoutError)
 
 
 def _refuse_to_replace_other_writing(target: Path, established: set[Path]) -> None:
