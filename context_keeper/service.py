@@ -26,7 +26,7 @@ from context_keeper.budget import chars_to_tokens, json_chars
 from context_keeper.config import checked, read_user_config
 from context_keeper.errors import ContextKeeperError, InvalidInput, NotAStoreFile, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
-from context_keeper.paths import markdown_target
+from context_keeper.paths import established_exports, markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project, root_spellings
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
@@ -573,15 +573,7 @@ class Service:
         state = store.state(DECISION)
         if state.error is not None:
             raise state.error
-        export = self.config(store).get("markdown_export")
-        configured = export.get("path") if isinstance(export, Mapping) else None
-        established = {markdown_target(store.root, "DECISIONS.md")}
-        if isinstance(configured, str) and configured.strip():
-            try:
-                established.add(markdown_target(store.root, configured))
-            except ContextKeeperError:
-                pass
-        _refuse_to_replace_other_writing(target, established)
+        _refuse_to_replace_other_writing(target, established_exports(store.root, self.config(store)))
         from context_keeper.retrieval import current_replacement  # the successor get_context names
 
         chains: dict = {}  # shared: a long chain is walked once, not once per entry on it

@@ -1,17 +1,20 @@
 """Writers at the same moment, forced into the order that went wrong (no sleeps, no luck): a
-DECISIONS.md refresh overtaken by another writer's."""
+DECISIONS.md refresh overtaken by another writer's, and the temp files a killed export leaves
+beside it."""
 
 from __future__ import annotations
 
 import errno
 import json
+import os
 import re
+import time
 from pathlib import Path
 
 import filelock
 import pytest
 
-from context_keeper import render
+from context_keeper import doctor, fsio, render
 from context_keeper.errors import StoreError
 from context_keeper.service import Service
 
@@ -99,3 +102,34 @@ def test_export_markdown_still_works_when_the_store_lock_file_cannot_be_opened(e
     monkeypatch.setattr(filelock.FileLock, "acquire", refuse)
     assert svc.export_markdown()["decisions"] == 1
     assert _ids_in_markdown(exporting) == {"dec-001"}
+
+
+def _leftover_temp(target: Path) -> Path:
+    """A temp file named as the atomic write of ``target`` names it, as a writer killed before
+    its rename leaves it, aged past doctor's threshold."""
+    fd, name = fsio._create_temp(target)
+    os.write(fd, b"# Decisions (partial")
+    os.close(fd)
+    old = time.time() - doctor.STALE_TEMP_S - 60
+    os.utime(name, (old, old))
+    return Path(name)
+
+
+def test_doctor_fix_removes_the_temp_files_a_killed_export_left_and_nothing_else(exporting):
+    (exporting / ".context" / "config.json").write_text(json.dumps(
+        {"project_name": "x", "markdown_export": {"enabled": True, "path": "docs/decisions.md"}}), encoding="utf-8")
+    (exporting / "docs").mkdir()
+    left = [_leftover_temp(exporting / "DECISIONS.md"), _leftover_temp(exporting / "docs" / "decisions.md")]
+    fresh = _leftover_temp(exporting / "DECISIONS.md")
+    os.utime(fresh)  # a writer may be exporting right now
+    look_alikes = [exporting / ".DECISIONS.md.notes.tmp", exporting / ".DECISIONS.md.0123456789ab.tmp.bak",
+                   exporting / ".README.md.0123456789ab.tmp", exporting / "docs" / ".decisions.md.0123456789abc.tmp"]
+    for path in look_alikes:
+        path.write_text("someone's file", encoding="utf-8")
+        os.utime(path, (0, 0))
+    report = doctor.diagnose(exporting)
+    assert sorted(f.file for f in report.findings if f.code == "stale_temp") == sorted(str(p) for p in left)
+    doctor.repair(report)
+    assert not any(p.exists() for p in left)
+    assert fresh.exists() and all(p.exists() for p in look_alikes)
+    assert not [f for f in doctor.diagnose(exporting).findings if f.code == "stale_temp"]
