@@ -198,7 +198,7 @@ class Service:
                                f"to use the folder's name ({folder_name(root)!r})", field="name")
         project_name = project_name.strip() if project_name is not None else None
         context = root / CONTEXT_DIR
-        created = not context.exists()
+        existed = context.exists()
         store = Store(root)
         warnings = []
         with store.transaction() as txn:
@@ -206,6 +206,9 @@ class Service:
             # must find nothing written yet, or a config.json left behind blocks a git checkout.
             missing = [txn.file(kind) for kind in KINDS.values() if not store.path(kind).exists()]
             config_path = context / "config.json"
+            # Decided under the lock: two inits at once both found no .context/ before it, and the
+            # one that waited would say "Created" for the files the other had just written.
+            created = not existed and len(missing) == len(KINDS) and not config_path.exists()
             if not config_path.exists():
                 store.write_sidecar("config.json", {"project_name": project_name or folder_name(root)})
             elif project_name and _configured_name(config_path) != project_name:

@@ -1,6 +1,6 @@
 """Writers at the same moment, forced into the order that went wrong (no sleeps, no luck): a
-DECISIONS.md refresh overtaken by another writer's, and the temp files a killed export leaves
-beside it."""
+DECISIONS.md refresh overtaken by another writer's, the temp files a killed export leaves beside
+it, and two `init` runs at once."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import pytest
 from context_keeper import doctor, fsio, render
 from context_keeper.errors import StoreError
 from context_keeper.service import Service
+from context_keeper.store import Store
 
 
 def _decision(n: int) -> dict:
@@ -133,3 +134,22 @@ def test_doctor_fix_removes_the_temp_files_a_killed_export_left_and_nothing_else
     assert not any(p.exists() for p in left)
     assert fresh.exists() and all(p.exists() for p in look_alikes)
     assert not [f for f in doctor.diagnose(exporting).findings if f.code == "stale_temp"]
+
+
+def test_of_two_inits_at_once_only_the_one_that_wrote_the_files_says_created(tmp_path, monkeypatch):
+    """Both find no .context/ yet; the second to get the lock finds the first one's files."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    transaction = Store.transaction
+    first_answers = []
+
+    def after_the_other_init_ran(self):
+        monkeypatch.setattr(Store, "transaction", transaction)
+        first_answers.append(Service(env={}).init_project(str(root), "Alpha"))
+        return transaction(self)
+
+    monkeypatch.setattr(Store, "transaction", after_the_other_init_ran)
+    waited = Service(env={}).init_project(str(root), "Beta")
+    assert first_answers[0]["created"] is True
+    assert waited["created"] is False
+    assert "the name 'Beta' was not written" in waited["warnings"][0]
