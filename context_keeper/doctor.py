@@ -61,10 +61,10 @@ from context_keeper.render import console_json
 from context_keeper.config import config_problems, key_destination, read_user_config
 from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
                                    NotAStoreFile)
-from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir
+from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir, temp_files_of
 from context_keeper.gitshared import CommittedVersions, run_git
 from context_keeper.model import KINDS, Kind
-from context_keeper.paths import markdown_target
+from context_keeper.paths import established_exports, markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.scope import is_glob, is_global, normalize_path, scope_covers, scope_parts
 from context_keeper.store import BACKUP_DIR, GITIGNORE, Store, next_number, parse_bytes
@@ -1091,8 +1091,9 @@ def _fix_gitignore(store: Store) -> str | None:
 
 
 def _temp_files(store: Store) -> list[Path]:
-    """Temp files writers may have left: in ``.context/`` and its last-good copies, and beside
-    the file a linked store file leads to (only that file's, the directory may be shared)."""
+    """Temp files writers may have left: in ``.context/`` and its last-good copies, beside the
+    file a linked store file leads to, and beside the Markdown export (only those files' own:
+    the directory may be shared, or the project's)."""
     found = []
     for directory in (store.dir, store.dir / BACKUP_DIR):
         if directory.is_dir():
@@ -1103,7 +1104,17 @@ def _temp_files(store: Store) -> list[Path]:
             target = path.resolve()
             if target.parent != store.dir:
                 found += sorted(target.parent.glob(f".{target.name}.*{TEMP_SUFFIX}"))
+    for export in sorted(_export_targets(store)):
+        found += temp_files_of(export)
     return found
+
+
+def _export_targets(store: Store) -> set[Path]:
+    """Where the Markdown export writes: a writer killed mid-export leaves its temp file there."""
+    try:
+        return established_exports(store.root, store.config()[0])
+    except InvalidInput:  # DECISIONS.md is a directory, say: no export writes beside it
+        return set()
 
 
 def _check_leftovers(store: Store) -> list[Finding]:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 TEMP_SUFFIX = ".tmp"
+_TEMP_RANDOM_BYTES = 6
 # On Windows a file another process has open (a hook or a second server reading it: Python's
 # open() does not share delete access) cannot be replaced; the rename fails with "Access is
 # denied" until that reader closes it, usually within milliseconds. About 1 s of retries in all.
@@ -53,12 +54,29 @@ def _create_temp(path: Path) -> tuple[int, str]:
     """A new private file beside ``path`` (like ``tempfile.mkstemp``, without importing
     ``tempfile``, which the hooks would pay for at every start)."""
     for _ in range(100):
-        name = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}{TEMP_SUFFIX}")
+        name = os.path.join(path.parent, f".{path.name}.{os.urandom(_TEMP_RANDOM_BYTES).hex()}{TEMP_SUFFIX}")
         try:
             return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600), name
         except FileExistsError:
             continue
     raise FileExistsError(f"could not create a temporary file beside {path}")
+
+
+def temp_files_of(path: Path) -> list[Path]:
+    """The temp files writers of ``path`` left beside it, sorted. Matched by their exact name
+    (``.<name>.<12 hex digits>.tmp``): the directory may be the project's own, whose other files
+    are someone's work."""
+    prefix = f".{path.name}."
+    try:
+        names = os.listdir(path.parent)
+    except OSError:  # no such directory, or not one: nothing was left there
+        return []
+    random_part = slice(len(prefix), -len(TEMP_SUFFIX))
+    return sorted(
+        path.parent / name for name in names
+        if name.startswith(prefix) and name.endswith(TEMP_SUFFIX)
+        and len(name[random_part]) == 2 * _TEMP_RANDOM_BYTES and all(c in "0123456789abcdef" for c in name[random_part])
+    )
 
 
 def atomic_write_bytes(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from context_keeper.errors import UnsafePath
@@ -83,3 +84,17 @@ def markdown_target(root: Path, relative: str) -> Path:
             field="path",
         )
     return target
+
+
+def established_exports(root: Path, config: Mapping) -> set[Path]:
+    """The project's DECISIONS.md and the configured ``markdown_export`` path (when it is one an
+    export accepts): the Markdown files an export may always replace."""
+    established = {markdown_target(root, "DECISIONS.md")}
+    export = config.get("markdown_export")
+    configured = export.get("path") if isinstance(export, Mapping) else None
+    if isinstance(configured, str) and configured.strip():
+        try:
+            established.add(markdown_target(root, configured))
+        except UnsafePath:
+            pass  # doctor reports it; the export refuses it
+    return established

@@ -15,7 +15,8 @@ import os
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,7 +27,7 @@ from context_keeper.budget import chars_to_tokens, json_chars
 from context_keeper.config import checked, read_user_config
 from context_keeper.errors import ContextKeeperError, InvalidInput, NotAStoreFile, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
-from context_keeper.paths import markdown_target
+from context_keeper.paths import established_exports, markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project, root_spellings
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
@@ -229,7 +230,7 @@ class Service:
                                f"to use the folder's name ({folder_name(root)!r})", field="name")
         project_name = project_name.strip() if project_name is not None else None
         context = root / CONTEXT_DIR
-        created = not context.exists()
+        existed = context.exists()
         store = Store(root)
         warnings = []
         with store.transaction() as txn:
@@ -237,6 +238,9 @@ class Service:
             # must find nothing written yet, or a config.json left behind blocks a git checkout.
             missing = [txn.file(kind) for kind in KINDS.values() if not store.path(kind).exists()]
             config_path = context / "config.json"
+            # Decided under the lock: two inits at once both found no .context/ before it, and the
+            # one that waited would say "Created" for the files the other had just written.
+            created = not existed and len(missing) == len(KINDS) and not config_path.exists()
             if not config_path.exists():
                 store.write_sidecar("config.json", {"project_name": project_name or folder_name(root)})
             elif project_name and _configured_name(config_path) != project_name:
@@ -303,7 +307,7 @@ class Service:
         with index_state.lock:
             similar_hits = index_state.index.similar(Doc(kind.name, entry), limit=5)
 
-        with store.transaction() as txn:
+        with self._exported_after(store, kind) as export_warnings, store.transaction() as txn:
             ftxn = txn.file(kind)
             before = readable_stamp(store, store.state(kind))
             supersedes = _as_stored(store, ftxn, supersedes)
@@ -350,8 +354,8 @@ class Service:
         warnings += [str(s.error) for s in store.all_states() if s.error is not None] + self._last_good_notes(store)
         if warnings:
             answer["warnings"] = warnings
-        if kind is DECISION:
-            self._auto_export(store, answer)
+        if export_warnings:
+            answer.setdefault("warnings", []).extend(export_warnings)
         return answer
 
     def _similar_entries(self, store: Store, kind: Kind, entry: dict, hits: list, exclude: set[str]) -> list[dict]:
@@ -419,7 +423,7 @@ class Service:
                 )
         store = self.store(project_dir, recorded=True)  # an entry to change needs a store: never create one
         now = model.now_iso(self.now())
-        with store.transaction() as txn:
+        with self._exported_after(store, kind) as export_warnings, store.transaction() as txn:
             ftxn = txn.file(kind)
             before = readable_stamp(store, store.state(kind))
             current = ftxn.require(entry_id.strip())
@@ -497,8 +501,8 @@ class Service:
         answer = {"success": True, "id": entry["id"], "updated_fields": sorted({*cleaned, *cleared}), "entry": entry}
         if released is not None:
             answer["also_updated"] = [f"{released['id']}: no longer lists {entry['id']} in supersedes"]
-        if kind is DECISION:
-            self._auto_export(store, answer)
+        if export_warnings:
+            answer.setdefault("warnings", []).extend(export_warnings)
         return answer
 
     @_warns_of_config_problems
@@ -532,7 +536,7 @@ class Service:
             check_secrets({"reason": reason})
         store = self.store(project_dir, recorded=True)  # an entry to change needs a store: never create one
         now = model.now_iso(self.now())
-        with store.transaction() as txn:
+        with self._exported_after(store, kind) as export_warnings, store.transaction() as txn:
             ftxn = txn.file(kind)
             before = readable_stamp(store, store.state(kind))
             target = ftxn.require(entry_id.strip())
@@ -597,8 +601,8 @@ class Service:
             if merge_into:
                 answer["survivor"] = ftxn.get(successor)
         self._index_after_write(store, kind, before, txn, changed)
-        if kind is DECISION:
-            self._auto_export(store, answer)
+        if export_warnings:
+            answer.setdefault("warnings", []).extend(export_warnings)
         return answer
 
     # ------------------------------------------------------------ markdown
@@ -606,7 +610,17 @@ class Service:
     @_warns_of_config_problems
     def export_markdown(self, path: str | None = None, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
-        return self._write_markdown(store, markdown_target(store.root, path or self._export_path(store)))
+        target = markdown_target(store.root, path or self._export_path(store))
+        with ExitStack() as held:
+            try:
+                # As the refresh after a write: one export cannot replace a newer one.
+                held.enter_context(store.locked())
+            except StoreError as exc:
+                if not _lock_file_refused(exc):
+                    raise
+                # A store whose lock file cannot be opened (a read-only checkout or mount) has no
+                # writer to be ordered with, and exporting it only reads it.
+            return self._write_markdown(store, target)
 
     def _write_markdown(self, store: Store, target: Path) -> dict[str, Any]:
         from context_keeper.fsio import atomic_write_text
@@ -614,15 +628,7 @@ class Service:
         state = store.state(DECISION)
         if state.error is not None:
             raise state.error
-        export = self.config(store).get("markdown_export")
-        configured = export.get("path") if isinstance(export, Mapping) else None
-        established = {markdown_target(store.root, "DECISIONS.md")}
-        if isinstance(configured, str) and configured.strip():
-            try:
-                established.add(markdown_target(store.root, configured))
-            except ContextKeeperError:
-                pass
-        _refuse_to_replace_other_writing(target, established)
+        _refuse_to_replace_other_writing(target, established_exports(store.root, self.config(store)))
         from context_keeper.retrieval import current_replacement  # the successor get_context names
 
         chains: dict = {}  # shared: a long chain is walked once, not once per entry on it
@@ -637,15 +643,35 @@ class Service:
         export = self.config(store).get("markdown_export")
         return (export.get("path") if isinstance(export, Mapping) else None) or "DECISIONS.md"
 
-    def _auto_export(self, store: Store, answer: dict[str, Any]) -> None:
-        """Refresh DECISIONS.md after a decision changed. The change is already on disk, so a
-        failure here is a warning in the answer, never an error (a client would retry the write)."""
+    @contextmanager
+    def _exported_after(self, store: Store, kind: Kind) -> Iterator[list[str]]:
+        """Hold the store lock across a write of ``kind`` and, for a decision, the DECISIONS.md
+        refresh after it; yields the list the refresh's warning (if any) is added to.
+
+        Exported once the lock was let go, a writer that read the decisions before another's
+        commit could replace that one's newer export: the file then lacked a decision whose
+        record had returned. Under the lock each export sees every commit before it, and the
+        last one to run wrote the file as the store is. Its cost: other writers wait for the
+        render too."""
+        warnings: list[str] = []
+        if kind is not DECISION:
+            yield warnings
+            return
+        with store.locked():
+            yield warnings  # the write's transaction commits before this returns
+            warnings += self._auto_export(store)
+
+    def _auto_export(self, store: Store) -> list[str]:
+        """Refresh DECISIONS.md after a decision changed (with the store lock held). The change is
+        already on disk, so a failure here is a warning in the answer, never an error (a client
+        would retry the write)."""
         export = self.config(store).get("markdown_export")
         if isinstance(export, Mapping) and export.get("enabled"):
             try:
                 self._write_markdown(store, markdown_target(store.root, self._export_path(store)))
             except (ContextKeeperError, OSError) as exc:
-                answer.setdefault("warnings", []).append(f"the change is saved, but DECISIONS.md was not updated: {exc}")
+                return [f"the change is saved, but DECISIONS.md was not updated: {exc}"]
+        return []
 
     # ------------------------------------------------------------ summary / constraints
 
@@ -789,6 +815,13 @@ class Service:
         from context_keeper.retrieval import last_good_notes
 
         return last_good_notes(store, [s for s in store.all_states() if s.error is not None])
+
+
+def _lock_file_refused(exc: StoreError) -> bool:
+    """Whether ``store.locked()`` failed because the lock file could not be opened (a read-only
+    or full disk), rather than because another process held the lock too long."""
+    cause = exc.__cause__
+    return isinstance(cause, OSError) and not isinstance(cause, TimeoutError)
 
 
 def _refuse_to_replace_other_writing(target: Path, established: set[Path]) -> None:
