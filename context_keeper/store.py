@@ -597,17 +597,39 @@ def _parse_file(
             line = text.count("\n", 0, marker.start()) + 1
             err = CorruptStoreFile(str(path), line, 1, "<<<<<<< ======= >>>>>>>", conflict=True)
         else:
-            err = CorruptStoreFile(str(path), exc.lineno, exc.colno, exc.msg)
+            err = _parse_error(path, text, exc)
         return FileState(kind, path, stamp, error=err, digest=digest)
     if not isinstance(data_value, list):
-        found = model._json_kind(data_value)  # "an object", "null": JSON's words, not Python's
-        err = CorruptStoreFile(str(path), 1, 1, f"expected a JSON array of entries, found {found}")
+        err = _not_an_array(path, text, data_value)
         return FileState(kind, path, stamp, error=err, digest=digest)
     repeated = _repeated_key_problems(text, data_value) if repeats else None
     state = _build_state(kind, path, stamp, data_value, digest, bool(_SURROGATE_ESCAPE.search(text)), repeated)
     # Only bytes this tool wrote are known to end the way an append expects.
     parts = (data[:-3], _CLOSE) if digest == own_digest and data.endswith(_CLOSE) and data_value else None
     return state.replace(source=text, data=parts)
+
+
+def _parse_error(path: Path, text: str, exc: json.JSONDecodeError) -> CorruptStoreFile:
+    """The error for a store file the JSON parser refused, naming a known hand-edit slip (a
+    comment, a trailing or missing comma) as that, not in the parser's words."""
+    from context_keeper import json_slips  # the error path only
+
+    slip = json_slips.find(text, exc)
+    if slip is None:
+        return CorruptStoreFile(str(path), exc.lineno, exc.colno, exc.msg)
+    line, column = json_slips.position(text, slip.offset)
+    return CorruptStoreFile(str(path), line, column, slip.detail, remedy=slip.remedy,
+                            mendable=json_slips.mend(text) is not None)
+
+
+def _not_an_array(path: Path, text: str, value: Any) -> CorruptStoreFile:
+    from context_keeper import json_slips
+
+    if json_slips.is_single_entry(value):
+        slip = json_slips.single_entry()
+        return CorruptStoreFile(str(path), 1, 1, slip.detail, remedy=slip.remedy, mendable=True)
+    found = model._json_kind(value)  # "an object", "null": JSON's words, not Python's
+    return CorruptStoreFile(str(path), 1, 1, f"expected a JSON array of entries, found {found}")
 
 
 def _wide_encoding(data: bytes) -> str | None:

@@ -1,0 +1,133 @@
+"""Hand-edit defects found in round 19's hunt, each test failing before its fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from context_keeper import doctor
+from context_keeper.errors import CorruptStoreFile
+from context_keeper.model import DECISION
+from context_keeper.service import Service
+from context_keeper.store import Store
+
+PROBLEM = "Messages are lost when a pod restarts, so checkout needs a durable queue."
+WHY = "Postgres is already operated by the team and SKIP LOCKED gives a safe work queue without a new dependency."
+SUMMARY_LINE = '"summary": "Use Postgres as the job queue",\n'
+
+
+def _service(root: Path) -> Service:
+    return Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, hook_cache_delay=None)
+
+
+def _one_decision(root: Path) -> Path:
+    """decisions.json as a record left it (and its last good copy): one decision."""
+    _service(root).record("decision", dict(summary="Use Postgres as the job queue", problem=PROBLEM, why_chosen=WHY))
+    return root / ".context" / "decisions.json"
+
+
+def _edit(path: Path, old: str, new: str) -> str:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path.read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------- 1. doctor --fix keeps the edit
+
+
+def test_doctor_fix_adds_the_comma_a_new_field_forgot_and_keeps_the_field(empty_project):
+    live = _one_decision(empty_project)
+    _edit(live, SUMMARY_LINE, SUMMARY_LINE + '    "owner": "alice (payments team), ask before changing"\n')
+    report = doctor.diagnose(empty_project)
+    [corrupt] = [f for f in report.findings if f.code == "corrupt_file"]
+    assert "add the missing comma at line 5" in corrupt.fix and "restore" not in corrupt.fix
+    fixed = doctor.repair(report)
+    assert any("mended it in place" in f.message for f in fixed.findings if f.code == "fixed")
+    [entry] = json.loads(live.read_text(encoding="utf-8"))
+    assert entry["owner"] == "alice (payments team), ask before changing"
+    assert list((empty_project / ".context").glob("decisions.json.broken-*"))  # the broken file is kept too
+    assert doctor.diagnose(empty_project).exit_code == doctor.EXIT_OK
+
+
+@pytest.mark.parametrize("old,new", [
+    # a new field whose colon slipped: the error is on the new line itself
+    (SUMMARY_LINE, SUMMARY_LINE + '    "owner" "alice (payments team), ask before changing",\n'),
+    # a summary rewritten by hand, its colon lost on the way
+    (SUMMARY_LINE, '"summary" "Use Postgres with SKIP LOCKED as the durable job queue for checkout",\n'),
+    # a note a person added: JSON has no comments, but the note is theirs
+    (SUMMARY_LINE, "// see ADR-12 before changing this\n    " + SUMMARY_LINE),
+], ids=["new-field", "reworded-value", "comment-line"])
+def test_doctor_fix_does_not_restore_over_an_edit_on_the_broken_line(empty_project, old, new):
+    live = _one_decision(empty_project)
+    broken = _edit(live, old, new)
+    report = doctor.diagnose(empty_project)
+    assert "restore_would_lose" in [f.code for f in report.findings], [f.message for f in report.findings]
+    assert all(f.fix is None for f in report.findings if f.code == "corrupt_file")
+    doctor.repair(report)
+    assert live.read_text(encoding="utf-8") == broken
+
+
+def test_doctor_fix_does_not_restore_over_a_short_edit_next_to_a_typo_on_a_long_line(empty_project):
+    live = empty_project / ".context" / "decisions.json"
+    # An entry written on one line (jq -c, json.dumps without indent) keeps its line through a record.
+    one_line = dict(id="dec-001", summary="Use Postgres as the job queue", problem=PROBLEM, why_chosen=WHY * 4)
+    live.write_text(json.dumps([one_line]), encoding="utf-8")
+    _service(empty_project).record("decision", dict(summary="Use S3 for invoices", problem=PROBLEM, why_chosen=WHY))
+    text = live.read_text(encoding="utf-8")
+    assert len(max(text.split("\n"), key=len)) > 400
+    # One word changed by hand, the colon beside it lost: a short edit, still an edit.
+    broken = text.replace('"summary": "Use Postgres as the job queue"', '"summary" "Use Postgres as our job queue"', 1)
+    live.write_text(broken, encoding="utf-8")
+    doctor.repair(doctor.diagnose(empty_project))
+    assert live.read_text(encoding="utf-8") == broken
+
+
+# ---------------------------------------------------------------- 5. the slip named, and how to fix it
+
+
+def _error(root: Path) -> CorruptStoreFile:
+    error = Store(root).state(DECISION).error
+    assert error is not None
+    return error
+
+
+def test_a_comment_line_is_named_as_a_comment_with_its_line(empty_project):
+    live = _one_decision(empty_project)
+    _edit(live, "    " + SUMMARY_LINE, "    // see ADR-12\n    " + SUMMARY_LINE)
+    message = str(_error(empty_project))
+    assert "a comment, which JSON does not allow" in message and "line 4, column 5" in message
+    assert "remove line 4 (// see ADR-12), or move the note into a field" in message
+    assert "Expecting" not in message
+
+
+@pytest.mark.parametrize("old,new,line", [
+    ('"verified_sha": null\n', '"verified_sha": null,\n', 21),  # after an entry's last field
+    ("\n  }\n]", "\n  },\n]", 22),  # after the array's last entry
+], ids=["last-field", "last-entry"])
+def test_a_trailing_comma_is_named_at_the_comma_not_at_the_bracket_after_it(empty_project, old, new, line):
+    live = _one_decision(empty_project)
+    text = _edit(live, old, new)
+    error = _error(empty_project)
+    column = text.split("\n")[line - 1].rindex(",") + 1
+    assert (error.line, error.column) == (line, column)
+    assert "a trailing comma" in str(error) and f"remove the comma at line {line}, column {column}" in str(error)
+    assert "doctor --fix`, which does that" in str(error)
+
+
+def test_a_file_holding_one_entry_object_is_told_to_put_it_inside_brackets(empty_project):
+    live = _one_decision(empty_project)
+    live.write_text(json.dumps(json.loads(live.read_text(encoding="utf-8"))[0], indent=2), encoding="utf-8")
+    message = str(_error(empty_project))
+    assert "a single entry, not a JSON array of entries" in message and "put it inside [ ]" in message
+    doctor.repair(doctor.diagnose(empty_project))
+    assert [e["id"] for e in json.loads(live.read_text(encoding="utf-8"))] == ["dec-001"]
+
+
+def test_a_stray_quote_inside_a_value_is_not_called_a_missing_comma(empty_project):
+    live = _one_decision(empty_project)
+    _edit(live, '"Use Postgres as the job queue"', '"Use "Postgres" as the job queue"')
+    error = _error(empty_project)
+    assert "missing comma" not in str(error) and error.detail == "Expecting ',' delimiter"
