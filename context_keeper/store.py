@@ -667,6 +667,14 @@ def _legacy_8bit(data: bytes) -> bool:
     return not any("\x7f" < ch and not "\udc80" <= ch <= "\udcff" for ch in text)
 
 
+def _line_end(text: str) -> str:
+    """The line end most lines of ``text`` have: "\r\n" when CRLF lines outnumber LF ones (a
+    file saved on Windows, or with git's autocrlf), else "\n". A file of mixed line ends is
+    written back in its majority style; a tie goes to "\n", what this tool writes."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf * 2 > text.count("\n") else "\n"
+
+
 def random_suffix() -> str:
     """Four hex digits: one clone in 65,536 draws the same for the same number."""
     return os.urandom(2).hex()
@@ -717,6 +725,7 @@ class FileTxn:
         self._dirty = False
         self._base = state
         self._only_appended = True  # lets render() extend the bytes last written instead of joining
+        self._newline = "\n"  # the file's line end (_line_end), once _materialize_chunks has read it
 
     @property
     def entries(self) -> tuple[dict, ...]:
@@ -800,14 +809,17 @@ class FileTxn:
             return
         builder = self._builder
         crlf = "\r" in source
+        if crlf:
+            self._newline = _line_end(source)
         for index, chunk in enumerate(split[1]):
             if index >= len(builder.raw) or builder.chunks[index] is not None:
                 continue
             if builder.raw[index] is base.raw[index]:
                 if crlf:
-                    # The items written around it end lines with "\n": one style per file (an item
-                    # with a problem too: its bytes are kept, not its line ends). A raw CR can only
-                    # be whitespace between tokens (JSON strings escape it).
+                    # Laid out with "\n" like the items written around it, and all of them then
+                    # given the file's line end in render(): one style per file (an item with a
+                    # problem too: its bytes are kept, not its line ends). A raw CR can only be
+                    # whitespace between tokens (JSON strings escape it).
                     chunk = chunk.replace("\r\n", "\n")
                 builder.chunks[index] = chunk
 
@@ -833,7 +845,8 @@ class FileTxn:
 
     def render(self) -> tuple[bytes, ...]:
         """The file's new bytes, in parts whose join is ``json.dumps(items, indent=2)`` plus a
-        newline; the last part is always the closing ``\\n]\\n`` (or the whole ``[]\\n``)."""
+        newline; the last part is always the closing ``\\n]\\n`` (or the whole ``[]\\n``). A
+        file whose lines mostly end in CRLF keeps that: every line of it then ends in ``\\r\\n``."""
         base = self._base
         first_new = len(base.raw)
         chunks = self._builder.chunks
@@ -851,9 +864,13 @@ class FileTxn:
             tail = (",\n" + ",\n".join(chunks[first_new:])).encode("utf-8")
             body = base.data[:-1] if len(base.data) < _MAX_PARTS else (b"".join(base.data[:-1]),)
             return (*body, tail, _CLOSE)
+        newline = self._newline
         if not chunks:
-            return (b"[]\n",)
-        return (("[\n" + ",\n".join(chunks)).encode("utf-8"), _CLOSE)
+            return (f"[]{newline}".encode("ascii"),)
+        body = "[\n" + ",\n".join(chunks)
+        if newline != "\n":
+            return (body.replace("\n", newline).encode("utf-8"), f"{newline}]{newline}".encode("ascii"))
+        return (body.encode("utf-8"), _CLOSE)
 
     def committed_state(self, stamp: Stamp, digest: bytes | None = None, data: tuple[bytes, ...] | None = None) -> FileState:
         return self._builder.state(stamp, digest, data)

@@ -131,3 +131,41 @@ def test_a_stray_quote_inside_a_value_is_not_called_a_missing_comma(empty_projec
     _edit(live, '"Use Postgres as the job queue"', '"Use "Postgres" as the job queue"')
     error = _error(empty_project)
     assert "missing comma" not in str(error) and error.detail == "Expecting ',' delimiter"
+
+
+# ---------------------------------------------------------------- 4. a CRLF file stays CRLF
+
+
+def _crlf_store(root: Path) -> tuple[Path, bytes]:
+    """Three decisions in a tab-indented CRLF file (saved on Windows), as committed."""
+    items = [dict(id=f"dec-00{i}", summary=f"Decision {i} about queues", problem=PROBLEM, why_chosen=WHY) for i in (1, 2, 3)]
+    path = root / ".context" / "decisions.json"
+    data = (json.dumps(items, indent="\t").replace("\n", "\r\n") + "\r\n").encode("utf-8")
+    path.write_bytes(data)
+    return path, data
+
+
+def test_a_record_into_a_crlf_file_only_adds_lines_and_keeps_the_crlf(empty_project):
+    path, before = _crlf_store(empty_project)
+    _service(empty_project).record("decision", dict(summary="Use S3 for invoices", problem=PROBLEM, why_chosen=WHY))
+    after = path.read_bytes()
+    old_lines, new_lines = before.split(b"\r\n"), after.split(b"\r\n")
+    assert b"\n" not in b"".join(new_lines)  # every line ends in CRLF, the new entry's too
+    # what git shows: the old entries' lines unchanged, the last "}" gaining its comma, lines added
+    assert new_lines[:len(old_lines) - 3] == old_lines[:-3] and new_lines[len(old_lines) - 3] == b"\t},"
+    assert new_lines[-2:] == [b"]", b""] and len(new_lines) > len(old_lines)
+    # read back, by a fresh reader and from the last good copy, and healthy for doctor
+    assert [e["id"] for e in Store(empty_project).entries(DECISION)] == ["dec-001", "dec-002", "dec-003", "dec-004"]
+    assert (empty_project / ".context" / ".last-good" / "decisions.json").read_bytes() == after
+    assert doctor.diagnose(empty_project).exit_code == doctor.EXIT_OK
+
+
+def test_doctor_names_a_slip_in_a_crlf_file_by_its_line_and_mends_it_keeping_the_crlf(empty_project):
+    path, before = _crlf_store(empty_project)
+    broken = before.replace(b'"summary": "Decision 2 about queues",', b'"summary": "Decision 2 about queues"', 1)
+    path.write_bytes(broken)
+    error = Store(empty_project).state(DECISION).error
+    assert error is not None and "missing comma" in error.detail
+    assert broken.split(b"\n")[error.line - 1].strip().startswith(b'"summary": "Decision 2')
+    doctor.repair(doctor.diagnose(empty_project))
+    assert path.read_bytes() == before
