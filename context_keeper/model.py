@@ -381,7 +381,9 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
     if parsed is None:
         return None, [f"entry without a valid id ({shown(entry_id)})"]
     if parsed[0] != kind.prefix:
-        return None, [f"{entry_id}: id prefix does not belong in {kind.filename}"]
+        home = next((k for k in KINDS.values() if k.prefix == parsed[0]), None)
+        where = f": it is a {home.name} id, so move the item to {home.filename}" if home is not None else ""
+        return None, [f"{entry_id}: id prefix does not belong in {kind.filename}{where}"]
     problems: list[str] = []
     entry = dict(raw)
     entry["id"] = entry_id.strip()

@@ -180,6 +180,8 @@ class Service:
         for state in store.all_states():
             if state.error is not None:
                 warnings.append(str(state.error))
+            elif state.misfiled_max:
+                warnings.append(_misfiled_warning(state))
         return warnings
 
     # ------------------------------------------------------------ init
@@ -984,6 +986,18 @@ def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], m
         elif spec.shape == "steps" and not mine and theirs:
             out[spec.name] = [dict(step) for step in theirs]
     return out
+
+
+def _misfiled_warning(state: Any) -> str:
+    """Entries put in another kind's file are read by no tool: an answer that says "nothing
+    matches" would otherwise send the agent off to record them again."""
+    ids = [item["id"].strip() for item in state.raw if isinstance(item, dict) and isinstance(item.get("id"), str)
+           and (key := model.id_key(item["id"])) is not None and key[0] != state.kind.prefix
+           and key[0] in model.BY_PREFIX]
+    homes = sorted({model.kind_of_id(i).filename for i in ids})
+    return (f"{state.path.name} holds {', '.join(ids[:5])}{' and more' if len(ids) > 5 else ''}, which belong"
+            f"{'s' if len(ids) == 1 else ''} in {' / '.join(homes)}: no tool reads {'it' if len(ids) == 1 else 'them'} "
+            f"there; move {'it' if len(ids) == 1 else 'them'} by hand")
 
 
 def _unreadable_because(state: Any) -> str:

@@ -169,3 +169,42 @@ def test_doctor_names_a_slip_in_a_crlf_file_by_its_line_and_mends_it_keeping_the
     assert broken.split(b"\n")[error.line - 1].strip().startswith(b'"summary": "Decision 2')
     doctor.repair(doctor.diagnose(empty_project))
     assert path.read_bytes() == before
+
+
+# ---------------------------------------------------------------- 2. an entry in the wrong file
+
+
+def _misfiled_decision(root: Path) -> Service:
+    """A decision and a constraint recorded, then a decision dec-002 pasted into constraints.json."""
+    svc = _service(root)
+    _one_decision(root)
+    svc.record("constraint", dict(rule="Never call the payment API from tests",
+                                  reason="A test once charged a real card because the sandbox key was missing in CI."))
+    path = root / ".context" / "constraints.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    items.append(dict(id="dec-002", summary="Use Kafka for order events", problem=PROBLEM, why_chosen=WHY))
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    return svc
+
+
+def test_an_id_in_the_wrong_file_is_not_given_out_again(empty_project):
+    svc = _misfiled_decision(empty_project)
+    assert svc.record("decision", dict(summary="Use S3 for invoices", problem=PROBLEM, why_chosen=WHY))["id"] == "dec-003"
+
+
+def test_looking_up_an_id_in_the_wrong_file_says_where_it_is_and_where_it_belongs(empty_project):
+    from context_keeper.errors import NotFound
+
+    svc = _misfiled_decision(empty_project)
+    with pytest.raises(NotFound) as caught:
+        svc.get_context(id="dec-002")
+    assert "dec-002 is in .context/constraints.json" in str(caught.value)
+    assert "move that item into decisions.json" in str(caught.value)
+    answer = svc.get_context(query="Kafka order events")
+    assert any("constraints.json holds dec-002, which belongs in decisions.json" in w for w in answer["warnings"])
+
+
+def test_doctor_says_which_file_an_entry_in_the_wrong_file_belongs_in(empty_project):
+    _misfiled_decision(empty_project)
+    messages = [f.message for f in doctor.diagnose(empty_project).findings if f.code == "malformed_entry"]
+    assert any("dec-002" in m and "it is a decision id, so move the item to decisions.json" in m for m in messages)
