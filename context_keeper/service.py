@@ -29,8 +29,8 @@ from context_keeper.paths import markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project, root_spellings
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
-from context_keeper.store import (Store, folder_name, in_the_way, readable_entries, readable_stamp, spelled_otherwise,
-                                  write_gitignore)
+from context_keeper.store import (Store, folder_name, in_the_way, odd_statuses, readable_entries, readable_stamp,
+                                  spelled_otherwise, write_gitignore)
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
@@ -617,7 +617,8 @@ class Service:
             if backed:
                 from_backup.append(f"{state.kind.filename} {_unreadable_because(state)}; the summary shows its last "
                                    "good copy (.context/.last-good/) until it is fixed")
-        warnings = self._warnings(store) + from_backup
+        shown = [e for kind_entries in entries.values() for e in kind_entries if e.get("status") == "active"]
+        warnings = self._warnings(store) + from_backup + list(odd_statuses(store, shown).values())
 
         def built(envelope: int) -> dict[str, Any]:
             answer = build_summary(config["project_name"], entries["decision"], entries["pipeline"],
@@ -652,7 +653,7 @@ class Service:
         if state.error is not None:
             raise state.error
         active = [c for c in state.entries if c.get("status", "active") == "active"]
-        return {
+        answer = {
             "constraints": [
                 {"id": c["id"], "rule": c.get("rule", ""), "scope": c.get("scope") or "global",
                  "hardness": c.get("hardness", "absolute"), "reason": c.get("reason", "")}
@@ -661,6 +662,10 @@ class Service:
             "count": len(active),
             "text": render.constraints_block(active),
         }
+        odd = odd_statuses(store, active)
+        if odd:
+            answer["warnings"] = list(odd.values())
+        return answer
 
     def get_compaction_report(self, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)

@@ -951,6 +951,27 @@ def readable_state(store: Store, state: FileState) -> tuple[FileState, bool]:
     return (backup, True) if backup.error is None else (state, False)
 
 
+def odd_statuses(store: Store, entries: list) -> dict[str, str]:
+    """id -> a warning, for each of ``entries`` whose stored status is outside the list (a
+    hand-typed "retired"): how it is read and what to write. The entry itself shows the status
+    it is read as, so without this the person's word would vanish from the answer unexplained."""
+    notes: dict[str, str] = {}
+    states: dict[str, FileState] = {}  # one read of each file, however many entries
+    for entry in entries:
+        entry_id = entry.get("id") if isinstance(entry, dict) else None
+        parsed = model.id_key(entry_id)
+        if parsed is None or parsed[0] not in model.BY_PREFIX or entry_id in notes:
+            continue
+        state = states.get(parsed[0])
+        if state is None:
+            state = states[parsed[0]] = store.state(model.BY_PREFIX[parsed[0]])
+        index = state.positions.get(entry_id)
+        note = model.odd_status(state.raw[index]) if index is not None else None
+        if note is not None:
+            notes[entry_id] = f".context/{state.path.name}: {note}"
+    return notes
+
+
 def write_gitignore(context_dir: Path) -> None:
     """The .context/.gitignore for local bookkeeping, unless the person already has one."""
     ignore = context_dir / ".gitignore"

@@ -208,3 +208,47 @@ def test_doctor_says_which_file_an_entry_in_the_wrong_file_belongs_in(empty_proj
     _misfiled_decision(empty_project)
     messages = [f.message for f in doctor.diagnose(empty_project).findings if f.code == "malformed_entry"]
     assert any("dec-002" in m and "it is a decision id, so move the item to decisions.json" in m for m in messages)
+
+
+# ---------------------------------------------------------------- 3. a status outside the list
+
+
+def _constraint_with_status(root: Path, status: str, **extra) -> Service:
+    svc = _service(root)
+    svc.record("constraint", dict(rule="Never call the payment API from tests",
+                                  reason="A test once charged a real card because the sandbox key was missing in CI."))
+    path = root / ".context" / "constraints.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    items[0].update(status=status, **extra)
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    return svc
+
+
+@pytest.mark.parametrize("written,read_as,extra", [
+    ("retired", "deprecated", {"deprecated_reason": "the payment API has a safe test mode since 2026"}),
+    ("Obsolete", "deprecated", {}),
+    ("replaced", "superseded", {"superseded_by": "con-002"}),
+])
+def test_a_status_word_that_means_retired_is_read_as_retired(empty_project, written, read_as, extra):
+    svc = _constraint_with_status(empty_project, written, **extra)
+    answer = svc.get_context(id="con-001")
+    assert answer["entry"]["status"] == read_as
+    assert any(f"status {written!r}" in w and f"read as {read_as}" in w for w in answer["warnings"])
+    assert svc.reload_constraints()["count"] == 0  # no longer enforced
+    assert "Never call the payment API" not in svc.get_project_summary()["summary"]
+    stored = json.loads((empty_project / ".context" / "constraints.json").read_text(encoding="utf-8"))
+    assert stored[0]["status"] == written  # the person's word stays on disk
+    messages = [f.message for f in doctor.diagnose(empty_project).findings]
+    assert any(f"read as {read_as}" in m and f'write "{read_as}"' in m for m in messages)
+
+
+def test_another_unknown_status_stays_active_and_every_answer_showing_it_says_so(empty_project):
+    svc = _constraint_with_status(empty_project, "paused")
+    said = 'status \'paused\' is not one of active, superseded, deprecated; it is read as active'
+    answer = svc.get_context(query="may tests call the payment API")
+    assert [r["entry"]["id"] for r in answer["results"]] == ["con-001"]
+    assert any(said in w and "constraints.json" in w for w in answer["warnings"])
+    assert any(said in w for w in svc.get_project_summary()["warnings"])
+    assert any(said in w for w in svc.reload_constraints()["warnings"])
+    messages = [f.message for f in doctor.diagnose(empty_project).findings]
+    assert any(said in m and 'or "deprecated" if the entry is retired' in m for m in messages)
