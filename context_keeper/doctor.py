@@ -16,11 +16,14 @@ on, which environment variable's value is sent as a key, and to which host.
 
 ``--fix`` changes only what can be changed without losing anything, under the store lock:
 
-- a corrupt store file is restored from ``.context/.last-good/`` — after the broken file has
-  been saved aside as ``<name>.broken-<UTC timestamp>`` (fsynced), only when the last-good
-  copy parses, and only when the broken file holds nothing the copy lacks apart from the broken
-  position itself (the copy follows tool writes only, so a pull, a merge or a hand edit since
-  then lives only in the broken file: then the person is told what would be lost instead);
+- a store file broken only by missing or trailing commas (or holding one entry object, not an
+  array) is mended in place (``json_slips``), after the broken file has been saved aside as
+  ``<name>.broken-<UTC timestamp>`` (fsynced): every character the person wrote stays;
+- another corrupt store file is restored from ``.context/.last-good/`` — after saving it aside
+  the same way, only when the last-good copy parses, and only when the broken file holds nothing
+  the copy lacks apart from JSON punctuation at the broken position itself (the copy follows
+  tool writes only, so a pull, a merge or a hand edit since then lives only in the broken file:
+  then the person is told what would be lost instead);
 - an item that repeats another item exactly (same id, same content) is dropped; of two items
   that share an id with different content, the one git does not show as already pushed (see
   ``gitshared``; else the later one) gets the next free id and keeps the old one as
@@ -212,14 +215,22 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         )]
     if state.error is not None:
         err = state.error
+        said = (f"{name} does not parse: {err.detail} at line {err.line}, column {err.column}. Reads skip it "
+                "and writes to it are refused until it is fixed")
+        if err.remedy is not None:
+            said += f". To fix it by hand, {err.remedy}"
+        mended = _mended(_read_live(store.path(kind)))
+        if mended is not None:
+            # Mending keeps every character the person wrote; the last good copy would not.
+            return [Finding(ERROR, "corrupt_file", said + ".", file=name,
+                            fix=f"save the broken file aside, then {'; '.join(todo for todo, _ in mended[1])}, "
+                                "keeping the rest as written")]
         good = _usable_backup(store, kind)
         usable = good is not None
         broken = _read_live(store.path(kind)) if usable else None
         losses = _restore_losses(broken, good, err.line)[0] if broken is not None else []
         return [Finding(
-            ERROR, "corrupt_file",
-            f"{name} does not parse: {err.detail} at line {err.line}, column {err.column}. Reads skip it "
-            "and writes to it are refused until it is fixed.",
+            ERROR, "corrupt_file", said + ".",
             file=name,
             fix="save the broken file aside and restore the last good copy" if usable and not losses else None,
         )] + ([Finding(
@@ -448,8 +459,9 @@ def _ranges(numbers: list[int]) -> str:
     return text + (f" and {len(spans) - 8} more" if len(spans) > 8 else "")
 
 
-def _new_lines(broken: list[str], good: list[str]) -> list[int]:
-    """1-based numbers of the lines of ``broken`` that ``good`` does not have at that place."""
+def _changed_blocks(broken: list[str], good: list[str]) -> list[tuple[list[str], list[int], list[str]]]:
+    """Each place where ``broken`` has lines that ``good`` does not have there: (the lines of
+    ``good`` they stand in for, their 1-based numbers in ``broken``, the lines themselves)."""
     head = 0
     while head < min(len(good), len(broken)) and good[head] == broken[head]:
         head += 1
@@ -458,12 +470,12 @@ def _new_lines(broken: list[str], good: list[str]) -> list[int]:
         tail += 1
     a, b = good[head:len(good) - tail], broken[head:len(broken) - tail]
     if len(a) > _MAX_DIFF_LINES or len(b) > _MAX_DIFF_LINES:
-        return list(range(head + 1, head + len(b) + 1))
+        return [(a, list(range(head + 1, head + len(b) + 1)), b)] if b else []
     import difflib  # only here: doctor's other checks do not need it
 
-    return [head + j + 1
-            for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes()
-            if tag in ("replace", "insert") for j in range(j1, j2)]
+    return [(a[i1:i2], [head + j + 1 for j in range(j1, j2)], b[j1:j2])
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes()
+            if tag in ("replace", "insert")]
 
 
 def _restore_losses(broken: bytes, good: bytes, error_line: int) -> tuple[list[str], list[int]]:
@@ -471,7 +483,9 @@ def _restore_losses(broken: bytes, good: bytes, error_line: int) -> tuple[list[s
     can be detected), and the lines at the broken position that it replaces.
 
     Only the broken position may differ: the error's line and the one before it (a dropped comma
-    is reported on the next line). Lines the broken file lacks are no loss (a truncated file gets
+    is reported on the next line), and there only in JSON's punctuation (commas, colons, quotes,
+    brackets) and blanks. A new field or a reworded value on that line is an edit, not the typo:
+    the copy would throw it away. Lines the broken file lacks are no loss (a truncated file gets
     them back). Entry ids the copy lacks are named on their own: they are what a person misses.
     """
     text = broken.decode("utf-8", "replace").removeprefix("\ufeff")
@@ -483,34 +497,42 @@ def _restore_losses(broken: bytes, good: bytes, error_line: int) -> tuple[list[s
     if new_ids:
         shown = ", ".join(new_ids[:12]) + (f" and {len(new_ids) - 12} more" if len(new_ids) > 12 else "")
         losses.append(f"{'entries' if len(new_ids) > 1 else 'entry'} {shown}")
-    changed = _new_lines(_lines(text), _lines(good_text))
+    blocks = _changed_blocks(_lines(text), _lines(good_text))
+    changed = [n for _copy, numbers, _edited in blocks for n in numbers]
     beyond = [n for n in changed if n not in (error_line - 1, error_line)]
-    broken_lines = _lines(text)
-    if not beyond and any(len(broken_lines[n - 1]) > _LONG_LINE for n in changed if n <= len(broken_lines)):
-        # A long broken line may hold more than the typo: a file written on one line (json.dump
-        # without indent, jq -c) is all "the broken position". What differs inside it must be
-        # typo-sized, or it is an edit the copy would throw away.
-        if _differing_chars("\n".join(broken_lines), "\n".join(_lines(good_text))) > _TYPO_CHARS:
-            beyond = changed
+    if not beyond and any(_words(edited) != _words(copy) for copy, _numbers, edited in blocks):
+        # The broken position holds more than the slip (a field added or a value reworded next to
+        # it; on a file written on one line, anything in the file): putting the copy back loses it.
+        beyond = changed
     if beyond:  # then the broken position is no longer just a typo: all of it is reported
         losses.append(f"line{'s' if len(changed) > 1 else ''} {_ranges(changed)} (changed or added)")
     return losses, [n for n in changed if n not in beyond]
 
 
-_TYPO_CHARS = 32  # a stray or missing comma, quote or bracket, a mistyped word: not an edit
-_LONG_LINE = 400  # longer than a line of an indented entry's short fields: it may hold entries
+_PUNCTUATION = re.compile(r'[\s,:"{}\[\]]+')
 
 
-def _differing_chars(a: str, b: str) -> int:
-    """How long the span is between the first and the last place where ``a`` and ``b`` differ."""
-    head = 0
-    limit = min(len(a), len(b))
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    return max(len(a), len(b)) - head - tail
+def _words(lines: list[str]) -> str:
+    """``lines`` without JSON's punctuation and blanks: what a slip of syntax leaves unchanged."""
+    return _PUNCTUATION.sub("", "".join(lines))
+
+
+def _mended(broken: bytes | None) -> tuple[bytes, list[tuple[str, str]]] | None:
+    """The broken file with its missing or trailing commas mended (or its lone entry put inside
+    ``[ ]``) and what was done, when that alone makes it parse; None otherwise."""
+    from context_keeper import json_slips
+
+    if broken is None:
+        return None
+    try:
+        text = broken.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    bom = text.startswith("\ufeff")
+    mended = json_slips.mend(text.removeprefix("\ufeff"))
+    if mended is None:
+        return None
+    return ("\ufeff" * bom + mended[0]).encode("utf-8"), mended[1]
 
 
 def _read_live(path: Path) -> bytes | None:
@@ -1182,6 +1204,23 @@ def _aside_path(path: Path, now: datetime) -> Path:
     return candidate
 
 
+def _mend(store: Store, kind: Kind, now: datetime) -> str | None:
+    """Save the broken file aside, then mend its commas (or brackets) in place. Lock held."""
+    path = store.path(kind)
+    broken = path.read_bytes()
+    error = parse_bytes(kind, path, broken).error
+    mended = _mended(broken) if error is not None and not error.conflict else None
+    if mended is None or parse_bytes(kind, path, mended[0]).error is not None:
+        return None
+    aside = _aside_path(path, now)
+    atomic_write_bytes(aside, broken)
+    atomic_write_bytes(path, mended[0], follow_symlinks=True)
+    fsync_dir(path.parent)
+    return (f"saved the broken {kind.filename} as {aside.name} and mended it in place: "
+            f"{'; '.join(done for _, done in mended[1])}; "
+            "everything else is kept as written")
+
+
 def _restore(store: Store, kind: Kind, now: datetime) -> str | None:
     """Save the broken file aside, then put the last good copy in its place. Lock held."""
     path = store.path(kind)
@@ -1411,7 +1450,7 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
     for finding in by_code.get("corrupt_file", []):
         kind = model.BY_PLURAL[finding.file.removesuffix(".json")]
         with store.locked():
-            done = _restore(store, kind, now)
+            done = _mend(store, kind, now) or _restore(store, kind, now)
         if done:
             finding.fixed = True
             actions.append(Finding(INFO, "fixed", done, file=finding.file))

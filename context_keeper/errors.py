@@ -54,19 +54,30 @@ class StoreError(ContextKeeperError):
 class CorruptStoreFile(StoreError):
     """``str()`` speaks of a read; ``for_write()`` is the same error worded for a refused write."""
 
+    remedy: str | None = None  # the subclasses below set their own wording
+    mendable = False
+
     def __init__(self, path: str, line: int, column: int, detail: str, *, writing: bool = False,
-                 conflict: bool = False) -> None:
+                 conflict: bool = False, remedy: str | None = None, mendable: bool = False) -> None:
         self.path = path
         self.line = line
         self.column = column
         self.detail = detail
         self.writing = writing
         self.conflict = conflict  # git conflict markers at ``line``: a merge to finish, not a typo
+        # A known hand-edit slip (a comment, a trailing or missing comma, a lone entry): what to
+        # do about it, and whether `doctor --fix` can do that without losing anything.
+        self.remedy = remedy
+        self.mendable = mendable
         if conflict:
             # Not `doctor --fix`: putting the last good copy back would throw the merge away.
             where = f"{path} has unresolved git merge conflict markers ({detail}, the first at line {line})"
             remedy = ("resolve the merge conflict (keep each side's entries as separate objects, each with its own "
                       "id, and delete the marker lines), then run `context-keeper doctor`")
+        elif remedy is not None:
+            where = f"{path} does not parse ({detail} at line {line}, column {column})"
+            if mendable:
+                remedy += " (or run `context-keeper doctor --fix`, which does that and keeps the rest as written)"
         else:
             where = f"{path} does not parse ({detail} at line {line}, column {column})"
             remedy = ("fix that position by hand (or run `context-keeper doctor --fix`, which restores the last "
@@ -77,7 +88,8 @@ class CorruptStoreFile(StoreError):
             super().__init__(f"{where}, so its entries cannot be read; {remedy}.")
 
     def for_write(self) -> CorruptStoreFile:
-        return CorruptStoreFile(self.path, self.line, self.column, self.detail, writing=True, conflict=self.conflict)
+        return CorruptStoreFile(self.path, self.line, self.column, self.detail, writing=True, conflict=self.conflict,
+                                remedy=self.remedy, mendable=self.mendable)
 
 
 class NotAStoreFile(CorruptStoreFile):

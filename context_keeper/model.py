@@ -376,6 +376,50 @@ _LIST_SHAPES = frozenset({"text_list", "id_list"})
 _OBJECT_LISTS = {"steps": (_read_steps, "{order, action} objects"), "alternatives": (_read_alternatives, "objects")}
 
 
+# Status words a person types for an entry no longer in force. Read as the default ("active"),
+# a rule marked "retired" by hand stayed enforced without a word; these are read as retired:
+# superseded when the entry names its successor, else deprecated. Only words that cannot mean
+# "still in force" (not "old", "paused" or "draft"), and the usual misspellings of the two.
+RETIRED_WORDS = frozenset((
+    "retired", "obsolete", "archived", "inactive", "removed", "deleted", "dropped", "abandoned", "withdrawn",
+    "revoked", "rejected", "reverted", "disabled", "outdated", "replaced", "cancelled", "canceled", "expired",
+    "deprecate", "depreciated", "supersede", "superceded", "superseeded",
+))
+
+
+def status_read_as(written: str, raw: Mapping) -> str:
+    """How a status outside the list (lower-cased, stripped) is read."""
+    if written not in RETIRED_WORDS:
+        return "active"
+    successor = raw.get("superseded_by")
+    return "superseded" if isinstance(successor, str) and parse_id(successor) is not None else "deprecated"
+
+
+def status_problem(entry_id: str, written: Any, read_as: str) -> str:
+    """What is said of a status outside the list: how it is read and what to write instead."""
+    said = f"{entry_id}: status {shown(written)} is not one of {', '.join(STATUSES)}"
+    if read_as == "active":
+        return (f"{said}; it is read as active (still served, and a constraint still enforced): write \"active\", "
+                "or \"deprecated\" if the entry is retired")
+    return f"{said}; it is read as {read_as} (retired, as the word says): write \"{read_as}\" to say so"
+
+
+def odd_status(raw: Any) -> str | None:
+    """``status_problem`` for a stored item whose status is outside the list, else None (the
+    common case: one dict lookup)."""
+    if not isinstance(raw, Mapping) or "status" not in raw:
+        return None
+    written = raw["status"]
+    if type(written) is str and written in STATUSES:
+        return None
+    text = _as_text(written).strip().lower()
+    if text in STATUSES:
+        return None
+    entry_id = raw.get("id")
+    return status_problem(entry_id.strip() if isinstance(entry_id, str) else "an entry", written,
+                          status_read_as(text, raw))
+
+
 def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
     """A usable copy of a stored entry with missing fields defaulted and wrong types coerced.
 
@@ -389,7 +433,9 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
     if parsed is None:
         return None, [f"entry without a valid id ({shown(entry_id)})"]
     if parsed[0] != kind.prefix:
-        return None, [f"{entry_id}: id prefix does not belong in {kind.filename}"]
+        home = next((k for k in KINDS.values() if k.prefix == parsed[0]), None)
+        where = f": it is a {home.name} id, so move the item to {home.filename}" if home is not None else ""
+        return None, [f"{entry_id}: id prefix does not belong in {kind.filename}{where}"]
     problems: list[str] = []
     entry = dict(raw)
     entry["id"] = entry_id.strip()
@@ -441,7 +487,10 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
                 problems += [f"{entry_id}: {p}" for p in item_problems]
         elif spec.shape == "enum":
             text = _as_text(value).strip().lower()
-            if text not in spec.choices:
+            if text not in spec.choices and spec.name == "status":
+                text = status_read_as(text, raw)
+                problems.append(status_problem(entry_id, value, text))
+            elif text not in spec.choices:
                 problems.append(f"{entry_id}: {spec.name} {shown(value)} is not one of {', '.join(spec.choices)}")
                 text = spec.default
             entry[spec.name] = text

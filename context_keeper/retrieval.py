@@ -16,7 +16,7 @@ from context_keeper.config import checked
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
 from context_keeper.model import CONSTRAINT, KINDS
 from context_keeper.scope import is_global, leaves_project, project_area, scope_parts, split_scope
-from context_keeper.store import readable_entries
+from context_keeper.store import odd_statuses, readable_entries
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -307,8 +307,9 @@ def _answer(
     # budget: reserved before packing at the longest they can turn out (which guidance applies
     # depends on what gets packed), with the answer's own keys and numbers.
     rule_item = [{"scope_rule": True}] if rules else []
+    odd = odd_statuses(store, [h.entry for h in result.hits] + list(rules))
     prose = {"guidance": max((guidance(r) or "" for r in ([{}] + rule_item, rule_item)), key=len),
-             "warnings": warnings}
+             "warnings": warnings + list(odd.values())}
     envelope = dict.fromkeys(("tokens_used", "token_budget", "entries_returned", "omitted"), budget)
     envelope.update(top_relevance=0.001, no_confident_match=True)
     answer = _pack(store, result.hits, budget, max_entry, threshold if searchable else None, include_related, admits,
@@ -319,6 +320,7 @@ def _answer(
     if said is not None:
         answer["no_confident_match"] = True
         answer["guidance"] = said
+    warnings += [odd[r["entry"]["id"]] for r in answer["results"] if r["entry"].get("id") in odd]
     if warnings:
         answer["warnings"] = warnings
     answer["tokens_used"] += _prose_tokens(answer) + _envelope_tokens({**answer, "tokens_used": budget})
@@ -575,6 +577,7 @@ def _by_id(store: Store, entry_id: str) -> dict[str, Any]:
         kind, entry = state.kind, found[0]
     answer: dict[str, Any] = {"type": kind.name, "entry": entry}
     notes += _other_copies(store, kind, entry)
+    notes += odd_statuses(store, [entry]).values()
     if notes:
         answer["warnings"] = notes
     # doctor --fix gives one of two entries that share an id (after a merge) a new id and keeps

@@ -31,7 +31,7 @@ from context_keeper.paths import established_exports, markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project, root_spellings
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
-from context_keeper.store import (Store, as_stored, folder_name, in_the_way, readable_entries, readable_stamp,
+from context_keeper.store import (Store, as_stored, folder_name, in_the_way, odd_statuses, readable_entries, readable_stamp,
                                   spelled_otherwise, write_gitignore)
 from context_keeper.summary import build_summary
 
@@ -213,6 +213,8 @@ class Service:
         for state in store.all_states():
             if state.error is not None:
                 warnings.append(str(state.error))
+            elif state.misfiled_max:
+                warnings.append(_misfiled_warning(state))
         return warnings
 
     # ------------------------------------------------------------ init
@@ -699,7 +701,8 @@ class Service:
             if backed:
                 from_backup.append(f"{state.kind.filename} {_unreadable_because(state)}; the summary shows its last "
                                    "good copy (.context/.last-good/) until it is fixed")
-        warnings = self._warnings(store) + from_backup
+        shown = [e for kind_entries in entries.values() for e in kind_entries if e.get("status") == "active"]
+        warnings = self._warnings(store) + from_backup + list(odd_statuses(store, shown).values())
 
         def built(envelope: int) -> dict[str, Any]:
             answer = build_summary(config["project_name"], entries["decision"], entries["pipeline"],
@@ -735,7 +738,7 @@ class Service:
         if state.error is not None:
             raise state.error
         active = [c for c in state.entries if c.get("status", "active") == "active"]
-        return {
+        answer = {
             "constraints": [
                 {"id": c["id"], "rule": c.get("rule", ""), "scope": c.get("scope") or "global",
                  "hardness": c.get("hardness", "absolute"), "reason": c.get("reason", "")}
@@ -744,6 +747,10 @@ class Service:
             "count": len(active),
             "text": render.constraints_block(active),
         }
+        odd = odd_statuses(store, active)
+        if odd:
+            answer["warnings"] = list(odd.values())
+        return answer
 
     @_warns_of_config_problems
     def get_compaction_report(self, *, project_dir: str | None = None) -> dict[str, Any]:
@@ -1121,6 +1128,18 @@ def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], m
         elif spec.shape == "steps" and not mine and theirs:
             out[spec.name] = [dict(step) for step in theirs]
     return out
+
+
+def _misfiled_warning(state: Any) -> str:
+    """Entries put in another kind's file are read by no tool: an answer that says "nothing
+    matches" would otherwise send the agent off to record them again."""
+    ids = [item["id"].strip() for item in state.raw if isinstance(item, dict) and isinstance(item.get("id"), str)
+           and (key := model.id_key(item["id"])) is not None and key[0] != state.kind.prefix
+           and key[0] in model.BY_PREFIX]
+    homes = sorted({model.kind_of_id(i).filename for i in ids})
+    return (f"{state.path.name} holds {', '.join(ids[:5])}{' and more' if len(ids) > 5 else ''}, which belong"
+            f"{'s' if len(ids) == 1 else ''} in {' / '.join(homes)}: no tool reads {'it' if len(ids) == 1 else 'them'} "
+            f"there; move {'it' if len(ids) == 1 else 'them'} by hand")
 
 
 def _unreadable_because(state: Any) -> str:

@@ -21,7 +21,7 @@ import os
 import re
 import threading
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -259,7 +259,9 @@ class FileState:
     canonically); ``entries_by_id`` the normalised usable entries in file order; ``positions``
     id -> index in ``raw``; ``item_problems`` raw index -> problems; ``max_number`` the highest
     numeric id part among all items (malformed ones included); ``link_max`` id prefix -> the
-    highest number the items' history links (superseded_by, supersedes) name; ``error`` when the file does not
+    highest number the items' history links (superseded_by, supersedes) name; ``misfiled_max`` id prefix
+    of another kind -> the highest number of the items here that carry such an id (an entry put in
+    the wrong file: skipped here, but its id is taken); ``error`` when the file does not
     parse; ``digest`` of the bytes on disk (confirms the cache under the lock); ``scrub`` the file
     has \\uD800-style escapes; ``data`` the bytes this process last wrote (in parts, for cheap
     appends); ``source`` the parsed text, split into per-item chunks only when a write needs them;
@@ -269,7 +271,7 @@ class FileState:
     """
 
     _FIELDS = ("kind", "path", "stamp", "raw", "chunks", "entries_by_id", "positions", "item_problems",
-               "max_number", "link_max", "error", "digest", "scrub", "data", "source", "repeated")
+               "max_number", "link_max", "error", "digest", "scrub", "data", "source", "repeated", "misfiled_max")
     __slots__ = (*_FIELDS, "_entries")
 
     def __init__(
@@ -290,6 +292,7 @@ class FileState:
         data: tuple[bytes, ...] | None = None,
         source: str | None = None,
         repeated: dict[int, tuple[Any, tuple[str, ...]]] | None = None,
+        misfiled_max: dict[str, int] | None = None,
     ) -> None:
         self.kind, self.path, self.stamp, self.raw, self.chunks = kind, path, stamp, raw, chunks
         self.entries_by_id = {} if entries_by_id is None else entries_by_id
@@ -299,6 +302,7 @@ class FileState:
         self.link_max = {} if link_max is None else link_max
         self.data, self.source = data, source
         self.repeated = {} if repeated is None else repeated
+        self.misfiled_max = {} if misfiled_max is None else misfiled_max
         self._entries: tuple[dict, ...] | None = None
 
     def replace(self, **changes: Any) -> FileState:
@@ -384,6 +388,22 @@ def _note_links(item: Any, link_max: dict[str, int]) -> None:
                 link_max[parsed[0]] = parsed[1]
 
 
+def _note_misfiled(kind: Kind, item: Any, misfiled_max: dict[str, int]) -> None:
+    """Raise ``misfiled_max[prefix]`` to the number of ``item``'s id when it is of another kind."""
+    parsed = model.id_key(item.get("id")) if isinstance(item, dict) else None
+    if (parsed is not None and parsed[0] != kind.prefix and parsed[0] in model.BY_PREFIX
+            and parsed[1] > misfiled_max.get(parsed[0], 0)):
+        misfiled_max[parsed[0]] = parsed[1]
+
+
+def misfiled_number(store: Store, kind: Kind) -> int:
+    """The highest number of a ``kind`` id that an item in another kind's file carries (0: none).
+    Such an entry is skipped there, but its id is given out: handing it out again would leave two
+    entries with one id once it is moved where it belongs."""
+    return max((store.state(other).misfiled_max.get(kind.prefix, 0) for other in KINDS.values() if other is not kind),
+               default=0)
+
+
 class _Builder:
     """Normalises items one at a time, so a write re-reads only the items it touched."""
 
@@ -396,6 +416,7 @@ class _Builder:
         self.problems = dict(base.item_problems) if base else {}
         self.max_number = base.max_number if base else 0
         self.link_max = dict(base.link_max) if base else {}
+        self.misfiled_max = dict(base.misfiled_max) if base else {}
         self.scrub = base.scrub if base else False
         self.repeated = dict(base.repeated) if base else {}
 
@@ -412,6 +433,7 @@ class _Builder:
                 problems = [*problems, f"{entry['id']}: text with a lone surrogate (invalid \\u escape), shown as \ufffd"]
         self.max_number = max(self.max_number, _id_number(self.kind, item))
         _note_links(item, self.link_max)
+        _note_misfiled(self.kind, item, self.misfiled_max)
         if entry is not None and self.positions.get(entry["id"], index) != index:
             problems = [*problems, f"duplicate id {entry['id']} (first one kept)"]
             entry = None
@@ -439,7 +461,7 @@ class _Builder:
     def state(self, stamp: Stamp | None, digest: bytes | None = None, data: tuple[bytes, ...] | None = None) -> FileState:
         return FileState(self.kind, self.path, stamp, tuple(self.raw), tuple(self.chunks), dict(self.entries),
                          dict(self.positions), dict(self.problems), self.max_number, dict(self.link_max), digest=digest, scrub=self.scrub,
-                         data=data, repeated=dict(self.repeated))
+                         data=data, repeated=dict(self.repeated), misfiled_max=dict(self.misfiled_max))
 
 
 def _build_state(
@@ -597,17 +619,39 @@ def _parse_file(
             line = text.count("\n", 0, marker.start()) + 1
             err = CorruptStoreFile(str(path), line, 1, "<<<<<<< ======= >>>>>>>", conflict=True)
         else:
-            err = CorruptStoreFile(str(path), exc.lineno, exc.colno, exc.msg)
+            err = _parse_error(path, text, exc)
         return FileState(kind, path, stamp, error=err, digest=digest)
     if not isinstance(data_value, list):
-        found = model._json_kind(data_value)  # "an object", "null": JSON's words, not Python's
-        err = CorruptStoreFile(str(path), 1, 1, f"expected a JSON array of entries, found {found}")
+        err = _not_an_array(path, text, data_value)
         return FileState(kind, path, stamp, error=err, digest=digest)
     repeated = _repeated_key_problems(text, data_value) if repeats else None
     state = _build_state(kind, path, stamp, data_value, digest, bool(_SURROGATE_ESCAPE.search(text)), repeated)
     # Only bytes this tool wrote are known to end the way an append expects.
     parts = (data[:-3], _CLOSE) if digest == own_digest and data.endswith(_CLOSE) and data_value else None
     return state.replace(source=text, data=parts)
+
+
+def _parse_error(path: Path, text: str, exc: json.JSONDecodeError) -> CorruptStoreFile:
+    """The error for a store file the JSON parser refused, naming a known hand-edit slip (a
+    comment, a trailing or missing comma) as that, not in the parser's words."""
+    from context_keeper import json_slips  # the error path only
+
+    slip = json_slips.find(text, exc)
+    if slip is None:
+        return CorruptStoreFile(str(path), exc.lineno, exc.colno, exc.msg)
+    line, column = json_slips.position(text, slip.offset)
+    return CorruptStoreFile(str(path), line, column, slip.detail, remedy=slip.remedy,
+                            mendable=json_slips.mend(text) is not None)
+
+
+def _not_an_array(path: Path, text: str, value: Any) -> CorruptStoreFile:
+    from context_keeper import json_slips
+
+    if json_slips.is_single_entry(value):
+        slip = json_slips.single_entry()
+        return CorruptStoreFile(str(path), 1, 1, slip.detail, remedy=slip.remedy, mendable=True)
+    found = model._json_kind(value)  # "an object", "null": JSON's words, not Python's
+    return CorruptStoreFile(str(path), 1, 1, f"expected a JSON array of entries, found {found}")
 
 
 def _wide_encoding(data: bytes) -> str | None:
@@ -643,6 +687,14 @@ def _legacy_8bit(data: bytes) -> bool:
         return False
     text = data.decode("utf-8", "surrogateescape")
     return not any("\x7f" < ch and not "\udc80" <= ch <= "\udcff" for ch in text)
+
+
+def _line_end(text: str) -> str:
+    """The line end most lines of ``text`` have: "\r\n" when CRLF lines outnumber LF ones (a
+    file saved on Windows, or with git's autocrlf), else "\n". A file of mixed line ends is
+    written back in its majority style; a tie goes to "\n", what this tool writes."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf * 2 > text.count("\n") else "\n"
 
 
 def random_suffix() -> str:
@@ -696,16 +748,19 @@ def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
 class FileTxn:
     """Pending changes to one store file inside a transaction."""
 
-    def __init__(self, state: FileState, id_suffix: bool = False) -> None:
+    def __init__(self, state: FileState, id_suffix: bool = False, misfiled: Callable[[], int] | None = None) -> None:
         if state.error is not None:
             raise state.error.for_write()
         self.kind = state.kind
         self._id_suffix = id_suffix
+        # misfiled_number, asked only when an id is allocated: an update reads no other file
+        self._misfiled = misfiled
         self._path = state.path
         self._builder = _Builder(state.kind, state.path, state)
         self._dirty = False
         self._base = state
         self._only_appended = True  # lets render() extend the bytes last written instead of joining
+        self._newline = "\n"  # the file's line end (_line_end), once _materialize_chunks has read it
 
     @property
     def entries(self) -> tuple[dict, ...]:
@@ -746,13 +801,16 @@ class FileTxn:
         every id of the kind that a history link of the file still names.
 
         Those links count because a successor deleted by hand leaves them behind: reusing its
-        id would make the old entry's ``superseded_by`` point at an unrelated entry.
+        id would make the old entry's ``superseded_by`` point at an unrelated entry. So do the
+        ids of this kind on items in another kind's file (``misfiled_number``).
 
         With ``"id_suffix": true`` in config.json the id also carries four random hex digits
         (``dec-013-a7f3``): clones that record in parallel then allocate the same number but
         not the same id, so a merge keeps both entries apart.
         """
-        number = next_number(self._builder.max_number, self._builder.link_max, self.kind)
+        misfiled = self._misfiled() if self._misfiled is not None else 0
+        misfiled = misfiled if misfiled < _MAX_ID_NUMBER else 0  # as for links (next_number)
+        number = next_number(max(self._builder.max_number, misfiled), self._builder.link_max, self.kind)
         if number > _MAX_ID_NUMBER:
             # dec-1000000000 is no id: the entry would be written, acknowledged, and skipped by
             # every tool from then on. Such a number is a typo in a hand edit; say where it is.
@@ -794,14 +852,17 @@ class FileTxn:
             return
         builder = self._builder
         crlf = "\r" in source
+        if crlf:
+            self._newline = _line_end(source)
         for index, chunk in enumerate(split[1]):
             if index >= len(builder.raw) or builder.chunks[index] is not None:
                 continue
             if builder.raw[index] is base.raw[index]:
                 if crlf:
-                    # The items written around it end lines with "\n": one style per file (an item
-                    # with a problem too: its bytes are kept, not its line ends). A raw CR can only
-                    # be whitespace between tokens (JSON strings escape it).
+                    # Laid out with "\n" like the items written around it, and all of them then
+                    # given the file's line end in render(): one style per file (an item with a
+                    # problem too: its bytes are kept, not its line ends). A raw CR can only be
+                    # whitespace between tokens (JSON strings escape it).
                     chunk = chunk.replace("\r\n", "\n")
                 builder.chunks[index] = chunk
 
@@ -827,7 +888,8 @@ class FileTxn:
 
     def render(self) -> tuple[bytes, ...]:
         """The file's new bytes, in parts whose join is ``json.dumps(items, indent=2)`` plus a
-        newline; the last part is always the closing ``\\n]\\n`` (or the whole ``[]\\n``)."""
+        newline; the last part is always the closing ``\\n]\\n`` (or the whole ``[]\\n``). A
+        file whose lines mostly end in CRLF keeps that: every line of it then ends in ``\\r\\n``."""
         base = self._base
         first_new = len(base.raw)
         chunks = self._builder.chunks
@@ -845,9 +907,13 @@ class FileTxn:
             tail = (",\n" + ",\n".join(chunks[first_new:])).encode("utf-8")
             body = base.data[:-1] if len(base.data) < _MAX_PARTS else (b"".join(base.data[:-1]),)
             return (*body, tail, _CLOSE)
+        newline = self._newline
         if not chunks:
-            return (b"[]\n",)
-        return (("[\n" + ",\n".join(chunks)).encode("utf-8"), _CLOSE)
+            return (f"[]{newline}".encode("ascii"),)
+        body = "[\n" + ",\n".join(chunks)
+        if newline != "\n":
+            return (body.replace("\n", newline).encode("utf-8"), f"{newline}]{newline}".encode("ascii"))
+        return (body.encode("utf-8"), _CLOSE)
 
     def committed_state(self, stamp: Stamp, digest: bytes | None = None, data: tuple[bytes, ...] | None = None) -> FileState:
         return self._builder.state(stamp, digest, data)
@@ -899,6 +965,27 @@ def readable_state(store: Store, state: FileState) -> tuple[FileState, bool]:
         if stamp is not None:
             store._last_good[state.kind.name] = (stamp, backup)
     return (backup, True) if backup.error is None else (state, False)
+
+
+def odd_statuses(store: Store, entries: list) -> dict[str, str]:
+    """id -> a warning, for each of ``entries`` whose stored status is outside the list (a
+    hand-typed "retired"): how it is read and what to write. The entry itself shows the status
+    it is read as, so without this the person's word would vanish from the answer unexplained."""
+    notes: dict[str, str] = {}
+    states: dict[str, FileState] = {}  # one read of each file, however many entries
+    for entry in entries:
+        entry_id = entry.get("id") if isinstance(entry, dict) else None
+        parsed = model.id_key(entry_id)
+        if parsed is None or parsed[0] not in model.BY_PREFIX or entry_id in notes:
+            continue
+        state = states.get(parsed[0])
+        if state is None:
+            state = states[parsed[0]] = store.state(model.BY_PREFIX[parsed[0]])
+        index = state.positions.get(entry_id)
+        note = model.odd_status(state.raw[index]) if index is not None else None
+        if note is not None:
+            notes[entry_id] = f".context/{state.path.name}: {note}"
+    return notes
 
 
 def write_gitignore(context_dir: Path) -> None:
@@ -993,11 +1080,27 @@ class Store:
             raise state.error
         entry = state.entries_by_id.get(entry_id.strip())
         if entry is None:
-            raise _not_usable(state, entry_id) or NotFound(
+            raise _not_usable(state, entry_id) or self._misfiled(kind, entry_id) or NotFound(
                 f"no entry with id {model.shown(entry_id)}{spelled_otherwise(state.entries_by_id, entry_id)}; "
                 "use query_entries or get_context to find the right id"
             )
         return kind, entry
+
+    def _misfiled(self, kind: Kind, entry_id: str) -> NotFound | None:
+        """The error for an id that an item in another kind's file carries: where it is and
+        where it belongs, instead of "no entry" (it is read only from its own kind's file)."""
+        key = entry_id.strip()
+        for other in KINDS.values():
+            if other is kind:
+                continue
+            state = self.state(other)
+            if any(isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"].strip() == key
+                   for item in state.raw):
+                return NotFound(
+                    f"{key} is in .context/{other.filename}, but a {kind.name} id is read only from "
+                    f".context/{kind.filename}, so no tool sees it: move that item into {kind.filename}'s array "
+                    f"(cut it from {other.filename}, paste it into {kind.filename}), then try again")
+        return None
 
     def config(self) -> tuple[dict, list[str]]:
         pins = getattr(self._pins, "read", None)
@@ -1179,7 +1282,9 @@ class Transaction:
         if kind.name not in self._files:
             # Only a literal true turns suffixes on: doctor reports any other value of the key.
             suffix = self._store.config()[0].get("id_suffix") is True
-            self._files[kind.name] = FileTxn(self._store._locked_state(kind), id_suffix=suffix)
+            store = self._store
+            self._files[kind.name] = FileTxn(store._locked_state(kind), id_suffix=suffix,
+                                             misfiled=lambda: misfiled_number(store, kind))
         return self._files[kind.name]
 
     def commit(self) -> None:

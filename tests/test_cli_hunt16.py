@@ -28,9 +28,11 @@ def test_doctor_fix_keeps_hand_edits_in_a_store_written_on_one_line(empty_projec
     # json.dumps without indent (or jq -c): the whole file is line 1, the typo's line.
     live.write_text(json.dumps(entries).replace('"tags": ["db"]', '"tags": ["db",]', 1), encoding="utf-8")
     report = doctor.diagnose(empty_project)
-    assert "restore_would_lose" in [f.code for f in report.findings]
+    [corrupt] = [f for f in report.findings if f.code == "corrupt_file"]
+    assert "restore" not in corrupt.fix and "trailing comma" in corrupt.fix  # mended in place, not restored
     doctor.repair(report)
     assert "changed by hand" in live.read_text(encoding="utf-8")
+    assert doctor.diagnose(empty_project).exit_code == doctor.EXIT_OK
 
 
 def test_doctor_fix_still_restores_after_a_typo_in_a_long_line(empty_project: Path):

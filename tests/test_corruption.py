@@ -88,8 +88,9 @@ async def test_the_mcp_answer_is_an_error_with_the_position_and_other_files_stil
 
 @pytest.mark.parametrize("content,detail", [
     (b'[{"id": "dec-001", "summary": "caf\xe9"}]', "saved in a legacy 8-bit encoding such as Windows-1252"),
-    (b'{"id": "dec-001"}', "expected a JSON array"),
-    (b'[{"id": "dec-001"},]', "Expecting value"),
+    (b'{"id": "dec-001"}', "a single entry, not a JSON array of entries"),
+    (b'{"decisions": []}', "expected a JSON array"),
+    (b'[{"id": "dec-001"},]', "a trailing comma"),
     (b'[{"id": "dec-001"}', "Expecting ',' delimiter"),
     (b'[{"id": "dec-001"}] trailing', "Extra data"),
     (b"", "the file is empty"),

@@ -174,14 +174,15 @@ def test_fix_never_restores_over_a_broken_file_without_a_usable_copy(tmp_path, c
 
 def test_two_repairs_in_the_same_second_keep_both_broken_files(tmp_path):
     project = _copy(tmp_path, "corrupt")
-    live, _ = _written_then_broken(project, _drop_colon)
+    live, good = _written_then_broken(project, _drop_colon)
     now = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
     first_broken = live.read_bytes()
     doctor.repair(doctor.diagnose(project), now=now)
-    live.write_bytes(b"[ second breakage")
+    second_broken = good[:40]  # a truncation: every byte it has is in the copy, so it is restored too
+    live.write_bytes(second_broken)
     doctor.repair(doctor.diagnose(project), now=now)
     saved = sorted(p.read_bytes() for p in (project / ".context").glob("decisions.json.broken-*"))
-    assert saved == sorted([first_broken, b"[ second breakage"])
+    assert saved == sorted([first_broken, second_broken])
 
 
 def test_malformed_entries_are_warnings_that_need_a_person(tmp_path, capsys):

@@ -117,7 +117,7 @@ def _as_latin1(path: Path) -> str:
 
 def _as_an_object(path: Path) -> str:
     path.write_text('{"id": "con-001"}', encoding="utf-8")
-    return "does not parse (expected a JSON array of entries, found an object"
+    return "does not parse (a single entry, not a JSON array of entries"
 
 
 @pytest.mark.parametrize("breakage", [_as_directory, _as_dangling_link, _as_link_to_itself, _as_latin1, _as_an_object])

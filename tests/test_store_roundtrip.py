@@ -126,14 +126,28 @@ def test_a_record_after_a_pulled_hand_edit_keeps_the_other_entries_bytes(tmp_pat
     assert len(after) == len(before) + 1
 
 
-def test_kept_entries_of_a_crlf_file_get_the_files_one_line_end(svc, legacy):
+def test_a_crlf_file_keeps_its_line_end_through_a_write(svc, legacy):
     path = legacy / ".context" / "decisions.json"
     source = path.read_text(encoding="utf-8")
     path.write_bytes(source.replace("\n", "\r\n").encode("utf-8"))
     _record(svc, 3)
-    written = path.read_text(encoding="utf-8")
-    assert "\r" not in written
-    assert written.startswith(source.removesuffix("\n]\n"))  # every old entry as it was, in LF
+    written = path.read_bytes().decode("utf-8")
+    assert written.count("\n") == written.count("\r\n")  # the new entry's lines too
+    # every old entry as it was, the CRLF included: git shows one entry added, not every line changed
+    assert written.startswith(source.removesuffix("\n]\n").replace("\n", "\r\n"))
+
+
+def test_a_file_of_mixed_line_ends_is_written_in_its_majority_style(svc, legacy):
+    path = legacy / ".context" / "decisions.json"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    few = len(lines) // 3  # the first third stays LF (an entry pasted from elsewhere), the rest CRLF
+    path.write_bytes(("\n".join(lines[:few]) + "\n" + "\r\n".join(lines[few:])).encode("utf-8"))
+    _record(svc, 3)
+    written = path.read_bytes().decode("utf-8")
+    assert written.count("\n") == written.count("\r\n")
+    path.write_bytes(written.replace("\r\n", "\n").replace("\n", "\r\n", few).encode("utf-8"))  # now mostly LF
+    _record(svc, 4)
+    assert "\r" not in path.read_bytes().decode("utf-8")
 
 
 def test_appends_keep_the_file_byte_identical_to_a_plain_json_dump(svc, legacy):
