@@ -671,8 +671,7 @@ class Service:
         for name, state in states.items():
             entries[name], backed = readable_entries(store, state)
             if backed:
-                from_backup.append(f"{state.kind.filename} {_unreadable_because(state)}; the summary shows its last "
-                                   "good copy (.context/.last-good/) until it is fixed")
+                from_backup.append(_shown_from_last_good(state, "the summary shows its last good copy"))
         warnings = self._warnings(store) + from_backup
 
         def built(envelope: int) -> dict[str, Any]:
@@ -706,10 +705,11 @@ class Service:
     def reload_constraints(self, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
         state = store.state(KINDS["constraint"])
-        if state.error is not None:
-            raise state.error
-        active = [c for c in state.entries if c.get("status", "active") == "active"]
-        return {
+        entries, from_backup = readable_entries(store, state)
+        if state.error is not None and not from_backup:
+            raise state.error  # "No active constraints" would tell the agent the project has no rules
+        active = [c for c in entries if c.get("status", "active") == "active"]
+        answer = {
             "constraints": [
                 {"id": c["id"], "rule": c.get("rule", ""), "scope": c.get("scope") or "global",
                  "hardness": c.get("hardness", "absolute"), "reason": c.get("reason", "")}
@@ -718,6 +718,12 @@ class Service:
             "count": len(active),
             "text": render.constraints_block(active),
         }
+        if from_backup:
+            # As the summary and the edit guard do: the rules of the last good copy, said so.
+            note = _shown_from_last_good(state, "these are its last good copy's active constraints")
+            answer["warnings"] = [str(state.error), note]
+            answer["text"] += "\n(" + note + ")"
+        return answer
 
     @_warns_of_config_problems
     def get_compaction_report(self, *, project_dir: str | None = None) -> dict[str, Any]:
@@ -1088,6 +1094,11 @@ def _merge_fields(kind: Kind, survivor_raw: dict, survivor: Mapping[str, Any], m
         elif spec.shape == "steps" and not mine and theirs:
             out[spec.name] = [dict(step) for step in theirs]
     return out
+
+
+def _shown_from_last_good(state: Any, shown: str) -> str:
+    """The warning of an answer made from a store file's last good copy: why, and until when."""
+    return f"{state.kind.filename} {_unreadable_because(state)}; {shown} (.context/.last-good/) until it is fixed"
 
 
 def _unreadable_because(state: Any) -> str:
