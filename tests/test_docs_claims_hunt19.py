@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from context_keeper import cli
 from context_keeper.errors import CorruptStoreFile
 from context_keeper.service import Service
+from context_keeper.store import GITIGNORE
+from tests.hook_helpers import hook_env, injected, payload, run_hook
 
 RULE = {"rule": "Never edit applied migrations", "scope": "migrations/",
         "reason": "The runner checksums applied files; an edited one breaks every deploy."}
@@ -75,6 +78,56 @@ def test_reload_constraints_without_a_last_good_copy_is_an_error_that_promises_n
     assert "constraints.json does not parse" in message
     # It said `doctor --fix` "restores the last good copy", of which there is none.
     assert "without one it cannot repair the file" in message and "version control" in message
+
+
+# ------------------------------------------------------------------ 2. bookkeeping files in a store made by hand
+
+def test_hooks_in_a_store_made_by_hand_leave_only_a_gitignore_untracked(hand_made: Path):
+    env = hook_env(hand_made)
+    assert injected(run_hook("session_start", payload("session_start_startup", hand_made), env=env)) is not None
+    prompt = payload("user_prompt_submit", hand_made, prompt="postgres orders database")
+    run_hook("user_prompt_submit", prompt, env=env)
+    edit = payload("pre_tool_use_edit", hand_made)
+    run_hook("scope_guard", edit, env=env)
+    context = hand_made / ".context"
+    assert (context / "sessions").is_dir() and (context / "hook_state.json").is_file()  # they did their work
+    assert _untracked(hand_made) == [".context/.gitignore"]
+    assert (context / ".gitignore").read_text(encoding="utf-8") == GITIGNORE
+    log = (context / "hook.log").read_text(encoding="utf-8")
+    assert log.count("wrote .context/.gitignore") == 1 and "session-start" in log
+
+
+def test_a_hook_adds_the_gitignore_to_a_store_an_older_version_already_keeps_hook_state_in(hand_made: Path):
+    env = hook_env(hand_made)
+    start = payload("session_start_startup", hand_made)
+    run_hook("session_start", start, env=env)
+    (hand_made / ".context" / ".gitignore").unlink()  # as an older version left it: roots already recorded
+    run_hook("session_start", start, env=env)  # the fast path, which skips project resolution
+    assert _untracked(hand_made) == [".context/.gitignore"]
+
+
+def test_a_hook_never_replaces_a_gitignore_someone_wrote(hand_made: Path):
+    own = "# ours\n*_state.json\n"
+    (hand_made / ".context" / ".gitignore").write_text(own, encoding="utf-8")
+    run_hook("session_start", payload("session_start_startup", hand_made), env=hook_env(hand_made))
+    assert (hand_made / ".context" / ".gitignore").read_text(encoding="utf-8") == own
+    assert not (hand_made / ".context" / "hook.log").exists() or "gitignore" not in (
+        hand_made / ".context" / "hook.log").read_text(encoding="utf-8")
+
+
+def test_a_tool_write_in_a_store_made_by_hand_leaves_only_a_gitignore_untracked(hand_made: Path):
+    # The lock file and the last good copies were left untracked beside the changed entry file.
+    Service(env={}, hook_cache_delay=None).record("constraint", RULE, project_dir=str(hand_made))
+    assert (hand_made / ".context" / ".last-good").is_dir()
+    assert _untracked(hand_made) == [".context/.gitignore", ".context/constraints.json"]
+
+
+def test_get_in_a_store_made_by_hand_saves_its_search_files_behind_a_gitignore(hand_made: Path, capsys):
+    # get skipped them, so each run built the index again; now it follows the rule the hooks follow.
+    assert cli.main(["get", "postgres orders database", "--project", str(hand_made)]) == 0
+    assert "dec-001" in capsys.readouterr().out
+    assert (hand_made / ".context" / "search_index_state.json").is_file()
+    assert _untracked(hand_made) == [".context/.gitignore"]
 
 
 # ------------------------------------------------------------------ 3. error text
