@@ -5,7 +5,10 @@ puts a bookkeeping file (a lock, a last good copy, a cache, a session's state) i
 ``.context/`` that has no ``.gitignore`` (a store made by hand, or by an older version), it writes
 this one, as pytest's, mypy's and ruff's cache directories ignore themselves. Git then shows one
 new file that explains itself and can be committed, instead of a handful of untracked caches.
-An existing ``.gitignore`` is never touched (``doctor`` names the patterns it lacks).
+An existing ``.gitignore`` is never touched (``doctor`` names the patterns it lacks), and none is
+written into a ``.context/`` that holds no store file: that is what checking out a branch without
+the store leaves behind, and an untracked ``.gitignore`` there would make git refuse to check
+out again the branch that tracks one ("untracked working tree files would be overwritten").
 
 Imports nothing but ``os``: the hooks check it on every run, on their fast path.
 """
@@ -20,17 +23,20 @@ GITIGNORE = (
     ".lock\n.commit-token\n.last-good/\n*.tmp\n*.broken-*\nhook.log*\n*_state.json\nsessions/\n"
     "embeddings.json\ncompaction_snapshot.json\ncompaction_report.json\n"
 )
+STORE_FILES = ("decisions.json", "pipelines.json", "constraints.json", "config.json")
 WROTE = ("wrote .context/.gitignore (there was none), so the bookkeeping files context-keeper keeps there stay "
          "out of git; commit it with the store")
 
 
 def ensure_gitignore(context_dir: str | os.PathLike[str]) -> bool:
-    """Write ``GITIGNORE`` as ``context_dir/.gitignore`` when nothing has that name yet; True
-    when it was written by this call. One ``lstat`` when it exists. A ``.context/`` that cannot
-    be written (a read-only checkout) or does not exist is left as it is: the bookkeeping files
-    cannot be written there either."""
+    """Write ``GITIGNORE`` as ``context_dir/.gitignore`` when nothing has that name yet and the
+    directory holds a store file; True when it was written by this call. One ``lstat`` when it
+    exists. A ``.context/`` that cannot be written (a read-only checkout) or does not exist is
+    left as it is: the bookkeeping files cannot be written there either."""
     path = os.path.join(context_dir, FILE)
     if os.path.lexists(path):
+        return False
+    if not any(os.path.lexists(os.path.join(context_dir, name)) for name in STORE_FILES):
         return False
     try:
         # O_EXCL: a .gitignore another process wrote meanwhile is kept, not replaced.

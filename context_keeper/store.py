@@ -1025,10 +1025,11 @@ class Store:
         with self._writer:
             try:
                 if not self.dir.is_dir():
+                    # Created by a first write (no `init`): its bookkeeping stays out of git all the same.
                     self.dir.mkdir(parents=True, exist_ok=True)
-                # Before the lock file and the last good copies: in a .context/ made by hand (or
-                # by a first write, without `init`) they stay out of git all the same.
-                self.keep_bookkeeping_out_of_git()
+                    write_gitignore(self.dir)
+                else:  # before the lock file and the last good copies, in a .context/ made by hand
+                    self.keep_bookkeeping_out_of_git()
                 if self._lock is None:
                     self._lock = FileLock(str(self.dir / ".lock"), timeout=LOCK_TIMEOUT_S)
                 self._lock.acquire(timeout=timeout)

@@ -115,6 +115,24 @@ def test_a_hook_never_replaces_a_gitignore_someone_wrote(hand_made: Path):
         hand_made / ".context" / "hook.log").read_text(encoding="utf-8")
 
 
+def test_a_hook_in_what_a_checkout_without_the_store_left_writes_no_gitignore(tmp_path: Path):
+    # Only the ignored leftovers (.lock, .last-good/) stay behind; a .gitignore written there would
+    # make git refuse to check the store's branch out again.
+    repo = tmp_path / "repo"
+    _git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    commit = ("-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q")
+    _git(repo, *commit, "--allow-empty", "-m", "root")
+    _git(repo, "checkout", "-q", "-b", "with-store")
+    Service(env={}, hook_cache_delay=None).record("constraint", RULE, project_dir=str(repo))
+    _git(repo, "add", "-A")
+    _git(repo, *commit, "-m", "store")
+    _git(repo, "checkout", "-q", "main")
+    assert (repo / ".context" / ".last-good").is_dir() and not (repo / ".context" / ".gitignore").exists()
+    run_hook("session_start", payload("session_start_startup", repo), env=hook_env(repo))
+    assert not (repo / ".context" / ".gitignore").exists()
+    _git(repo, "checkout", "-q", "with-store")  # raises if git refuses
+
+
 def test_a_tool_write_in_a_store_made_by_hand_leaves_only_a_gitignore_untracked(hand_made: Path):
     # The lock file and the last good copies were left untracked beside the changed entry file.
     Service(env={}, hook_cache_delay=None).record("constraint", RULE, project_dir=str(hand_made))
