@@ -133,7 +133,7 @@ def cmd_get(args: argparse.Namespace) -> int:
                              before=args.before, token_budget=args.budget,
                              min_relevance=args.min_relevance, include_deprecated=args.include_deprecated,
                              include_related=not args.no_related)
-    svc.save_search_state(only_if_ignored=True)  # a read: no untracked files in a committed .context/
+    svc.save_search_state()
     if args.json:
         _print_json(result)
         return 0

@@ -62,7 +62,9 @@ def read_user_config(path: Path) -> tuple[Any, list[str]]:
     try:
         return json.loads(text), []
     except json.JSONDecodeError as exc:
-        return None, [f"{path} does not parse ({exc.msg} at line {exc.lineno}, column {exc.colno}); using defaults"]
+        from context_keeper.errors import json_mistake
+
+        return None, [f"{path} does not parse ({json_mistake(exc)}); using defaults"]
 
 
 def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:

@@ -62,7 +62,7 @@ class CorruptStoreFile(StoreError):
         self.path = path
         self.line = line
         self.column = column
-        self.detail = detail
+        self.detail = _without_trailing_at(detail)
         self.writing = writing
         self.conflict = conflict  # git conflict markers at ``line``: a merge to finish, not a typo
         # A known hand-edit slip (a comment, a trailing or missing comma, a lone entry): what to
@@ -79,9 +79,12 @@ class CorruptStoreFile(StoreError):
             if mendable:
                 remedy += " (or run `context-keeper doctor --fix`, which does that and keeps the rest as written)"
         else:
-            where = f"{path} does not parse ({detail} at line {line}, column {column})"
-            remedy = ("fix that position by hand (or run `context-keeper doctor --fix`, which restores the last "
-                      "good copy when that loses nothing)")
+            where = f"{path} does not parse ({self.detail} at line {line}, column {column})"
+            # Not told whether a last good copy exists: a file never written through context-keeper
+            # has none, and --fix then has nothing to put back.
+            remedy = ("fix that position by hand, or restore the file from version control (`context-keeper "
+                      "doctor --fix` puts back its last good copy from .context/.last-good/ when there is one and "
+                      "that loses nothing; without one it cannot repair the file)")
         if writing:
             super().__init__(f"{where}. Nothing was written to it; {remedy} and try again.")
         else:
@@ -138,3 +141,14 @@ class MisencodedStoreFile(CorruptStoreFile):
 
     def for_write(self) -> MisencodedStoreFile:
         return MisencodedStoreFile(self.path, self.encoding, self.line, self.column, writing=True)
+
+
+def json_mistake(exc: ValueError) -> str:
+    """A ``json.JSONDecodeError`` as "what at line L, column C", for a message about a file."""
+    return f"{_without_trailing_at(exc.msg)} at line {exc.lineno}, column {exc.colno}"  # type: ignore[attr-defined]
+
+
+def _without_trailing_at(detail: str) -> str:
+    # Python's json ends some messages on the position's own "at" ("Invalid control character
+    # at", "Unterminated string starting at"); the messages here add "at line ..." themselves.
+    return detail.removesuffix(" at")

@@ -129,7 +129,7 @@ class HookContext:
             from context_keeper.hooks import cache
 
             self._located = True
-            self.root = cache.locate(self.env, self.cwd)
+            self.root = cache.locate(self.env, self.cwd, self.event.name)
         return self.root is not None
 
     @property

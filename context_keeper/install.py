@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from context_keeper.errors import InvalidInput, StoreError
+from context_keeper.errors import InvalidInput, StoreError, json_mistake
 from context_keeper.hookio import EVENTS, event_named
 from context_keeper.json_layout import rewrite
 
@@ -860,7 +860,7 @@ def _load_json(path: Path, text: str | None) -> dict[str, Any]:
         if _is_jsonc(text):
             raise StoreError(f"{path} has comments or trailing commas, which install cannot keep when it rewrites "
                              "the file; nothing was written. Use --print and paste the entry into it by hand.") from exc
-        raise StoreError(f"{path} does not parse ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+        raise StoreError(f"{path} does not parse ({json_mistake(exc)}); "
                          "nothing was written. Fix it by hand, or use --print and paste the entry.") from exc
     if not isinstance(data, dict):
         raise StoreError(f"{path} is not a JSON object; nothing was written")

@@ -102,14 +102,15 @@ class OneShotService(Service):
         """The file state of ``kind_name`` as the searched index read it."""
         return self._read.get(kind_name)
 
-    def save_search_state(self, *, only_if_ignored: bool = False) -> None:
-        """Leave what this process built for the next one (nothing when it restored).
-        ``only_if_ignored``: not in a ``.context/`` without a ``.gitignore`` (a store made by
-        hand or by an older version), where the files would show as untracked in git."""
+    def save_search_state(self) -> None:
+        """Leave what this process built for the next one (nothing when it restored). A
+        ``.context/`` without a ``.gitignore`` (a store made by hand or by an older version)
+        gets one first, so the files do not show as untracked in git."""
         from context_keeper.search import snapshot
 
-        if self._store is None or only_if_ignored and not (self._store.dir / ".gitignore").is_file():
+        if self._store is None:
             return
+        self._store.keep_bookkeeping_out_of_git()
         try:
             with gc_paused():  # encoding allocates as much as building did
                 if self._analyses is not None:

@@ -699,8 +699,7 @@ class Service:
         for name, state in states.items():
             entries[name], backed = readable_entries(store, state)
             if backed:
-                from_backup.append(f"{state.kind.filename} {_unreadable_because(state)}; the summary shows its last "
-                                   "good copy (.context/.last-good/) until it is fixed")
+                from_backup.append(_shown_from_last_good(state, "the summary shows its last good copy"))
         shown = [e for kind_entries in entries.values() for e in kind_entries if e.get("status") == "active"]
         warnings = self._warnings(store) + from_backup + list(odd_statuses(store, shown).values())
 
@@ -735,9 +734,10 @@ class Service:
     def reload_constraints(self, *, project_dir: str | None = None) -> dict[str, Any]:
         store = self.store(project_dir, recorded=True)
         state = store.state(KINDS["constraint"])
-        if state.error is not None:
-            raise state.error
-        active = [c for c in state.entries if c.get("status", "active") == "active"]
+        entries, from_backup = readable_entries(store, state)
+        if state.error is not None and not from_backup:
+            raise state.error  # "No active constraints" would tell the agent the project has no rules
+        active = [c for c in entries if c.get("status", "active") == "active"]
         answer = {
             "constraints": [
                 {"id": c["id"], "rule": c.get("rule", ""), "scope": c.get("scope") or "global",
@@ -747,9 +747,14 @@ class Service:
             "count": len(active),
             "text": render.constraints_block(active),
         }
-        odd = odd_statuses(store, active)
-        if odd:
-            answer["warnings"] = list(odd.values())
+        warnings = list(odd_statuses(store, active).values())
+        if from_backup:
+            # As the summary and the edit guard do: the rules of the last good copy, said so.
+            note = _shown_from_last_good(state, "these are its last good copy's active constraints")
+            warnings = [str(state.error), note] + warnings
+            answer["text"] += "\n(" + note + ")"
+        if warnings:
+            answer["warnings"] = warnings
         return answer
 
     @_warns_of_config_problems
@@ -1140,6 +1145,11 @@ def _misfiled_warning(state: Any) -> str:
     return (f"{state.path.name} holds {', '.join(ids[:5])}{' and more' if len(ids) > 5 else ''}, which belong"
             f"{'s' if len(ids) == 1 else ''} in {' / '.join(homes)}: no tool reads {'it' if len(ids) == 1 else 'them'} "
             f"there; move {'it' if len(ids) == 1 else 'them'} by hand")
+
+
+def _shown_from_last_good(state: Any, shown: str) -> str:
+    """The warning of an answer made from a store file's last good copy: why, and until when."""
+    return f"{state.kind.filename} {_unreadable_because(state)}; {shown} (.context/.last-good/) until it is fixed"
 
 
 def _unreadable_because(state: Any) -> str:

@@ -30,6 +30,7 @@ from context_keeper.config import read_config_file
 from context_keeper.errors import (CorruptStoreFile, InvalidInput, MisencodedStoreFile, NotAStoreFile, NotFound,
                                    StoreError)
 from context_keeper.fsio import FileInUse, atomic_write_bytes, atomic_write_text
+from context_keeper.gitignore import GITIGNORE, WROTE, ensure_gitignore
 from context_keeper.model import KINDS, Kind
 from context_keeper.project import CONTEXT_DIR
 
@@ -919,13 +920,6 @@ class FileTxn:
         return self._builder.state(stamp, digest, data)
 
 
-GITIGNORE = (
-    "# Local bookkeeping; the entry files and config.json are meant to be committed.\n"
-    ".lock\n.commit-token\n.last-good/\n*.tmp\n*.broken-*\nhook.log*\n*_state.json\nsessions/\n"
-    "embeddings.json\ncompaction_snapshot.json\ncompaction_report.json\n"
-)
-
-
 def readable_entries(store: Store, state: FileState) -> tuple[list | tuple, bool]:
     """The entries of a file state, or, when the file is broken by a hand edit, those of its last
     good copy (``.last-good/``): ``(entries, from_last_good)``. What the summaries show, so one
@@ -1137,6 +1131,8 @@ class Store:
                     # Created by a first write (no `init`): its bookkeeping stays out of git all the same.
                     self.dir.mkdir(parents=True, exist_ok=True)
                     write_gitignore(self.dir)
+                else:  # before the lock file and the last good copies, in a .context/ made by hand
+                    self.keep_bookkeeping_out_of_git()
                 if self._lock is None:
                     self._lock = FileLock(str(self.dir / ".lock"), timeout=LOCK_TIMEOUT_S)
                 self._lock.acquire(timeout=timeout)
@@ -1247,6 +1243,13 @@ class Store:
             raise InvalidInput(f"{name!r} is not a file name inside .context/", field="name")
         return self.dir.joinpath(*parts)
 
+    def keep_bookkeeping_out_of_git(self) -> None:
+        """``ensure_gitignore`` for this store, said in the log when it wrote one."""
+        if ensure_gitignore(self.dir):
+            import logging  # rare: once per store
+
+            logging.getLogger("context_keeper.store").info("%s: %s", self.dir, WROTE)
+
     def write_sidecar(self, name: str, data: Any, *, compact: bool = False) -> Path:
         """Write a derived JSON file (snapshot, report, state) atomically inside ``.context/``.
 
@@ -1257,6 +1260,7 @@ class Store:
         """
         path = self._sidecar_path(name)
         text = json.dumps(data, separators=(",", ":")) if compact else json.dumps(data, indent=2, ensure_ascii=False)
+        self.keep_bookkeeping_out_of_git()
         atomic_write_text(path, text + "\n")
         return path
 

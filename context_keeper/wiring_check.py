@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from context_keeper import install
+from context_keeper.errors import json_mistake
 
 # (file, what it wires, the install command that rewrites it)
 FILES = ((".claude/settings.json", "hooks", "context-keeper install"),
@@ -86,7 +87,7 @@ def _read_json(path: Path) -> dict[str, Any] | str:
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
-        return f"does not parse as JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        return f"does not parse as JSON ({json_mistake(exc)})"
     return data if isinstance(data, dict) else "is not a JSON object"
 
 

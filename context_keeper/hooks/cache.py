@@ -1,7 +1,7 @@
 """The hooks' derived caches: what they say, computed once per store change.
 
-Three files under ``.context/``, all matching the ``*_state.json`` pattern that ``context-keeper
-init`` puts in ``.context/.gitignore``:
+Three files under ``.context/``, all matching the ``*_state.json`` pattern of ``.context/.gitignore``
+(``init`` writes it; ``locate`` writes it where a store made by hand has none):
 
 - ``hook_roots_state.json``: the (env, cwd) combinations ``resolve_project`` has mapped to this
   root, so later hooks can skip it.
@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import sys
 
+from context_keeper.gitignore import WROTE, ensure_gitignore
 from context_keeper.hooks import leanjson
 from context_keeper.store_owner import CONTEXT_DIR, home_directory, store_owner, walk_up
 
@@ -161,11 +162,13 @@ def is_fresh(data: Mapping[str, Any], root: str) -> bool:
                                                                        tuple(copies)))
 
 
-def locate(env: Mapping[str, str], cwd: str | None) -> str | None:
+def locate(env: Mapping[str, str], cwd: str | None, event: str = "hook") -> str | None:
     """The project root for this call; None when there is no project to talk about.
 
     Fast when these inputs were resolved to the guessed root before; otherwise resolves with
-    ``resolve_project`` and records the answer.
+    ``resolve_project`` and records the answer. Either way the root's ``.context/`` has its
+    ``.gitignore`` before anything is recorded there (``event`` names the hook in the log line
+    that says one was written).
     """
     guess, certainly_none = guess_root(env, cwd)
     if certainly_none:
@@ -174,6 +177,8 @@ def locate(env: Mapping[str, str], cwd: str | None) -> str | None:
     if guess:
         roots = _read_json(os.path.join(guess, CONTEXT_DIR, ROOTS_FILE))
         if isinstance(roots, dict) and roots.get("root") == guess and key in (roots.get("resolved") or ()):
+            # Checked here too: an older version's hooks recorded roots in a store without one.
+            _keep_out_of_git(guess, event)
             return guess
     from context_keeper.errors import ContextKeeperError
     from context_keeper.project import resolve_project
@@ -184,8 +189,18 @@ def locate(env: Mapping[str, str], cwd: str | None) -> str | None:
         return None
     if not os.path.isdir(os.path.join(root, CONTEXT_DIR)):
         return None
+    _keep_out_of_git(root, event)
     _remember(root, key)
     return root
+
+
+def _keep_out_of_git(root: str, event: str) -> None:
+    """Every hook writes bookkeeping (this roots file, session state, caches): in a ``.context/``
+    made by hand they would show as untracked files in git."""
+    if ensure_gitignore(os.path.join(root, CONTEXT_DIR)):
+        from context_keeper.hookio import log_line
+
+        log_line(root, event, WROTE)
 
 
 def summary(root: str) -> dict:
