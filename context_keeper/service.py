@@ -669,10 +669,12 @@ class Service:
         would retry the write)."""
         export = self.config(store).get("markdown_export")
         if isinstance(export, Mapping) and export.get("enabled"):
+            path = self._export_path(store)
             try:
-                self._write_markdown(store, markdown_target(store.root, self._export_path(store)))
+                self._write_markdown(store, markdown_target(store.root, path))
             except (ContextKeeperError, OSError) as exc:
-                return [f"the change is saved, but DECISIONS.md was not updated: {exc}"]
+                # The configured file by name: "DECISIONS.md" sent people looking for the default one.
+                return [f"the change is saved, but the Markdown export {path} was not updated: {exc}"]
         return []
 
     # ------------------------------------------------------------ summary / constraints

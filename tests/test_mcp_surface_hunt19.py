@@ -193,7 +193,7 @@ async def test_a_configured_export_path_through_a_file_warns_after_a_saved_write
         recorded = await ok(client, "record_decision", DECISION)
     assert recorded["success"] and _ids(root / ".context" / "decisions.json") == [recorded["id"]]
     (warning,) = recorded["warnings"]
-    assert warning.startswith("the change is saved, but DECISIONS.md was not updated")
+    assert warning.startswith("the change is saved, but the Markdown export afile/DECISIONS.md was not updated")
     assert "'afile' is a file, not a directory" in warning and "FileExistsError" not in warning
 
 

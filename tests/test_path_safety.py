@@ -159,7 +159,8 @@ def test_a_configured_export_path_outside_the_project_is_refused_but_the_write_i
                       encoding="utf-8")
     answer = service.record("decision", RECORD)
     assert answer["success"]
-    assert any("DECISIONS.md was not updated" in w and "outside the project" in w for w in answer["warnings"])
+    assert any(f"the Markdown export {outside / 'D.md'} was not updated" in w and "outside the project" in w
+               for w in answer["warnings"])
     assert list(outside.iterdir()) == []
     stored = json.loads((project / ".context" / "decisions.json").read_text(encoding="utf-8"))
     assert stored[-1]["id"] == answer["id"]
