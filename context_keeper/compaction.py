@@ -40,6 +40,8 @@ import contextlib
 import os
 import time
 
+from context_keeper.bounded_read import CACHE_LIMIT, STORE_FILE_LIMIT, read_regular
+
 SNAPSHOT_FILE = "compaction_snapshot.json"
 REPORT_FILE = "compaction_report.json"
 LEGACY_PENDING_FILE = "compaction_pending_state.json"  # the project-wide mark of earlier versions
@@ -282,8 +284,7 @@ def _written_since(store: Any, stamps: Any) -> Callable[[str], Mapping[str, Any]
             path = str(store.backup_path(kind)) if kind is not None and plural in stamps else None
             if path is not None and not _copy_unchanged(path, stamps[plural]):
                 try:
-                    with open(path, "rb") as handle:
-                        data = handle.read()
+                    data = read_regular(path, STORE_FILE_LIMIT)
                 except OSError:
                     return read[plural]
                 state = parse_bytes(kind, store.backup_path(kind), data)
@@ -316,8 +317,7 @@ def session_note(root: str, *, session_id: object = None, max_age_s: float | Non
     for name in (REPORT_FILE, _failed_name(session_id)):
         path = os.path.join(_context(root), name)
         try:
-            with open(path, "rb") as handle:
-                data = leanjson.loads(handle.read())
+            data = leanjson.loads(read_regular(path, CACHE_LIMIT))
             written = os.stat(path).st_mtime
         except (OSError, ValueError):
             continue

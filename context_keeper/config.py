@@ -7,6 +7,8 @@ import json
 import math
 from pathlib import Path
 
+from context_keeper.bounded_read import CONFIG_LIMIT, FileTooLarge, NotRegularFile, read_regular
+
 TYPE_CHECKING = False  # typing costs ~5 ms to import on the hooks' cold path
 if TYPE_CHECKING:
     from typing import Any
@@ -52,9 +54,11 @@ def read_user_config(path: Path) -> tuple[Any, list[str]]:
     """The parsed content of ``path`` as written (None when missing or unusable), and warnings."""
     try:
         # utf-8-sig: editors on Windows start the file with a byte-order mark, as the store accepts
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_regular(path, CONFIG_LIMIT).decode("utf-8-sig")
     except FileNotFoundError:
         return None, []
+    except (NotRegularFile, FileTooLarge) as exc:
+        return None, [f"{path} {exc.strerror}; replace it with a JSON object of settings; using defaults"]
     except OSError as exc:
         return None, [f"{path} could not be read ({exc}); using defaults"]
     except UnicodeDecodeError as exc:
@@ -65,6 +69,8 @@ def read_user_config(path: Path) -> tuple[Any, list[str]]:
         from context_keeper.errors import json_mistake
 
         return None, [f"{path} does not parse ({json_mistake(exc)}); using defaults"]
+    except RecursionError:
+        return None, [f"{path} does not parse (nested too deeply); using defaults"]
 
 
 def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:

@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from context_keeper import model
+from context_keeper.bounded_read import STORE_FILE_LIMIT, read_regular
 from context_keeper.render import console_json
 from context_keeper.config import config_problems, key_destination, read_user_config
 from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
@@ -537,7 +538,7 @@ def _mended(broken: bytes | None) -> tuple[bytes, list[tuple[str, str]]] | None:
 
 def _read_live(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
+        return read_regular(path, STORE_FILE_LIMIT)  # a FIFO would hang doctor
     except OSError:
         return None
 
@@ -545,7 +546,7 @@ def _read_live(path: Path) -> bytes | None:
 def _usable_backup(store: Store, kind: Kind) -> bytes | None:
     path = store.backup_path(kind)
     try:
-        data = path.read_bytes()
+        data = read_regular(path, STORE_FILE_LIMIT)
     except OSError:
         return None
     state = parse_bytes(kind, path, data)

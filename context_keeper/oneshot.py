@@ -6,6 +6,12 @@ Building the search index is most of such a process's work (~6 s at 10,000 entri
 the way ``Service.index`` builds it (``replace_kinds``, kinds in ``KINDS`` order), reusing the per-entry analyses of ``search_state.json``
 (search/state.py). ``save_search_state`` then leaves both files for the next process; the
 server also rebuilds the snapshot in the background after its own writes (hooks/cache.py).
+
+Both files are derived, git-ignored and rewritten by any process, and a cloned repository can
+commit crafted ones: whatever goes wrong while restoring from them (a snapshot that fails when
+read, analyses that break the build) means a fresh build from the store files alone, noted
+through ``derived_file_failed``. Never a failed search, and never one failing again in every
+later process.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from context_keeper.errors import ContextKeeperError
 from context_keeper.gcpause import gc_paused
 from context_keeper.model import KINDS
 from context_keeper.service import Service, _IndexState
@@ -45,9 +52,8 @@ class OneShotService(Service):
             return self._load(store)
 
     def _load(self, store: Store) -> _IndexState:
-        from context_keeper.search import Doc, SearchIndex, snapshot
-        from context_keeper.search.state import AnalysisCache
-        from context_keeper.search.tuning import DEFAULT_TUNING
+        from context_keeper.search import Doc, snapshot
+        from context_keeper.search import state as search_state
 
         # One state per kind for both: a write between two reads would save old entries under
         # the new stamps, and every later process would trust that stale index.
@@ -57,20 +63,51 @@ class OneShotService(Service):
         stamps = [readable_stamp(store, s) for s in states]
         readable = [readable_state(store, s) for s in states]
         docs = {s.kind.name: [Doc(s.kind.name, e) for e in r.entries] for s, (r, _) in zip(states, readable)}
-        saved = snapshot.load(os.path.join(store.dir, snapshot.FILE)) if self._use_snapshot else None
-        index = snapshot.restore(saved, docs, stamps, DEFAULT_TUNING)
+        index = self._restored(store, docs, stamps) if self._use_snapshot else None
         self._analyses = self._snapshot = None
         if index is None and not self.may_build(store, sum(map(len, docs.values()))):
             raise IndexNotReady(f"{store.root}: no up-to-date index snapshot, and building one was put off")
         if index is None:
-            self._analyses = AnalysisCache.load(store)
-            index = SearchIndex(DEFAULT_TUNING, analyses=self._analyses)
-            index.dense_scoring = self._dense_scoring
-            index.replace_kinds(docs)
+            try:
+                self._analyses = search_state.AnalysisCache.load(store)
+                index = self._built(docs, self._analyses)
+            except Exception as exc:  # noqa: BLE001 - see the module docstring: a derived file must not break this
+                self.derived_file_failed(store, search_state.FILE, exc)
+                self._analyses = search_state.AnalysisCache()  # saved over the crafted file
+                index = self._built(docs, self._analyses)
             self._snapshot = snapshot.dump(index, stamps)
         self._state, self._store = _IndexState(index), store
         self._read = {s.kind.name: r for s, (r, _) in zip(states, readable)}
         return self._state
+
+    def _restored(self, store: Store, docs: dict, stamps: list) -> Any:
+        """The index restored from the snapshot file, or None (none, stale, or failing)."""
+        from context_keeper.search import snapshot
+        from context_keeper.search.tuning import DEFAULT_TUNING
+
+        try:
+            return snapshot.restore(snapshot.load(os.path.join(store.dir, snapshot.FILE)), docs, stamps, DEFAULT_TUNING)
+        except Exception as exc:  # noqa: BLE001 - see the module docstring: a derived file must not break this
+            self.derived_file_failed(store, snapshot.FILE, exc)
+            return None
+
+    def _built(self, docs: dict, analyses: Any) -> Any:
+        from context_keeper.search import SearchIndex
+        from context_keeper.search.tuning import DEFAULT_TUNING
+
+        index = SearchIndex(DEFAULT_TUNING, analyses=analyses)
+        index.dense_scoring = self._dense_scoring
+        index.replace_kinds(docs)
+        return index
+
+    def derived_file_failed(self, store: Store, name: str, exc: BaseException) -> None:
+        """``.context/name`` broke a restore (``exc``) and the index is built afresh instead.
+        Logged (to stderr for the CLI); the prompt hook writes it to hook.log."""
+        import logging
+
+        logging.getLogger("context_keeper.oneshot").warning(
+            "%s: .context/%s could not be used (%s: %s); the index was built from the store files instead",
+            store.root, name, type(exc).__name__, exc)
 
     def may_build(self, store: Store, entries: int) -> bool:
         """Whether to build the index of ``store`` (``entries`` entries) here, with no snapshot
@@ -80,12 +117,18 @@ class OneShotService(Service):
     def get_context(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         try:
             return super().get_context(*args, **kwargs)
-        except (ValueError, LookupError, TypeError):
+        except ContextKeeperError:
+            raise  # bad input, no project: the same with any index
+        except Exception as exc:  # noqa: BLE001 - see the module docstring: a derived file must not break this
             # A damaged snapshot shows only when a list is read (restore checks what it can):
-            # any such failure of a restored index means building one. A built index's errors
-            # (bad input among them) stand.
-            if not self.discard_snapshot():
+            # any failure of a restored index means building one. A built index's errors stand.
+            from context_keeper.search import snapshot
+
+            store = self._store
+            if not self.discard_snapshot() or store is None:
                 raise
+            if not isinstance(exc, (ValueError, LookupError, TypeError)):  # those: a damaged list, as designed
+                self.derived_file_failed(store, snapshot.FILE, exc)
             return super().get_context(*args, **kwargs)
 
     def discard_snapshot(self) -> bool:

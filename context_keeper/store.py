@@ -19,6 +19,7 @@ import errno
 import json
 import os
 import re
+import stat
 import threading
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -26,6 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from context_keeper import model
+from context_keeper.bounded_read import (CACHE_LIMIT, STORE_FILE_LIMIT, FileTooLarge, NotRegularFile, read_regular,
+                                        shown_size, special_kind)
 from context_keeper.config import read_config_file
 from context_keeper.errors import (CorruptStoreFile, InvalidInput, MisencodedStoreFile, NotAStoreFile, NotFound,
                                    StoreError)
@@ -149,9 +152,13 @@ _NOTHING_TO_READ = frozenset((errno.ENOENT, errno.EISDIR, errno.ELOOP))
 
 
 def _read_store_file(path: Path) -> bytes | None:
-    """The file's bytes, or None when there are none to read (``_absent_state`` says why)."""
+    """The file's bytes, or None when there are none to read (``_absent_state`` says why): a
+    FIFO or a device in its place, or a file above ``STORE_FILE_LIMIT``, is refused too, as a
+    cloned repository can commit one to hang or exhaust every hook."""
     try:
-        return path.read_bytes()
+        return read_regular(path, STORE_FILE_LIMIT)
+    except (NotRegularFile, FileTooLarge):
+        return None
     except OSError as exc:
         if exc.errno not in _NOTHING_TO_READ:
             raise
@@ -170,7 +177,7 @@ def _deleted(path: Path) -> NotAStoreFile | None:
     still name the old entries, and replace that copy, the one way back."""
     backup = path.parent / BACKUP_DIR / path.name
     try:
-        data = backup.read_bytes()
+        data = read_regular(backup, STORE_FILE_LIMIT)
     except OSError:
         return None  # never written here: a new store
     if data.strip() in (b"", b"[]"):
@@ -182,8 +189,12 @@ def _deleted(path: Path) -> NotAStoreFile | None:
 
 
 def _not_a_file(path: Path) -> NotAStoreFile | None:
-    """Why ``path`` has no bytes to read although something is there: a directory, or a link to
-    nothing. None: nothing is there (a store file not created yet)."""
+    """Why ``path`` has no bytes to read although something is there: a directory, a link to
+    nothing, a FIFO or a device, a file too large to read. None: nothing is there (a store file
+    not created yet)."""
+    unreadable = _unreadable(path)
+    if unreadable is not None:
+        return unreadable
     if path.is_dir():
         link = f"a symbolic link to the directory {os.readlink(path)}" if path.is_symlink() else "a directory"
         return NotAStoreFile(str(path), f"is {link}, not a JSON file",
@@ -191,6 +202,25 @@ def _not_a_file(path: Path) -> NotAStoreFile | None:
     if path.is_symlink():
         return NotAStoreFile(str(path), f"is a symbolic link to {os.readlink(path)}, which leads to no file",
                              "restore the file it points to, or replace the link with the file itself")
+    return None
+
+
+def _unreadable(path: Path) -> NotAStoreFile | None:
+    """A FIFO, a device or a socket (through a link or not), or a regular file above the cap."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return None  # _not_a_file's own case
+    if not stat.S_ISREG(info.st_mode):
+        return NotAStoreFile(str(path), f"is not a regular file ({special_kind(info.st_mode)})",
+                             "replace it with the JSON file (a store file holds a JSON array of entries)")
+    if info.st_size > STORE_FILE_LIMIT:
+        return NotAStoreFile(
+            str(path), f"is {shown_size(info.st_size)}, above the {shown_size(STORE_FILE_LIMIT)} this tool reads",
+            "restore it from version control, or move the entries you do not need out of it until it is smaller "
+            "(its last good copy stands in meanwhile, and nothing is written over it)")
     return None
 
 
@@ -622,6 +652,10 @@ def _parse_file(
         else:
             err = _parse_error(path, text, exc)
         return FileState(kind, path, stamp, error=err, digest=digest)
+    except RecursionError:  # deeper than the parser goes; no entry nests more than a few levels
+        line, column = _too_deep_at(text)
+        err = CorruptStoreFile(str(path), line, column, f"nested too deeply: more than {_DEEP} levels")
+        return FileState(kind, path, stamp, error=err, digest=digest)
     if not isinstance(data_value, list):
         err = _not_an_array(path, text, data_value)
         return FileState(kind, path, stamp, error=err, digest=digest)
@@ -653,6 +687,24 @@ def _not_an_array(path: Path, text: str, value: Any) -> CorruptStoreFile:
         return CorruptStoreFile(str(path), 1, 1, slip.detail, remedy=slip.remedy, mendable=True)
     found = model._json_kind(value)  # "an object", "null": JSON's words, not Python's
     return CorruptStoreFile(str(path), 1, 1, f"expected a JSON array of entries, found {found}")
+
+
+_DEEP = 100
+
+
+def _too_deep_at(text: str) -> tuple[int, int]:
+    """Line and column of the first ``[`` or ``{`` nested more than ``_DEEP`` levels deep."""
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        mark = match.group()[0]
+        if mark in "[{":
+            depth += 1
+            if depth > _DEEP:
+                start = match.start()
+                return text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
+        elif mark in "]}":
+            depth -= 1
+    return 1, 1
 
 
 def _wide_encoding(data: bytes) -> str | None:
@@ -953,7 +1005,7 @@ def readable_state(store: Store, state: FileState) -> tuple[FileState, bool]:
         backup = cached[1]
     else:
         try:
-            backup = parse_bytes(state.kind, path, path.read_bytes()).replace(stamp=stamp)
+            backup = parse_bytes(state.kind, path, read_regular(path, STORE_FILE_LIMIT)).replace(stamp=stamp)
         except OSError:
             return state, False
         if stamp is not None:
@@ -1223,7 +1275,7 @@ class Store:
 
     def _backup_digest(self, kind: Kind) -> bytes | None:
         try:
-            return _digest(self.backup_path(kind).read_bytes())
+            return _digest(read_regular(self.backup_path(kind), STORE_FILE_LIMIT))
         except OSError:
             return None
 
@@ -1268,7 +1320,7 @@ class Store:
         """A sidecar's JSON, or None when it is missing or unreadable."""
         path = self._sidecar_path(name)
         try:
-            return json.loads(path.read_text(encoding="utf-8-sig"))
+            return json.loads(read_regular(path, CACHE_LIMIT).decode("utf-8-sig"))
         except (OSError, ValueError, RecursionError):  # RecursionError: nested past the parser's depth
             return None
 

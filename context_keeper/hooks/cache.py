@@ -137,10 +137,13 @@ def guess_root(env: Mapping[str, str], cwd: str | None) -> tuple[str | None, boo
 
 
 def _read_json(path: str) -> Any:
+    """A cache's JSON, or None (stale) when it is missing, unreadable, not a regular file, too
+    large or does not parse: a cloned repository can commit any of these."""
+    from context_keeper.bounded_read import CACHE_LIMIT, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            return leanjson.loads(handle.read())
-    except (OSError, ValueError, UnicodeDecodeError):
+        return leanjson.loads(read_regular(path, CACHE_LIMIT))
+    except (OSError, ValueError):
         return None
 
 

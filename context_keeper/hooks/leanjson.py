@@ -42,13 +42,16 @@ _WS = " \t\n\r"
 
 
 def loads(text: str | bytes) -> Any:
-    """Parse one JSON document; raises ValueError on anything else."""
+    """Parse one JSON document; raises ValueError on anything else (nesting too deep included)."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8-sig")
     if _scan is None:  # pragma: no cover
         import json
 
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except RecursionError:
+            raise ValueError("nested too deeply") from None
     start = len(text) - len(text.lstrip(_WS))
     value, end = scan(text, start)
     if text[end:].strip(_WS):
@@ -57,7 +60,16 @@ def loads(text: str | bytes) -> Any:
 
 
 def scan(text: str, pos: int) -> tuple[Any, int]:
-    """The JSON value starting exactly at ``text[pos]`` and the index just after it."""
+    """The JSON value starting exactly at ``text[pos]`` and the index just after it. Raises
+    ValueError for anything else, including a value nested deeper than the parser goes (a
+    crafted file: its readers treat it as unreadable, not as a crash)."""
+    try:
+        return _scan_value(text, pos)
+    except RecursionError:
+        raise ValueError(f"nested too deeply (at character {pos})") from None
+
+
+def _scan_value(text: str, pos: int) -> tuple[Any, int]:
     if _scan is None:  # pragma: no cover
         import json
 

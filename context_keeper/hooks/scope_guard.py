@@ -187,12 +187,12 @@ def _confirm_absolute(context_dir: str) -> bool:
     absolute constraint covers pauses for the user's confirmation (on scope, not on a detected
     violation: the guard does not read the edit). Asked only under PreToolUse — after the edit
     it would be theatre — and on every such edit, however often the rule was shown."""
+    from context_keeper.bounded_read import CONFIG_LIMIT, read_regular
     from context_keeper.hooks import leanjson
 
     try:
-        with open(os.path.join(context_dir, "config.json"), "rb") as handle:
-            config = leanjson.loads(handle.read())
-    except (OSError, ValueError, UnicodeDecodeError):
+        config = leanjson.loads(read_regular(os.path.join(context_dir, "config.json"), CONFIG_LIMIT))
+    except (OSError, ValueError):  # UnicodeDecodeError and nesting too deep are ValueErrors
         return False
     section = config.get("scope_guard") if isinstance(config, dict) else None
     return isinstance(section, dict) and section.get("confirm_absolute") is True

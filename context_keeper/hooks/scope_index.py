@@ -300,19 +300,22 @@ def rebuild_main(root: str) -> None:
 
 
 def _read(path: str) -> Any:
+    from context_keeper.bounded_read import CACHE_LIMIT, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            return leanjson.loads(handle.read())
-    except (OSError, ValueError, UnicodeDecodeError):
+        return leanjson.loads(read_regular(path, CACHE_LIMIT))
+    except (OSError, ValueError):  # UnicodeDecodeError and nesting too deep are ValueErrors
         return None
 
 
 def _source(path: str) -> tuple[str, bool]:
     """The file's text and whether it may hold lone surrogates; ``""`` when there is none to
-    read or it is not UTF-8 (the store refuses such a file too; ``_problem`` says why)."""
+    read, it is not a regular file or too large, or it is not UTF-8 (the store refuses such a
+    file too; ``_problem`` says why)."""
+    from context_keeper.bounded_read import STORE_FILE_LIMIT, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8")  # "utf-8-sig" is slower even without a BOM
+        text = read_regular(path, STORE_FILE_LIMIT).decode("utf-8")  # "utf-8-sig" is slower even without a BOM
     except (OSError, UnicodeDecodeError):
         return "", False
     if text.startswith("\ufeff"):

@@ -117,6 +117,13 @@ def _service(root: str):  # -> oneshot.OneShotService
             position = file_state.positions.get(entry["id"]) if file_state is not None else None
             return entry_key(entry["id"], file_state.raw[position] if position is not None else entry)
 
+        def derived_file_failed(self, store, name: str, exc: BaseException) -> None:  # store: a Store
+            from context_keeper.hookio import log_line
+
+            log_line(str(store.root), "user-prompt-submit",
+                     f".context/{name} could not be used ({type(exc).__name__}: {exc}); the index was built "
+                     "from the store files instead")
+
         def may_build(self, store, entries: int) -> bool:  # store: a Store
             if entries <= INLINE_BUILD_MAX_ENTRIES:
                 return True

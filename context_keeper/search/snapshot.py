@@ -35,6 +35,7 @@ from context_keeper.search.contract import Doc
 from context_keeper.search.engine import SearchIndex
 from context_keeper.search.fields import GROUPS, entry_id
 from context_keeper.search.index import _analyse
+from context_keeper.search.state import MAX_COUNT
 from context_keeper.search.tuning import Tuning
 
 FILE = "search_index_state.json"
@@ -181,26 +182,31 @@ def restore(data: Any, docs_by_kind: Mapping[str, Sequence[Doc]], stamps: Stamps
                 for texts in postings.values()):
             return None
         avg_used, len_sums = data["avg_used"], data["len_sums"]
-        if (not isinstance(avg_used, list) or len(avg_used) != len(GROUPS) or not _counts(len_sums)
+        if (not isinstance(avg_used, list) or len(avg_used) != len(GROUPS) or not _counts(len_sums, _MAX_SUM)
                 or any(type(s) is not int or not 0 <= s < size or entries[s] is not None for s in free)):
             return None
         index._entries = entries
         index._postings = _LazyPostings(postings, size)
         index._avg_used = [float(x) for x in avg_used]
-        if not all(math.isfinite(x) for x in index._avg_used):
+        if not all(math.isfinite(x) and x >= 0.0 for x in index._avg_used):
             return None
         index._len_sums = list(len_sums)
         index._anon = anon
         index._free = list(free)
-    except (KeyError, TypeError, ValueError, IndexError):
+    except (KeyError, TypeError, ValueError, IndexError, ArithmeticError):  # float(10**400): OverflowError
         return None
     return index
 
 
-def _counts(values: Any) -> bool:
-    """One non-negative count per field group, as an index keeps them."""
+# Field lengths of one entry, and their sums over a store, bounded as state.py bounds a record's:
+# a crafted 10**400 must mean "rebuild", not an OverflowError in every later search.
+_MAX_SUM = 2**53  # floats stay exact below it
+
+
+def _counts(values: Any, limit: int = MAX_COUNT) -> bool:
+    """One count per field group, each in ``0..limit``, as an index keeps them."""
     return (isinstance(values, list) and len(values) == len(GROUPS)
-            and all(type(n) is int and n >= 0 for n in values))
+            and all(type(n) is int and 0 <= n <= limit for n in values))
 
 
 def save(path: str, data: dict[str, Any]) -> None:
@@ -213,8 +219,11 @@ def save(path: str, data: dict[str, Any]) -> None:
 
 
 def load(path: str) -> Any:
+    """The snapshot's JSON, or None: missing, unreadable, not a regular file, above the cache
+    cap, or not JSON (nested too deeply included)."""
+    from context_keeper.bounded_read import CACHE_LIMIT, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            return json.loads(handle.read())
-    except (OSError, ValueError):
+        return json.loads(read_regular(path, CACHE_LIMIT))
+    except (OSError, ValueError, RecursionError):
         return None

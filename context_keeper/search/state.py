@@ -9,7 +9,7 @@ stemmer in use, ``FORMAT``).
 
 Never trusted blindly: a record is used only for an entry whose hash matches; a record that is
 malformed or internally inconsistent (counts that do not add up to the lengths, negative
-numbers, wrong types) is ignored and the entry analysed afresh; an unreadable, foreign or
+numbers or ones above ``MAX_COUNT``, wrong types) is ignored and the entry analysed afresh; an unreadable, foreign or
 garbage file is ignored as a whole. JSON only (no pickle/marshal): loading a hostile file can
 at worst cost a re-analysis. The name matches the ``*_state.json`` pattern that
 ``context-keeper init`` git-ignores.
@@ -35,6 +35,10 @@ FILE = "search_state.json"
 FORMAT = 1
 _SEP = "\x1f"  # never part of a term (tokenize.py keeps word characters and _./-:@+# only)
 _G = len(F.GROUPS)
+# No entry holds more terms than this: it comes from a store file of at most 128 MiB
+# (bounded_read.STORE_FILE_LIMIT). Far below where the index's float arithmetic on the sums of
+# lengths breaks down (an int of 10**400 raised OverflowError there, in every later process).
+MAX_COUNT = 2**31 - 1
 
 Analysis = tuple[dict[str, "list[int] | tuple[int, ...]"], tuple[int, ...]]  # counts per group, per term
 
@@ -82,7 +86,7 @@ def _decode(record: Any) -> Analysis | None:
         return None
     if len(lens) != _G or len(counts) != _G * len(names):
         return None
-    if (counts and min(counts) < 0) or min(lens) < 0:
+    if (counts and not 0 <= min(counts) <= max(counts) <= MAX_COUNT) or not 0 <= min(lens) <= max(lens) <= MAX_COUNT:
         return None
     for g in range(_G):
         if sum(counts[g::_G]) != lens[g]:
