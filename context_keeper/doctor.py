@@ -59,6 +59,7 @@ from typing import Any
 from context_keeper import model
 from context_keeper.render import console_json
 from context_keeper.config import config_problems, key_destination, read_user_config
+from context_keeper.confine import leads_out
 from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
                                    NotAStoreFile)
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir, temp_files_of
@@ -140,6 +141,7 @@ def _check_context_dir(root: Path) -> list[Finding]:
                 f"{CONTEXT_DIR} is a symlink to {target}, outside the project: every write would land "
                 f"there. Replace it with a real directory (move the files into {context}).",
             ))
+    findings += _bookkeeping_links_out(root)
     lock, copies = context / ".lock", context / BACKUP_DIR
     if lock.is_dir():
         findings.append(Finding(
@@ -175,6 +177,32 @@ def _check_context_dir(root: Path) -> list[Finding]:
                 "git here sees only the link. Replace the link with the file unless it is meant to "
                 "be shared.",
                 file=kind.filename,
+            ))
+    return findings
+
+
+# The directories under .context/ that context-keeper writes into or deletes from, and what
+# each holds: a link out of the project in place of one is refused by every writer (confine).
+_BOOKKEEPING_DIRS = {
+    BACKUP_DIR: "the last good copy of each store file (writes there are skipped, and copies there not read)",
+    "sessions": "what the hooks showed each session (nothing is remembered or pruned there)",
+    "install-backups": "the backups `install` makes (they go to ~/.local/state/context-keeper/ instead)",
+}
+
+
+def _bookkeeping_links_out(root: Path) -> list[Finding]:
+    context = root / CONTEXT_DIR
+    if leads_out(context, root) is not None:
+        return []  # the .context link itself is the finding
+    findings = []
+    for name, holds in _BOOKKEEPING_DIRS.items():
+        real = leads_out(context / name, root)
+        if real is not None:
+            findings.append(Finding(
+                ERROR, "bookkeeping_symlink",
+                f"{CONTEXT_DIR}/{name} is a symbolic link to {real}, outside the project, where context-keeper "
+                f"keeps {holds}: it never writes or deletes there. Remove the link (rm {CONTEXT_DIR}/{name}); "
+                "the directory is made again when needed.",
             ))
     return findings
 
@@ -283,7 +311,7 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                 ))
     if state.stamp is not None:
         backup = store.backup_path(kind)
-        if backup.parent.exists() and not backup.parent.is_dir():
+        if (backup.parent.exists() and not backup.parent.is_dir()) or store.last_good_copy(kind) is None:
             pass  # no copy can be kept there: reported by _check_context_dir
         elif not backup.exists():
             findings.append(Finding(INFO, "missing_backup", f"{name} has no last-good copy yet", file=name,
@@ -521,7 +549,9 @@ def _read_live(path: Path) -> bytes | None:
 
 
 def _usable_backup(store: Store, kind: Kind) -> bytes | None:
-    path = store.backup_path(kind)
+    path = store.last_good_copy(kind)
+    if path is None:
+        return None  # .last-good/ leads out of the project: not this project's copy to restore
     try:
         data = path.read_bytes()
     except OSError:
@@ -1096,7 +1126,7 @@ def _temp_files(store: Store) -> list[Path]:
     the directory may be shared, or the project's)."""
     found = []
     for directory in (store.dir, store.dir / BACKUP_DIR):
-        if directory.is_dir():
+        if directory.is_dir() and leads_out(directory, store.root) is None:
             found += sorted(directory.glob(f".*{TEMP_SUFFIX}"))
     for kind in KINDS.values():
         path = store.path(kind)

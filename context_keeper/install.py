@@ -993,8 +993,12 @@ def backup_base(target_path: Path, project: Path, home: Path, in_project: bool) 
         return None
     from context_keeper.project import CONTEXT_DIR
 
+    from context_keeper.confine import leads_out
+
     relative = target_path.relative_to(project)
-    if (project / CONTEXT_DIR).is_dir():
+    # Not into an install-backups/ (or a .context) that a link leads out of the project: the
+    # user's state directory instead, as before init.
+    if (project / CONTEXT_DIR).is_dir() and leads_out(project / CONTEXT_DIR / BACKUP_DIR, project) is None:
         return project / CONTEXT_DIR / BACKUP_DIR / relative
     digest = hashlib.sha256(os.fsencode(project)).hexdigest()[:8]  # any path, UTF-8 or not
     return home / ".local" / "state" / "context-keeper" / BACKUP_DIR / f"{project.name}-{digest}" / relative

@@ -252,6 +252,7 @@ class Service:
                 # the file people edit by hand, and a broken first edit needs one to fall back on.
                 ftxn.replace_items([])
             write_gitignore(context)
+        warnings += txn.warnings
         answer = {"success": True, "project_dir": str(root), "context_dir": str(context), "created": created}
         outer = next((d for d in root.parents if (d / CONTEXT_DIR).is_dir()), None)
         if created and outer is not None:
@@ -354,8 +355,8 @@ class Service:
         warnings += [str(s.error) for s in store.all_states() if s.error is not None] + self._last_good_notes(store)
         if warnings:
             answer["warnings"] = warnings
-        if export_warnings:
-            answer.setdefault("warnings", []).extend(export_warnings)
+        if export_warnings or txn.warnings:
+            answer.setdefault("warnings", []).extend([*txn.warnings, *export_warnings])
         return answer
 
     def _similar_entries(self, store: Store, kind: Kind, entry: dict, hits: list, exclude: set[str]) -> list[dict]:
@@ -501,8 +502,8 @@ class Service:
         answer = {"success": True, "id": entry["id"], "updated_fields": sorted({*cleaned, *cleared}), "entry": entry}
         if released is not None:
             answer["also_updated"] = [f"{released['id']}: no longer lists {entry['id']} in supersedes"]
-        if export_warnings:
-            answer.setdefault("warnings", []).extend(export_warnings)
+        if export_warnings or txn.warnings:
+            answer.setdefault("warnings", []).extend([*txn.warnings, *export_warnings])
         return answer
 
     @_warns_of_config_problems
@@ -601,8 +602,8 @@ class Service:
             if merge_into:
                 answer["survivor"] = ftxn.get(successor)
         self._index_after_write(store, kind, before, txn, changed)
-        if export_warnings:
-            answer.setdefault("warnings", []).extend(export_warnings)
+        if export_warnings or txn.warnings:
+            answer.setdefault("warnings", []).extend([*txn.warnings, *export_warnings])
         return answer
 
     # ------------------------------------------------------------ markdown

@@ -1,0 +1,136 @@
+"""A repository you do not trust (round 19's hunt, part 1): what a cloned repository's committed
+``.context/`` (and ``.claude/``) could make happen on a developer's machine once the hooks run or
+the server starts there — secrets sent to a host of its choosing, writes and deletions sent out
+of the project through symbolic links. Each test fails before its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from context_keeper import config, embeddings
+from context_keeper.doctor import diagnose, repair
+from context_keeper.errors import StoreError
+from context_keeper.hooks import state as hook_state
+from context_keeper.service import Service
+from context_keeper.store import Store
+from tests.hook_helpers import hook_env, injected, payload, run_hook
+from tests.test_install import _cli
+from tests.test_safety_hunt17 import REMOTE, recording, remote  # noqa: F401 - fixtures
+from tests.test_semantic import QUERY, FakeEmbeddings, _ids, _lexical_ids, _project, fake_server  # noqa: F401
+
+RECORD = {"summary": "Orders live in Postgres", "problem": "P" * 45, "why_chosen": "W" * 65}
+PRIVATE = {"summary": "VICTIM private decision kept here", "problem": "Q" * 45, "why_chosen": "V" * 65}
+
+
+def _init(root: Path, entry: dict | None = None) -> Service:
+    root.mkdir(parents=True, exist_ok=True)
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)})
+    svc.init_project(str(root))
+    if entry is not None:
+        svc.record("decision", entry)
+    return svc
+
+
+# ------------------------------------------------------------------ 2. bookkeeping directories linked out
+
+
+def test_a_last_good_link_out_of_the_project_is_not_written_through(tmp_path):
+    victim, evil = tmp_path / "victim", tmp_path / "evil"
+    _init(victim, PRIVATE)
+    svc = _init(evil, RECORD)
+    before = (victim / ".context" / "decisions.json").read_bytes()
+    link = evil / ".context" / ".last-good"
+    for item in link.iterdir():
+        item.unlink()
+    link.rmdir()
+    link.symlink_to(Path("..") / ".." / "victim" / ".context")
+    answer = svc.record("decision", {**RECORD, "summary": "Second decision of this repository"})
+    assert answer["success"] and answer["id"] == "dec-002"
+    assert (victim / ".context" / "decisions.json").read_bytes() == before
+    said = [w for w in answer.get("warnings", []) if ".last-good" in w]
+    assert said and "not kept" in said[0] and str(victim / ".context") in said[0] and "rm .context/.last-good" in said[0]
+    found = [f for f in diagnose(evil).findings if f.code == "bookkeeping_symlink"]
+    assert [f.severity for f in found] == ["error"] and "rm .context/.last-good" in found[0].message
+
+
+def test_a_last_good_copy_behind_a_link_out_of_the_project_is_not_read(tmp_path):
+    victim, evil = tmp_path / "victim", tmp_path / "evil"
+    _init(victim, PRIVATE)
+    svc = _init(evil, RECORD)
+    link = evil / ".context" / ".last-good"
+    for item in link.iterdir():
+        item.unlink()
+    link.rmdir()
+    link.symlink_to(victim / ".context")
+    (evil / ".context" / "decisions.json").write_text("[ {", encoding="utf-8")  # broken: the copy would stand in
+    summary = svc.get_project_summary()
+    assert "VICTIM" not in json.dumps(summary)
+    assert "VICTIM" not in json.dumps(svc.get_context(query="private decision kept here"))
+    text = injected(run_hook("session_start", payload("session_start_startup", evil), env=hook_env(evil))) or ""
+    assert "VICTIM" not in text
+    report = diagnose(evil)
+    assert not [f for f in report.findings if f.code == "corrupt_file" and f.fix]  # nothing offered to restore
+    before = (victim / ".context" / "decisions.json").read_bytes()
+    repair(report)
+    assert (victim / ".context" / "decisions.json").read_bytes() == before
+
+
+def test_a_sessions_link_out_of_the_project_is_neither_written_nor_pruned(tmp_path):
+    evil, elsewhere = tmp_path / "evil", tmp_path / "elsewhere"
+    _init(evil, RECORD)
+    elsewhere.mkdir()
+    notes = elsewhere / "my-notes.seen"
+    notes.write_text("mine\n", encoding="utf-8")
+    old = 1_000_000_000  # 2001: far older than any pruning age
+    os.utime(notes, (old, old))
+    (evil / ".context" / "sessions").symlink_to(Path("..") / ".." / "elsewhere")
+    proc = run_hook("session_start", payload("session_start_startup", evil), env=hook_env(evil))
+    assert injected(proc) and "Orders live in Postgres" in injected(proc)  # the hook still works
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["my-notes.seen"]
+    log = (evil / ".context" / "hook.log").read_text(encoding="utf-8")
+    assert ".context/sessions is a symbolic link to" in log and str(elsewhere) in log
+    assert hook_state.prune(str(evil / ".context"), now=old + 10**9) == 0 and notes.exists()
+    state = hook_state.SessionState(str(evil / ".context"), "s2")
+    state.mark(["dec-001#0"])
+    state.reset()
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["my-notes.seen"]
+    store = Store(evil)
+    with pytest.raises(StoreError, match="outside the project"):
+        store.write_sidecar("sessions/s2.compaction_snapshot.json", {"entries": {}})
+    (elsewhere / "s2.compaction_snapshot.json").write_text('{"entries": {}}', encoding="utf-8")
+    assert store.read_sidecar("sessions/s2.compaction_snapshot.json") is None
+    found = [f for f in diagnose(evil).findings if f.code == "bookkeeping_symlink"]
+    assert [f.severity for f in found] == ["error"] and "rm .context/sessions" in found[0].message
+
+
+def test_install_backups_do_not_go_through_a_link_out_of_the_project(tmp_path):
+    evil, elsewhere, home = tmp_path / "evil", tmp_path / "elsewhere", tmp_path / "home"
+    _init(evil)
+    elsewhere.mkdir()
+    home.mkdir()
+    (evil / ".claude").mkdir()
+    (evil / ".claude" / "settings.json").write_text('{"model": "opus"}\n', encoding="utf-8")
+    (evil / ".context" / "install-backups").symlink_to(elsewhere)
+    result = _cli("install", "--client", "claude", cwd=evil, home=home)
+    assert result.returncode == 0, result.stderr
+    assert list(elsewhere.iterdir()) == []
+    assert list((home / ".local" / "state" / "context-keeper" / "install-backups").rglob("settings.json.bak-*"))
+
+
+def test_a_bookkeeping_link_that_stays_inside_the_project_is_used(tmp_path):
+    root = tmp_path / "p"
+    svc = _init(root, RECORD)
+    link = root / ".context" / ".last-good"
+    for item in link.iterdir():
+        item.unlink()
+    link.rmdir()
+    (root / "meta" / "last-good").mkdir(parents=True)
+    link.symlink_to(Path("..") / "meta" / "last-good")
+    answer = svc.record("decision", {**RECORD, "summary": "Second decision of this repository"})
+    assert not any(".last-good" in w for w in answer.get("warnings", []))
+    assert "Second decision" in (root / "meta" / "last-good" / "decisions.json").read_text(encoding="utf-8")
+    assert not [f for f in diagnose(root).findings if f.code == "bookkeeping_symlink"]
