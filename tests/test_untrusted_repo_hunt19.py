@@ -134,3 +134,39 @@ def test_a_bookkeeping_link_that_stays_inside_the_project_is_used(tmp_path):
     assert not any(".last-good" in w for w in answer.get("warnings", []))
     assert "Second decision" in (root / "meta" / "last-good" / "decisions.json").read_text(encoding="utf-8")
     assert not [f for f in diagnose(root).findings if f.code == "bookkeeping_symlink"]
+
+
+# ------------------------------------------------------------------ 4. install through a linked settings file
+
+
+@pytest.mark.parametrize("linked", ["settings.json", ".claude"])
+def test_install_refuses_a_project_settings_file_that_leads_out_of_the_project(tmp_path, linked):
+    project, home = tmp_path / "evil", tmp_path / "home"
+    _init(project)
+    (home / ".claude").mkdir(parents=True)
+    user_settings = home / ".claude" / "settings.json"
+    user_settings.write_text('{"model": "opus"}\n', encoding="utf-8")
+    if linked == "settings.json":
+        (project / ".claude").mkdir()
+        (project / ".claude" / "settings.json").symlink_to(user_settings)
+    else:
+        (project / ".claude").symlink_to(home / ".claude")
+    result = _cli("install", "--client", "claude", cwd=project, home=tmp_path / "other-home")
+    assert result.returncode == 2, result.stdout
+    assert f"symbolic link to {user_settings}" in result.stderr and "--force" in result.stderr
+    assert user_settings.read_text(encoding="utf-8") == '{"model": "opus"}\n'
+    assert not (project / ".mcp.json").exists()  # a refusal writes nothing at all
+
+
+def test_install_names_the_file_it_wrote_through_a_link_inside_the_project(tmp_path):
+    project = tmp_path / "p"
+    _init(project)
+    real = project / "config" / "claude-settings.json"
+    real.parent.mkdir()
+    real.write_text('{"model": "opus"}\n', encoding="utf-8")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").symlink_to(Path("..") / "config" / "claude-settings.json")
+    result = _cli("install", "--client", "claude", cwd=project, home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    assert f"updated {real} (through the link {project / '.claude' / 'settings.json'})" in result.stdout
+    assert "SessionStart" in json.loads(real.read_text(encoding="utf-8"))["hooks"]
