@@ -59,7 +59,7 @@ from typing import Any
 from context_keeper import model
 from context_keeper.render import console_json
 from context_keeper.config import config_problems, key_destination, read_user_config
-from context_keeper.confine import leads_out
+from context_keeper.confine import context_refusal, leads_out
 from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
                                    NotAStoreFile)
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir, temp_files_of
@@ -1432,6 +1432,8 @@ def _relink(txn: Any, kind: Kind, kept: list[tuple[Any, str | None]],
 def repair(report: Report, *, now: datetime | None = None) -> Report:
     """Apply every safe fix the report lists; marks findings as fixed and adds what was done."""
     now = now or datetime.now(timezone.utc)
+    if context_refusal(report.project) is not None:
+        return report  # every repair would be written where the link leads: the finding says what to do
     store = Store(Path(report.project))
     actions: list[Finding] = []
     by_code: dict[str, list[Finding]] = {}

@@ -25,6 +25,7 @@ from typing import Any
 from context_keeper import model, render
 from context_keeper.budget import chars_to_tokens, json_chars
 from context_keeper.config import checked, read_user_config
+from context_keeper.confine import context_refusal
 from context_keeper.errors import ContextKeeperError, InvalidInput, NotAStoreFile, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
 from context_keeper.paths import established_exports, markdown_target
@@ -118,6 +119,9 @@ class Service:
             store = self._stores.get(root)
             if store is None:
                 store = self._stores[root] = Store(root)
+        linked_out = context_refusal(root)
+        if linked_out is not None:
+            raise StoreError(linked_out)
         blocked = None if store.dir.is_dir() else in_the_way(store.dir)
         if blocked is not None:
             # Every read and write would fail on a path inside it, with an error naming that path.
@@ -229,6 +233,9 @@ class Service:
             raise InvalidInput("name: give the project a name with at least one visible character, or leave it out "
                                f"to use the folder's name ({folder_name(root)!r})", field="name")
         project_name = project_name.strip() if project_name is not None else None
+        linked_out = context_refusal(root)
+        if linked_out is not None:
+            raise StoreError(linked_out)
         context = root / CONTEXT_DIR
         existed = context.exists()
         store = Store(root)

@@ -136,6 +136,43 @@ def test_a_bookkeeping_link_that_stays_inside_the_project_is_used(tmp_path):
     assert not [f for f in diagnose(root).findings if f.code == "bookkeeping_symlink"]
 
 
+# ------------------------------------------------------------------ 3. a .context linked out of the project
+
+
+def test_a_context_linked_out_of_the_project_is_refused_by_tools_and_hooks(tmp_path):
+    victim, evil = tmp_path / "victim", tmp_path / "evil"
+    _init(victim, PRIVATE)
+    evil.mkdir()
+    (evil / ".git").mkdir()
+    (evil / ".context").symlink_to(Path("..") / "victim" / ".context")
+    before = {p.name: p.read_bytes() for p in (victim / ".context").iterdir() if p.is_file()}
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(evil)})
+    for call in (lambda: svc.get_project_summary(), lambda: svc.get_context(query="private decision"),
+                 lambda: svc.record("decision", RECORD), lambda: svc.init_project(str(evil))):
+        with pytest.raises(StoreError) as caught:
+            call()
+        said = str(caught.value)
+        assert f"{evil / '.context'} is a symbolic link to {victim / '.context'}" in said, said
+        assert "nothing was read or saved" in said and str(victim) in said
+    proc = run_hook("session_start", payload("session_start_startup", evil), env=hook_env(evil))
+    assert injected(proc) is None
+    assert b"is a symbolic link to" in proc.stderr
+    report = diagnose(evil)
+    assert [f.severity for f in report.findings if f.code == "context_symlink"] == ["error"]
+    repair(report)
+    after = {p.name: p.read_bytes() for p in (victim / ".context").iterdir() if p.is_file()}
+    assert after == before
+
+
+def test_a_context_linked_inside_the_project_is_used(tmp_path):
+    root = tmp_path / "p"
+    (root / "meta" / "context").mkdir(parents=True)
+    (root / ".context").symlink_to(Path("meta") / "context")
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)})
+    assert svc.record("decision", RECORD)["success"]
+    assert "Orders live in Postgres" in (root / "meta" / "context" / "decisions.json").read_text(encoding="utf-8")
+
+
 # ------------------------------------------------------------------ 4. install through a linked settings file
 
 

@@ -162,13 +162,14 @@ def is_fresh(data: Mapping[str, Any], root: str) -> bool:
 
 
 def locate(env: Mapping[str, str], cwd: str | None) -> str | None:
-    """The project root for this call; None when there is no project to talk about.
+    """The project root for this call; None when there is no project to talk about, or when its
+    ``.context`` is a symbolic link out of the project (``_linked_out``).
 
     Fast when these inputs were resolved to the guessed root before; otherwise resolves with
     ``resolve_project`` and records the answer.
     """
     guess, certainly_none = guess_root(env, cwd)
-    if certainly_none:
+    if certainly_none or (guess and _linked_out(guess)):
         return None
     key = resolution_key(env, cwd)
     if guess:
@@ -182,10 +183,24 @@ def locate(env: Mapping[str, str], cwd: str | None) -> str | None:
         root = str(resolve_project(None, env=env, cwd=cwd))
     except ContextKeeperError:
         return None
-    if not os.path.isdir(os.path.join(root, CONTEXT_DIR)):
+    if not os.path.isdir(os.path.join(root, CONTEXT_DIR)) or _linked_out(root):
         return None
     _remember(root, key)
     return root
+
+
+def _linked_out(root: str) -> bool:
+    """``root``'s ``.context`` is a symbolic link out of the project (``confine.context_refusal``),
+    which the hooks do not use, as the tools refuse it. Said on stderr: a line in ``hook.log``
+    would be written where the link leads."""
+    if not os.path.islink(os.path.join(root, CONTEXT_DIR)):
+        return False
+    from context_keeper.confine import context_refusal
+
+    refused = context_refusal(root)
+    if refused is not None:
+        sys.stderr.write(f"context-keeper-hook: {refused}\n")
+    return refused is not None
 
 
 def summary(root: str) -> dict:
