@@ -58,7 +58,7 @@ from typing import Any
 
 from context_keeper import model
 from context_keeper.render import console_json
-from context_keeper.config import config_problems, key_destination, read_user_config
+from context_keeper.config import config_problems, key_destination, read_user_config, unapproved_host_problem
 from context_keeper.confine import context_refusal, leads_out
 from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
                                    NotAStoreFile)
@@ -875,9 +875,15 @@ _KEY_NAME_WORDS = ("EMBED", "OPENAI", "OLLAMA", "API_KEY", "APIKEY")
 def _check_semantic_key(store: Store) -> list[Finding]:
     """Which variable's value the semantic blend sends as a Bearer token, and where: a committed
     config.json chooses both, so doctor shows them (a warning when the name does not look like a
-    key meant for an embedding API). Plain http to another machine is _check_config's finding."""
+    key meant for an embedding API), or, for another machine this user has not allowed, that
+    nothing is sent there and how to allow it. Plain http to another machine is _check_config's finding."""
     semantic = store.config()[0].get("semantic")
-    destination = key_destination(semantic) if isinstance(semantic, dict) and semantic.get("enabled") is True else None
+    if not isinstance(semantic, dict) or semantic.get("enabled") is not True:
+        return []
+    host_problem = unapproved_host_problem(semantic, os.environ, "the blend is not used here (nothing is sent)")
+    if host_problem is not None:
+        return [Finding(WARNING, "semantic_host", f"config.json: {host_problem}", file="config.json")]
+    destination = key_destination(semantic)
     if destination is None:
         return []
     variable, host = destination

@@ -35,6 +35,74 @@ def _init(root: Path, entry: dict | None = None) -> Service:
     return svc
 
 
+# ------------------------------------------------------------------ 1. semantic hosts need the user's consent
+
+
+@pytest.mark.parametrize("url,allowed_env,sent", [
+    ("http://localhost:11434", "", True), ("http://127.0.0.1:8080", "", True), ("http://[::1]:11434", "", True),
+    (None, "", True),  # the default: the local Ollama
+    ("https://evil.example:8443", "", False),
+    ("https://evil.example:8443", "evil.example", True),
+    ("https://evil.example:8443", " Other.host , EVIL.example ", True),  # any case, spaces around names
+    ("https://evil.example:8443", "evil.example:8443", True),
+    ("https://evil.example:8443", "evil.example:443", False),  # another port
+    ("https://evil.example", "evil.example:443", True),  # the scheme's port
+    ("https://api.evil.example", "evil.example", False),  # exact names, no suffix match
+    ("https://evil.example", "evil.examp", False),
+    ("http://10.0.0.5:8080", "10.0.0.5", True),
+    ("http://[2001:db8::1]:8080", "[2001:db8::1]:8080", True),
+    ("http://[2001:db8::1]:8080", "", False),
+])
+def test_which_hosts_the_semantic_blend_may_send_to(url, allowed_env, sent):
+    section = {"enabled": True, **({"url": url} if url else {})}
+    env = {config.SEMANTIC_HOSTS_ENV: allowed_env} if allowed_env else {}
+    assert (config.unapproved_host(section, env) is None) is sent
+
+
+def test_a_committed_config_sends_nothing_to_a_host_the_user_has_not_allowed(tmp_path, remote, monkeypatch):
+    monkeypatch.delenv(config.SEMANTIC_HOSTS_ENV, raising=False)
+    svc = _project(tmp_path, {"enabled": True, "url": remote, "weight": 400})
+    FakeEmbeddings.requests.clear()
+    answer = svc.get_context(query=QUERY)
+    assert FakeEmbeddings.requests == []  # not the question, not an entry
+    assert _ids(answer) == _lexical_ids(svc)
+    said = [w for w in answer.get("warnings", []) if REMOTE in w]
+    assert len(said) == 1, answer.get("warnings")  # once
+    assert "nothing was sent" in said[0] and f"{config.SEMANTIC_HOSTS_ENV}={REMOTE}" in said[0]
+    with pytest.raises(embeddings.EmbeddingUnavailable, match=config.SEMANTIC_HOSTS_ENV):
+        embeddings.embed(["text"], {"url": remote})
+    assert FakeEmbeddings.requests == []
+    # Allowed in the user's own environment: the blend asks that host, and says nothing of it.
+    monkeypatch.setenv(config.SEMANTIC_HOSTS_ENV, REMOTE)
+    answer = svc.get_context(query=QUERY)
+    assert FakeEmbeddings.requests and not any(REMOTE in w for w in answer.get("warnings", []))
+
+
+def test_the_key_a_committed_config_names_is_not_sent_to_a_host_the_user_has_not_allowed(tmp_path, remote, monkeypatch):
+    monkeypatch.delenv(config.SEMANTIC_HOSTS_ENV, raising=False)
+    # https: the plain-http rule does not withhold the key; only the host rule stands in the way.
+    url = remote.replace("http://", "https://")
+    svc = _project(tmp_path, {"enabled": True, "url": url, "api_key_env": "GITHUB_TOKEN"})
+    FakeEmbeddings.authorizations.clear()
+    answer = svc.get_context(query=QUERY)
+    assert FakeEmbeddings.authorizations == []
+    said = [w for w in answer.get("warnings", []) if REMOTE in w]
+    assert len(said) == 1 and "GITHUB_TOKEN" in said[0], answer.get("warnings")
+
+
+def test_doctor_warns_of_a_remote_semantic_host_the_user_has_not_allowed(tmp_path, monkeypatch):
+    monkeypatch.delenv(config.SEMANTIC_HOSTS_ENV, raising=False)
+    root = tmp_path / "p"
+    _init(root)
+    (root / ".context" / "config.json").write_text(json.dumps({"semantic": {
+        "enabled": True, "url": "https://evil.example:8443", "api_key_env": "GITHUB_TOKEN"}}), encoding="utf-8")
+    found = [f for f in diagnose(root).findings if f.code == "semantic_host"]
+    assert [f.severity for f in found] == ["warning"]
+    assert "evil.example" in found[0].message and f"{config.SEMANTIC_HOSTS_ENV}=evil.example" in found[0].message
+    monkeypatch.setenv(config.SEMANTIC_HOSTS_ENV, "evil.example")
+    assert not [f for f in diagnose(root).findings if f.code == "semantic_host"]
+
+
 # ------------------------------------------------------------------ 2. bookkeeping directories linked out
 
 
