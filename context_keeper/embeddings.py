@@ -211,7 +211,9 @@ def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TI
             indexes = [row.get("index") for row in rows]
             if all(i is None for i in indexes):
                 pass  # no index at all: in the order of the input, as the API returns them
-            elif sorted(indexes, key=lambda i: (type(i) is not int, str(i))) != list(range(len(rows))):
+            # Numbers sorted as numbers (as text, 10 came before 2: every batch over ten texts
+            # was refused); anything else after them, where it fails the comparison.
+            elif sorted(indexes, key=lambda i: (0, i, "") if type(i) is int else (1, 0, str(i))) != list(range(len(rows))):
                 # Each input exactly once, by its position: a row paired with another text
                 # would rank by the wrong vector and never fall back.
                 raise EmbeddingUnavailable(f"unexpected answer from {url}: \"index\" is not each input's position once")

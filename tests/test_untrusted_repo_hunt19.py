@@ -20,7 +20,8 @@ from context_keeper.store import Store
 from tests.hook_helpers import hook_env, injected, payload, run_hook
 from tests.test_install import _cli
 from tests.test_safety_hunt17 import REMOTE, recording, remote  # noqa: F401 - fixtures
-from tests.test_semantic import QUERY, FakeEmbeddings, _ids, _lexical_ids, _project, fake_server  # noqa: F401
+from tests.test_semantic import (QUERY, FakeEmbeddings, Scripted, _ids, _lexical_ids, _project,  # noqa: F401
+                                 fake_server, fake_vector, scripted)
 
 RECORD = {"summary": "Orders live in Postgres", "problem": "P" * 45, "why_chosen": "W" * 65}
 PRIVATE = {"summary": "VICTIM private decision kept here", "problem": "Q" * 45, "why_chosen": "V" * 65}
@@ -88,6 +89,15 @@ def test_the_key_a_committed_config_names_is_not_sent_to_a_host_the_user_has_not
     assert FakeEmbeddings.authorizations == []
     said = [w for w in answer.get("warnings", []) if REMOTE in w]
     assert len(said) == 1 and "GITHUB_TOKEN" in said[0], answer.get("warnings")
+
+
+def test_an_openai_answer_for_more_than_ten_texts_is_taken_in_index_order(scripted):
+    # Found checking evals/README's semantic set-up: its server numbers every row, and a batch of
+    # eleven or more was refused (the indexes compared as text), so the blend always fell back.
+    Scripted.answer = staticmethod(lambda texts: json.dumps(
+        {"data": [{"index": i, "embedding": fake_vector(t)} for i, t in enumerate(texts)]}).encode())
+    texts = [f"text number {n}" for n in range(12)]
+    assert embeddings.embed(texts, {"url": scripted + "/v1", "api": "openai"}) == [fake_vector(t) for t in texts]
 
 
 def test_doctor_warns_of_a_remote_semantic_host_the_user_has_not_allowed(tmp_path, monkeypatch):
