@@ -115,7 +115,8 @@ def take_snapshot(root: str, *, session_id: object = None, trigger: str | None =
             unreadable.append(kind.filename)
             continue
         entries[kind.plural] = [dict(e) for e in state.entries if e.get("status", "active") != "deprecated"]
-        copies[kind.plural] = _copy_stamp(str(store.backup_path(kind)))
+        copy = store.last_good_copy(kind)
+        copies[kind.plural] = _copy_stamp(str(copy)) if copy is not None else None
     snapshot = {
         "timestamp": timestamp,
         "trigger": trigger,
@@ -281,7 +282,8 @@ def _written_since(store: Any, stamps: Any) -> Callable[[str], Mapping[str, Any]
         if plural not in read:
             read[plural] = {}
             kind = BY_PLURAL.get(plural)
-            path = str(store.backup_path(kind)) if kind is not None and plural in stamps else None
+            copy = store.last_good_copy(kind) if kind is not None and plural in stamps else None
+            path = str(copy) if copy is not None else None
             if path is not None and not _copy_unchanged(path, stamps[plural]):
                 try:
                     data = read_regular(path, STORE_FILE_LIMIT)
@@ -295,6 +297,11 @@ def _written_since(store: Any, stamps: Any) -> Callable[[str], Mapping[str, Any]
 
 
 def _remove(path: str) -> None:
+    from context_keeper.confine import leads_out
+    from context_keeper.store_owner import store_owner
+
+    if leads_out(os.path.dirname(path), store_owner(os.path.abspath(path))) is not None:
+        return  # sessions/ linked out of the project: that file is not this project's to delete
     try:
         os.unlink(path)
     except FileNotFoundError:

@@ -11,6 +11,7 @@ from context_keeper.bounded_read import CONFIG_LIMIT, FileTooLarge, NotRegularFi
 
 TYPE_CHECKING = False  # typing costs ~5 ms to import on the hooks' cold path
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 DEFAULTS: dict[str, Any] = {
@@ -126,6 +127,51 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:  # a host name: it may resolve to any machine
         return False
+
+
+SEMANTIC_HOSTS_ENV = "CONTEXT_KEEPER_SEMANTIC_HOSTS"
+
+
+def _allowed_hosts(env: Mapping[str, str]) -> set[str]:
+    return {name.strip().lower() for name in (env.get(SEMANTIC_HOSTS_ENV) or "").split(",") if name.strip()}
+
+
+def unapproved_host(semantic: Any, env: Mapping[str, str]) -> str | None:
+    """The host name of ``semantic.url`` when the blend would send text (and the key) to another
+    machine the user has not allowed; None for a loopback endpoint, an allowed one, or a URL no
+    request can go to (``checked`` names that one). config.json is committed, so whoever can
+    change it could otherwise have every teammate's questions, entries and a key of their choice
+    sent to a host of theirs. Consent lives outside the repository: ``CONTEXT_KEEPER_SEMANTIC_HOSTS``
+    in ``env``, comma-separated host names (any port) or ``host:port``, matched exactly, in any case."""
+    if not isinstance(semantic, dict):
+        return None
+    url = semantic.get("url") or DEFAULTS["semantic"]["url"]
+    if not _url(url):
+        return None
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if _loopback(host):
+        return None
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    spellings = {host, f"{host}:{port}", f"[{host}]", f"[{host}]:{port}"}
+    return None if spellings & _allowed_hosts(env) else host
+
+
+def unapproved_host_problem(semantic: Any, env: Mapping[str, str], consequence: str) -> str | None:
+    """``unapproved_host`` as a sentence: the host, ``consequence``, and how to allow it."""
+    host = unapproved_host(semantic, env)
+    if host is None:
+        return None
+    variable = semantic.get("api_key_env")
+    key = (f" and the value of the environment variable {variable} (semantic.api_key_env)"
+           if _text(variable) and variable.strip() else "")
+    allow = f"[{host}]" if ":" in host else host
+    return (f"semantic.url names the host {host}, another machine, to which the semantic blend would send the text "
+            f"of questions and entries{key}; a project's config.json alone cannot send them off this machine, so "
+            f"{consequence}. If you trust that host, allow it in your own environment, outside the repository: "
+            f"{SEMANTIC_HOSTS_ENV}={allow} (comma-separated host names, or host:port)")
 
 
 def cleartext_key(semantic: Any) -> tuple[str, str] | None:

@@ -62,7 +62,8 @@ from typing import Any
 from context_keeper import model
 from context_keeper.bounded_read import STORE_FILE_LIMIT, read_regular
 from context_keeper.render import console_json
-from context_keeper.config import config_problems, key_destination, read_user_config
+from context_keeper.config import config_problems, key_destination, read_user_config, unapproved_host_problem
+from context_keeper.confine import context_refusal, leads_out
 from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
                                    NotAStoreFile)
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir, temp_files_of
@@ -144,6 +145,7 @@ def _check_context_dir(root: Path) -> list[Finding]:
                 f"{CONTEXT_DIR} is a symlink to {target}, outside the project: every write would land "
                 f"there. Replace it with a real directory (move the files into {context}).",
             ))
+    findings += _bookkeeping_links_out(root)
     lock, copies = context / ".lock", context / BACKUP_DIR
     if lock.is_dir():
         findings.append(Finding(
@@ -179,6 +181,32 @@ def _check_context_dir(root: Path) -> list[Finding]:
                 "git here sees only the link. Replace the link with the file unless it is meant to "
                 "be shared.",
                 file=kind.filename,
+            ))
+    return findings
+
+
+# The directories under .context/ that context-keeper writes into or deletes from, and what
+# each holds: a link out of the project in place of one is refused by every writer (confine).
+_BOOKKEEPING_DIRS = {
+    BACKUP_DIR: "the last good copy of each store file (writes there are skipped, and copies there not read)",
+    "sessions": "what the hooks showed each session (nothing is remembered or pruned there)",
+    "install-backups": "the backups `install` makes (they go to ~/.local/state/context-keeper/ instead)",
+}
+
+
+def _bookkeeping_links_out(root: Path) -> list[Finding]:
+    context = root / CONTEXT_DIR
+    if leads_out(context, root) is not None:
+        return []  # the .context link itself is the finding
+    findings = []
+    for name, holds in _BOOKKEEPING_DIRS.items():
+        real = leads_out(context / name, root)
+        if real is not None:
+            findings.append(Finding(
+                ERROR, "bookkeeping_symlink",
+                f"{CONTEXT_DIR}/{name} is a symbolic link to {real}, outside the project, where context-keeper "
+                f"keeps {holds}: it never writes or deletes there. Remove the link (rm {CONTEXT_DIR}/{name}); "
+                "the directory is made again when needed.",
             ))
     return findings
 
@@ -295,7 +323,7 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                 ))
     if state.stamp is not None:
         backup = store.backup_path(kind)
-        if backup.parent.exists() and not backup.parent.is_dir():
+        if (backup.parent.exists() and not backup.parent.is_dir()) or store.last_good_copy(kind) is None:
             pass  # no copy can be kept there: reported by _check_context_dir
         elif not backup.exists():
             findings.append(Finding(INFO, "missing_backup", f"{name} has no last-good copy yet", file=name,
@@ -544,7 +572,9 @@ def _read_live(path: Path) -> bytes | None:
 
 
 def _usable_backup(store: Store, kind: Kind) -> bytes | None:
-    path = store.backup_path(kind)
+    path = store.last_good_copy(kind)
+    if path is None:
+        return None  # .last-good/ leads out of the project: not this project's copy to restore
     try:
         data = read_regular(path, STORE_FILE_LIMIT)
     except OSError:
@@ -868,9 +898,15 @@ _KEY_NAME_WORDS = ("EMBED", "OPENAI", "OLLAMA", "API_KEY", "APIKEY")
 def _check_semantic_key(store: Store) -> list[Finding]:
     """Which variable's value the semantic blend sends as a Bearer token, and where: a committed
     config.json chooses both, so doctor shows them (a warning when the name does not look like a
-    key meant for an embedding API). Plain http to another machine is _check_config's finding."""
+    key meant for an embedding API), or, for another machine this user has not allowed, that
+    nothing is sent there and how to allow it. Plain http to another machine is _check_config's finding."""
     semantic = store.config()[0].get("semantic")
-    destination = key_destination(semantic) if isinstance(semantic, dict) and semantic.get("enabled") is True else None
+    if not isinstance(semantic, dict) or semantic.get("enabled") is not True:
+        return []
+    host_problem = unapproved_host_problem(semantic, os.environ, "the blend is not used here (nothing is sent)")
+    if host_problem is not None:
+        return [Finding(WARNING, "semantic_host", f"config.json: {host_problem}", file="config.json")]
+    destination = key_destination(semantic)
     if destination is None:
         return []
     variable, host = destination
@@ -1119,7 +1155,7 @@ def _temp_files(store: Store) -> list[Path]:
     the directory may be shared, or the project's)."""
     found = []
     for directory in (store.dir, store.dir / BACKUP_DIR):
-        if directory.is_dir():
+        if directory.is_dir() and leads_out(directory, store.root) is None:
             found += sorted(directory.glob(f".*{TEMP_SUFFIX}"))
     for kind in KINDS.values():
         path = store.path(kind)
@@ -1442,6 +1478,8 @@ def _relink(txn: Any, kind: Kind, kept: list[tuple[Any, str | None]],
 def repair(report: Report, *, now: datetime | None = None) -> Report:
     """Apply every safe fix the report lists; marks findings as fixed and adds what was done."""
     now = now or datetime.now(timezone.utc)
+    if context_refusal(report.project) is not None:
+        return report  # every repair would be written where the link leads: the finding says what to do
     store = Store(Path(report.project))
     actions: list[Finding] = []
     by_code: dict[str, list[Finding]] = {}

@@ -4,7 +4,9 @@ Off by default (``semantic.enabled``). Entry vectors are cached in ``.context/em
 as ``{id: {"hash", "vec"}}`` keyed by a hash of the api, URL, model and entry text, so only new
 or changed entries are embedded, in batches. Any failure — endpoint down, slow, malformed answer —
 falls back silently to the lexical ranking: retrieval must never depend on a network service.
-The key ``semantic.api_key_env`` names is never sent over plain http to another machine.
+The key ``semantic.api_key_env`` names is never sent over plain http to another machine, and
+nothing at all (no text, no key) goes to a host other than this machine unless the user allows it
+in ``CONTEXT_KEEPER_SEMANTIC_HOSTS`` (``config.unapproved_host``): config.json is committed.
 """
 
 from __future__ import annotations
@@ -173,8 +175,12 @@ def _vector(value: Any) -> list[float] | None:
 
 def _key_header(settings: Mapping[str, Any]) -> dict[str, str]:
     """The Authorization header for the key ``api_key_env`` names (none when it names none or an
-    unset variable). Refuses to carry it over plain http to another machine (config.cleartext_key):
-    retrieval's warnings say so, and this is the one place a key leaves the process."""
+    unset variable). Refuses any request to a host the user has not allowed (config.unapproved_host),
+    and to carry the key over plain http to another machine (config.cleartext_key): retrieval's
+    warnings say so, and this is the one place a key leaves the process."""
+    refused = config.unapproved_host_problem(dict(settings), os.environ, "no request was sent")
+    if refused is not None:
+        raise EmbeddingUnavailable(refused)
     if config.cleartext_key(dict(settings)) is not None:
         raise EmbeddingUnavailable(config.cleartext_key_problem(dict(settings), "no request was sent"))
     key_env = settings.get("api_key_env")
@@ -205,7 +211,9 @@ def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TI
             indexes = [row.get("index") for row in rows]
             if all(i is None for i in indexes):
                 pass  # no index at all: in the order of the input, as the API returns them
-            elif sorted(indexes, key=lambda i: (type(i) is not int, str(i))) != list(range(len(rows))):
+            # Numbers sorted as numbers (as text, 10 came before 2: every batch over ten texts
+            # was refused); anything else after them, where it fails the comparison.
+            elif sorted(indexes, key=lambda i: (0, i, "") if type(i) is int else (1, 0, str(i))) != list(range(len(rows))):
                 # Each input exactly once, by its position: a row paired with another text
                 # would rank by the wrong vector and never fall back.
                 raise EmbeddingUnavailable(f"unexpected answer from {url}: \"index\" is not each input's position once")

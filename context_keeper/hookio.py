@@ -147,6 +147,8 @@ class HookContext:
             from context_keeper.hooks.state import SessionState
 
             self._state = SessionState(self.context_dir, self.payload.get("session_id"))
+            if self._state.refused:
+                self.log(self._state.refused)
         return self._state
 
     def log(self, message: str) -> None:

@@ -993,8 +993,12 @@ def backup_base(target_path: Path, project: Path, home: Path, in_project: bool) 
         return None
     from context_keeper.project import CONTEXT_DIR
 
+    from context_keeper.confine import leads_out
+
     relative = target_path.relative_to(project)
-    if (project / CONTEXT_DIR).is_dir():
+    # Not into an install-backups/ (or a .context) that a link leads out of the project: the
+    # user's state directory instead, as before init.
+    if (project / CONTEXT_DIR).is_dir() and leads_out(project / CONTEXT_DIR / BACKUP_DIR, project) is None:
         return project / CONTEXT_DIR / BACKUP_DIR / relative
     digest = hashlib.sha256(os.fsencode(project)).hexdigest()[:8]  # any path, UTF-8 or not
     return home / ".local" / "state" / "context-keeper" / BACKUP_DIR / f"{project.name}-{digest}" / relative
@@ -1102,6 +1106,8 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
     that is not ours (see ``merge_server``)."""
     changes = []
     for target in client_targets(client, project, home, user, local):
+        if target.in_project and not remove and not force:
+            _refuse_link_out(target.path, project)
         chosen = target_style(style, target)
         if target.kind == "claude-hooks":
             desired = [] if remove else _desired_hooks(chosen, project, user)
@@ -1153,6 +1159,26 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
         changes[-1].backup_as = backup_base(target.path, project, home, target.in_project)
         changes[-1].shared = target.shared
     return changes
+
+
+def _refuse_link_out(path: Path, project: Path) -> None:
+    """Refuse a project file that leads out of the project through a symbolic link (the file or
+    a directory above it, such as ``.claude``): a cloned repository can commit one to have the
+    wiring meant for this project merged into the user-level settings, read in every project."""
+    from context_keeper.confine import leads_out
+
+    real = leads_out(path, project)
+    if real is not None:
+        raise InvalidInput(f"{path} is a symbolic link to {real}, outside the project, so install would write that "
+                           "file instead; nothing was written. If that file is meant to be this project's settings "
+                           "(a dotfiles checkout), pass --force; otherwise remove the link (or run install --user "
+                           "for your user-level settings)", field="project")
+
+
+def written_path(path: Path) -> str:
+    """``path`` as a report line names it: the file really written when a link leads there."""
+    real = Path(os.path.realpath(path))
+    return str(path) if real == Path(os.path.abspath(path)) else f"{real} (through the link {path})"
 
 
 def _wrapper_notes(path: Path, settings: dict[str, Any], desired: Sequence[tuple[str, str | None, str, int]],
@@ -1430,9 +1456,9 @@ def _what_was_done(change: Change, remove: bool, backup: str) -> str:
     if change.after is None:
         return f"removed {change.path} (file deleted: nothing else was in it" + (f"; {backup})" if backup else ")")
     if change.before is None:
-        line = f"created {change.path}"
+        line = f"created {written_path(change.path)}"
     else:
-        line = f"{'removed context-keeper from' if remove else 'updated'} {change.path}"
+        line = f"{'removed context-keeper from' if remove else 'updated'} {written_path(change.path)}"
     return line + (f" ({backup})" if backup else "")
 
 
@@ -1524,7 +1550,8 @@ def _add_common(parser: argparse.ArgumentParser, remove: bool) -> None:
         parser.add_argument("--print", action="store_true", help="print the config to paste; write nothing")
         parser.add_argument("--force", action="store_true",
                             help="replace a context-keeper server entry that runs something else (a remote "
-                                 "server, another command) instead of refusing")
+                                 "server, another command), and write a project file that is a symbolic link "
+                                 "out of the project, instead of refusing")
 
 
 def register_cli(subparsers: Any) -> None:

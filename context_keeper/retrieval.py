@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from context_keeper import diversity, model
 from context_keeper.budget import chars_to_tokens, json_chars, shorten_entry
-from context_keeper.config import checked
+from context_keeper.config import checked, unapproved_host_problem
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
 from context_keeper.model import CONSTRAINT, KINDS
 from context_keeper.scope import is_global, leaves_project, project_area, scope_parts, split_scope
@@ -376,8 +377,12 @@ def _semantic_settings(config: dict[str, Any]) -> tuple[Mapping[str, Any] | None
     # Anything but ollama/openai (in any case, as embeddings reads it) goes to the Ollama path,
     # fails there and falls back to lexical ranking on every query: a typo must be said.
     api_problem = checked(config, "semantic.api", instead="requests go to the Ollama API (/api/embed)")[1]
-    problems = [p for p in (checked(config, "semantic.weight")[1], url_problem, api_problem) if p]
-    return (None if url_problem else config["semantic"]), problems
+    # Read from the process's environment, as the key is: the user's own consent, not the project's.
+    host_problem = None if url_problem else unapproved_host_problem(
+        config["semantic"], os.environ, "nothing was sent and the answer is ranked without the semantic blend")
+    host_problem = f".context/config.json: {host_problem}." if host_problem else None
+    problems = [p for p in (checked(config, "semantic.weight")[1], url_problem, api_problem, host_problem) if p]
+    return (None if url_problem or host_problem else config["semantic"]), problems
 
 
 def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str, Any], keep: int = MAX_HITS) -> Any:

@@ -25,6 +25,7 @@ from typing import Any
 from context_keeper import model, render
 from context_keeper.budget import chars_to_tokens, json_chars
 from context_keeper.config import checked, read_user_config
+from context_keeper.confine import context_refusal
 from context_keeper.errors import ContextKeeperError, InvalidInput, NotAStoreFile, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
 from context_keeper.paths import established_exports, markdown_target
@@ -118,6 +119,9 @@ class Service:
             store = self._stores.get(root)
             if store is None:
                 store = self._stores[root] = Store(root)
+        linked_out = context_refusal(root)
+        if linked_out is not None:
+            raise StoreError(linked_out)
         blocked = None if store.dir.is_dir() else in_the_way(store.dir)
         if blocked is not None:
             # Every read and write would fail on a path inside it, with an error naming that path.
@@ -231,6 +235,9 @@ class Service:
             raise InvalidInput("name: give the project a name with at least one visible character, or leave it out "
                                f"to use the folder's name ({folder_name(root)!r})", field="name")
         project_name = project_name.strip() if project_name is not None else None
+        linked_out = context_refusal(root)
+        if linked_out is not None:
+            raise StoreError(linked_out)
         context = root / CONTEXT_DIR
         existed = context.exists()
         store = Store(root)
@@ -254,6 +261,7 @@ class Service:
                 # the file people edit by hand, and a broken first edit needs one to fall back on.
                 ftxn.replace_items([])
             write_gitignore(context)
+        warnings += txn.warnings
         answer = {"success": True, "project_dir": str(root), "context_dir": str(context), "created": created}
         outer = next((d for d in root.parents if (d / CONTEXT_DIR).is_dir()), None)
         if created and outer is not None:
@@ -356,8 +364,8 @@ class Service:
         warnings += [str(s.error) for s in store.all_states() if s.error is not None] + self._last_good_notes(store)
         if warnings:
             answer["warnings"] = warnings
-        if export_warnings:
-            answer.setdefault("warnings", []).extend(export_warnings)
+        if export_warnings or txn.warnings:
+            answer.setdefault("warnings", []).extend([*txn.warnings, *export_warnings])
         return answer
 
     def _similar_entries(self, store: Store, kind: Kind, entry: dict, hits: list, exclude: set[str]) -> list[dict]:
@@ -503,8 +511,8 @@ class Service:
         answer = {"success": True, "id": entry["id"], "updated_fields": sorted({*cleaned, *cleared}), "entry": entry}
         if released is not None:
             answer["also_updated"] = [f"{released['id']}: no longer lists {entry['id']} in supersedes"]
-        if export_warnings:
-            answer.setdefault("warnings", []).extend(export_warnings)
+        if export_warnings or txn.warnings:
+            answer.setdefault("warnings", []).extend([*txn.warnings, *export_warnings])
         return answer
 
     @_warns_of_config_problems
@@ -603,8 +611,8 @@ class Service:
             if merge_into:
                 answer["survivor"] = ftxn.get(successor)
         self._index_after_write(store, kind, before, txn, changed)
-        if export_warnings:
-            answer.setdefault("warnings", []).extend(export_warnings)
+        if export_warnings or txn.warnings:
+            answer.setdefault("warnings", []).extend([*txn.warnings, *export_warnings])
         return answer
 
     # ------------------------------------------------------------ markdown

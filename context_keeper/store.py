@@ -29,6 +29,7 @@ from pathlib import Path
 from context_keeper import model
 from context_keeper.bounded_read import (CACHE_LIMIT, STORE_FILE_LIMIT, FileTooLarge, NotRegularFile, read_regular,
                                         shown_size, special_kind)
+from context_keeper.confine import leads_out, refusal
 from context_keeper.config import read_config_file
 from context_keeper.errors import (CorruptStoreFile, InvalidInput, MisencodedStoreFile, NotAStoreFile, NotFound,
                                    StoreError)
@@ -171,11 +172,27 @@ def _absent_state(kind: Kind, path: Path, stamp: Stamp | None) -> FileState:
     return FileState(kind, path, None) if broken is None else FileState(kind, path, stamp, error=broken)
 
 
+def last_good_refusal(context_dir: Path, skipped: str) -> str | None:
+    """Why ``.context/.last-good/`` is not to be used (a link out of the project: a cloned
+    repository can commit one, to have copies written over another project's store files and
+    read back as this one's), saying ``skipped``; None when it may be."""
+    return refusal(context_dir / BACKUP_DIR, context_dir.parent, skipped)
+
+
+def _last_good_copy(context_dir: Path, filename: str) -> Path | None:
+    """The last good copy of ``filename`` to read, or None when ``.last-good/`` leads out."""
+    if leads_out(context_dir / BACKUP_DIR, context_dir.parent) is not None:
+        return None
+    return context_dir / BACKUP_DIR / filename
+
+
 def _deleted(path: Path) -> NotAStoreFile | None:
     """A store file that is gone although context-keeper wrote entries to it (its last good copy
     holds them): a stray rm, a stash. Writing would start the ids again at 001, under links that
     still name the old entries, and replace that copy, the one way back."""
-    backup = path.parent / BACKUP_DIR / path.name
+    backup = _last_good_copy(path.parent, path.name)
+    if backup is None:
+        return None  # no copy this project may read
     try:
         data = read_regular(backup, STORE_FILE_LIMIT)
     except OSError:
@@ -987,7 +1004,8 @@ def readable_stamp(store: Store, state: FileState) -> Any:
     after). Take it before reading, so a copy changed meanwhile reads as a change next time."""
     if state.error is None:
         return state.stamp
-    return state.stamp, _stamp(store.dir / BACKUP_DIR / state.kind.filename)
+    copy = _last_good_copy(store.dir, state.kind.filename)
+    return state.stamp, (_stamp(copy) if copy is not None else None)
 
 
 def readable_state(store: Store, state: FileState) -> tuple[FileState, bool]:
@@ -996,7 +1014,9 @@ def readable_state(store: Store, state: FileState) -> tuple[FileState, bool]:
     (the prompt hook keys what it shows by them, as the edit guard does)."""
     if state.error is None:
         return state, False
-    path = store.dir / BACKUP_DIR / state.kind.filename
+    path = _last_good_copy(store.dir, state.kind.filename)
+    if path is None:
+        return state, False
     stamp = _stamp(path)
     # A broken file can stay broken for a whole session (an unresolved merge), and one answer asks
     # for its copy several times (index, scope rules, notes): parsed once per copy on disk.
@@ -1247,8 +1267,9 @@ class Store:
         except (OSError, UnicodeDecodeError):
             return False
 
-    def _commit_file(self, ftxn: FileTxn) -> Stamp:
-        """Write ``ftxn``'s file; returns the stamp of the file as written."""
+    def _commit_file(self, ftxn: FileTxn, warnings: list[str]) -> Stamp:
+        """Write ``ftxn``'s file; returns the stamp of the file as written. What the answer should
+        say about it (its last good copy not kept) is added to ``warnings``."""
         data = ftxn.render()
         path = self.path(ftxn.kind)
         self._own_token = None  # until the new token is down, trust nothing cached
@@ -1263,21 +1284,37 @@ class Store:
             self._own_token = token
         except OSError as exc:
             _warn("could not write %s: %s", self.dir / COMMIT_TOKEN, exc)
-        # The last good copy is what we just wrote: a hand edit that breaks the file can be undone
-        # without losing this write. A separate file (not a hard link), so an editor that
-        # rewrites the live file in place cannot damage it. Not fsynced: the live file is the
-        # durable copy; this one guards against bad edits, not power loss.
-        try:
-            atomic_write_bytes(self.backup_path(ftxn.kind), data, fsync=False)
-        except OSError as exc:  # the write itself is done; a missing backup must not fail it
-            _warn("could not refresh %s: %s", self.backup_path(ftxn.kind), exc)
+        self._keep_last_good(ftxn.kind, data, warnings)
         return stamp
 
-    def _backup_digest(self, kind: Kind) -> bytes | None:
+    def _keep_last_good(self, kind: Kind, data: bytes, warnings: list[str]) -> None:
+        """Copy what was just written to ``.last-good/``: a hand edit that breaks the file can be
+        undone without losing this write. A separate file (not a hard link), so an editor that
+        rewrites the live file in place cannot damage it. Not fsynced: the live file is the
+        durable copy; this one guards against bad edits, not power loss. The write itself is
+        done, so a copy that cannot be kept never fails it: a refused directory adds to
+        ``warnings`` (the answer's), other failures are logged."""
+        refused = last_good_refusal(self.dir, f"the last good copy of {kind.filename} was not kept (the write "
+                                              "itself is saved)")
+        if refused is not None:
+            _warn("%s", refused)
+            warnings.append(refused)
+            return
         try:
-            return _digest(read_regular(self.backup_path(kind), STORE_FILE_LIMIT))
+            atomic_write_bytes(self.backup_path(kind), data, fsync=False)
+        except OSError as exc:
+            _warn("could not refresh %s: %s", self.backup_path(kind), exc)
+
+    def _backup_digest(self, kind: Kind) -> bytes | None:
+        copy = self.last_good_copy(kind)
+        try:
+            return _digest(read_regular(copy, STORE_FILE_LIMIT)) if copy is not None else None
         except OSError:
             return None
+
+    def last_good_copy(self, kind: Kind) -> Path | None:
+        """``backup_path`` to read from, or None when ``.last-good/`` is a link out of the project."""
+        return _last_good_copy(self.dir, kind.filename)
 
     def backup_path(self, kind: Kind) -> Path:
         """Where the last version of ``kind``'s file written by context-keeper is kept."""
@@ -1311,6 +1348,9 @@ class Store:
         large machine-only files (the embedding cache).
         """
         path = self._sidecar_path(name)
+        refused = refusal(path.parent, self.root, f"{name} was not written")
+        if refused is not None:
+            raise StoreError(refused)
         text = json.dumps(data, separators=(",", ":")) if compact else json.dumps(data, indent=2, ensure_ascii=False)
         self.keep_bookkeeping_out_of_git()
         atomic_write_text(path, text + "\n")
@@ -1319,6 +1359,8 @@ class Store:
     def read_sidecar(self, name: str) -> Any:
         """A sidecar's JSON, or None when it is missing or unreadable."""
         path = self._sidecar_path(name)
+        if leads_out(path.parent, self.root) is not None:
+            return None  # another project's (or anyone's) file, as write_sidecar refuses to write it
         try:
             return json.loads(read_regular(path, CACHE_LIMIT).decode("utf-8-sig"))
         except (OSError, ValueError, RecursionError):  # RecursionError: nested past the parser's depth
@@ -1333,6 +1375,8 @@ class Transaction:
         # date with our write is current as of this stamp, not of whatever is on disk by the
         # time it looks: another process may have committed since we released the lock.
         self.committed: dict[str, Stamp] = {}
+        # What the answer of the write should say beside its success (a last good copy not kept).
+        self.warnings: list[str] = []
 
     def file(self, kind: Kind) -> FileTxn:
         if kind.name not in self._files:
@@ -1347,7 +1391,7 @@ class Transaction:
         for ftxn in self._files.values():
             if ftxn.dirty:
                 try:
-                    self.committed[ftxn.kind.name] = self._store._commit_file(ftxn)
+                    self.committed[ftxn.kind.name] = self._store._commit_file(ftxn, self.warnings)
                 except OSError as exc:
                     # Only when no file of ours was replaced is "nothing saved" certain; the
                     # file's stamp shows the failure came before the atomic replace.

@@ -205,8 +205,8 @@ class ServiceSystem(System):
                 if "semantic blend skipped" in record.getMessage() and _ACTIVE:
                     _ACTIVE[0].blend_failures += 1
 
-        def watched(store: Any, text: str, result: Any, settings: Mapping[str, Any]) -> Any:
-            out = original(store, text, result, settings)
+        def watched(store: Any, text: str, result: Any, settings: Mapping[str, Any], *rest: Any) -> Any:
+            out = original(store, text, result, settings, *rest)  # rest: how many hits to keep
             if _ACTIVE:
                 system = _ACTIVE[0]
                 system.blend_calls += 1

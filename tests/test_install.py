@@ -722,17 +722,20 @@ def test_install_in_an_initialised_project_gives_no_init_hint(project: Path, tmp
     assert result.returncode == 0 and "has no .context/" not in result.stderr
 
 
-def test_a_symlinked_settings_file_is_written_through_the_link(project: Path, tmp_path: Path):
+def test_a_symlinked_settings_file_is_written_through_the_link_with_force(project: Path, tmp_path: Path):
+    # Out of the project, the link is refused without --force (a cloned repository can commit one
+    # into the user-level settings): test_untrusted_repo_hunt19 covers the refusal.
     dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
     _write(dotfiles, {"model": "opus"})
     link = project / ".claude" / "settings.json"
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(dotfiles)
-    result = _cli("install", "--client", "claude", cwd=project, home=tmp_path)
+    result = _cli("install", "--client", "claude", "--force", cwd=project, home=tmp_path)
     assert result.returncode == 0, result.stderr
     assert link.is_symlink()
     settings = json.loads(dotfiles.read_text(encoding="utf-8"))
     assert settings["model"] == "opus" and "SessionStart" in settings["hooks"]
+    assert f"updated {dotfiles} (through the link {link})" in result.stdout
 
 
 @pytest.mark.parametrize("client", ["claude", "codex"])

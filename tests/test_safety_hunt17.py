@@ -46,7 +46,8 @@ def remote(recording, monkeypatch):
     return f"http://{REMOTE}:{recording}"
 
 
-def test_a_key_is_never_sent_over_plain_http_to_another_machine(tmp_path, remote):
+def test_a_key_is_never_sent_over_plain_http_to_another_machine(tmp_path, remote, monkeypatch):
+    monkeypatch.setenv(config.SEMANTIC_HOSTS_ENV, REMOTE)  # even to a host the user allowed
     svc = _project(tmp_path, {"enabled": True, "url": remote, "api_key_env": "GITHUB_TOKEN", "weight": 400})
     answer = svc.get_context(query=QUERY)
     assert FakeEmbeddings.authorizations == []  # neither the key nor the entries' text went out
@@ -77,6 +78,7 @@ def test_which_urls_a_key_is_withheld_from(url, withheld):
 def test_doctor_names_the_variable_sent_as_a_key_and_the_host(tmp_path, recording, monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-x")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv(config.SEMANTIC_HOSTS_ENV, "api.openai.com,10.0.0.5")  # hosts this user allowed
     root = tmp_path / "p"
     root.mkdir()
     Service(env={}).init_project(str(root))

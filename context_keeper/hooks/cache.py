@@ -174,7 +174,7 @@ def locate(env: Mapping[str, str], cwd: str | None, event: str = "hook") -> str 
     that says one was written).
     """
     guess, certainly_none = guess_root(env, cwd)
-    if certainly_none:
+    if certainly_none or (guess and _linked_out(guess)):
         return None
     key = resolution_key(env, cwd)
     if guess:
@@ -190,7 +190,7 @@ def locate(env: Mapping[str, str], cwd: str | None, event: str = "hook") -> str 
         root = str(resolve_project(None, env=env, cwd=cwd))
     except ContextKeeperError:
         return None
-    if not os.path.isdir(os.path.join(root, CONTEXT_DIR)):
+    if not os.path.isdir(os.path.join(root, CONTEXT_DIR)) or _linked_out(root):
         return None
     _keep_out_of_git(root, event)
     _remember(root, key)
@@ -204,6 +204,20 @@ def _keep_out_of_git(root: str, event: str) -> None:
         from context_keeper.hookio import log_line
 
         log_line(root, event, WROTE)
+
+
+def _linked_out(root: str) -> bool:
+    """``root``'s ``.context`` is a symbolic link out of the project (``confine.context_refusal``),
+    which the hooks do not use, as the tools refuse it. Said on stderr: a line in ``hook.log``
+    would be written where the link leads."""
+    if not os.path.islink(os.path.join(root, CONTEXT_DIR)):
+        return False
+    from context_keeper.confine import context_refusal
+
+    refused = context_refusal(root)
+    if refused is not None:
+        sys.stderr.write(f"context-keeper-hook: {refused}\n")
+    return refused is not None
 
 
 def summary(root: str) -> dict:

@@ -254,6 +254,10 @@ def _readable(root: str, filename: str) -> tuple[str, list[tuple[int, Any]], boo
     # lexists: a link to nothing is a broken store file (as the store reads it), not a missing one
     if not os.path.lexists(os.path.join(context_dir, filename)):
         return filename, [], False
+    from context_keeper.confine import leads_out
+
+    if leads_out(os.path.join(context_dir, LAST_GOOD_DIR), root) is not None:
+        return filename, [], True  # another project's copy, which the store refuses to read too
     fallback = os.path.join(LAST_GOOD_DIR, filename)
     items = _array_items(_source(os.path.join(context_dir, fallback))[0])
     return (fallback, items, True) if items is not None else (filename, [], True)

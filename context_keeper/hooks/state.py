@@ -11,7 +11,9 @@ agent editing several files at once) and concurrent sessions never lose each oth
 worst race is one entry shown twice. Files untouched for ``STALE_AFTER_S`` are pruned at
 session start, as are the session's compaction files beside it (``COMPACTION_SUFFIXES``: the
 snapshot its pending loss check compares with, a note that the check could not run; see
-compaction.py). Standard library only: this sits on every hook's fast path.
+compaction.py). A ``sessions/`` that is a symbolic link out of the project (a cloned repository
+can commit one) is neither read, written nor pruned: ``refused`` says why, for the hook's log.
+Standard library only: this sits on every hook's fast path.
 """
 
 from __future__ import annotations
@@ -58,11 +60,21 @@ def session_file(session_id: object, suffix: str) -> str:
     return f"{SESSIONS_DIR}/{session_key(session_id)}{suffix}"
 
 
+def refused(context_dir: str) -> str | None:
+    """Why ``sessions/`` is not used (it leads out of the project), or None."""
+    from context_keeper.confine import refusal
+
+    return refusal(os.path.join(context_dir, SESSIONS_DIR), os.path.dirname(context_dir),
+                   "what the hooks showed this session is not remembered there")
+
+
 class SessionState:
     def __init__(self, context_dir: str, session_id: object) -> None:
         self.dir = os.path.join(context_dir, SESSIONS_DIR)
         self.path = os.path.join(context_dir, session_file(session_id, SUFFIX))
-        self._seen: set[str] | None = None
+        self.refused = refused(context_dir)
+        # Refused: nothing is remembered, so entries show again, as with a read-only .context/.
+        self._seen: set[str] | None = set() if self.refused else None
 
     def seen(self) -> set[str]:
         if self._seen is None:
@@ -79,7 +91,7 @@ class SessionState:
 
     def mark(self, keys: Iterable[str]) -> None:
         keys = [k for k in keys if k and "\n" not in k]
-        if not keys:
+        if not keys or self.refused:
             return
         self.seen().update(keys)
         data = "".join(k + "\n" for k in keys).encode("utf-8")
@@ -97,16 +109,20 @@ class SessionState:
         """Forget everything (the conversation was compacted or cleared)."""
         # Any failure (a read-only .context/, a directory in the file's place) only means the
         # old file stays: the summary it gates still has to be injected.
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
+        if not self.refused:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
         self._seen = set()
 
 
 def prune(context_dir: str, *, now: float | None = None, max_age_s: float = STALE_AFTER_S) -> int:
     """Delete session files (seen-sets and compaction files) untouched for ``max_age_s``;
-    returns how many were removed."""
+    returns how many were removed. Nothing in a ``sessions/`` that leads out of the project: the
+    ``*.seen`` files there are someone else's."""
+    if refused(context_dir):
+        return 0
     directory = os.path.join(context_dir, SESSIONS_DIR)
     cutoff = (time.time() if now is None else now) - max_age_s
     removed = 0
