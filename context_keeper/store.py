@@ -1038,6 +1038,8 @@ def odd_statuses(store: Store, entries: list) -> dict[str, str]:
     hand-typed "retired"): how it is read and what to write. The entry itself shows the status
     it is read as, so without this the person's word would vanish from the answer unexplained."""
     notes: dict[str, str] = {}
+    if not entries or not any(store.state(kind).item_problems for kind in model.KINDS.values()):
+        return notes  # an odd status is one of an item's problems; most stores have none
     states: dict[str, FileState] = {}  # one read of each file, however many entries
     for entry in entries:
         entry_id = entry.get("id") if isinstance(entry, dict) else None
@@ -1048,7 +1050,8 @@ def odd_statuses(store: Store, entries: list) -> dict[str, str]:
         if state is None:
             state = states[parsed[0]] = store.state(model.BY_PREFIX[parsed[0]])
         index = state.positions.get(entry_id)
-        note = model.odd_status(state.raw[index]) if index is not None else None
+        # An odd status is one of the item's problems: most files have none, and every answer asks.
+        note = model.odd_status(state.raw[index]) if index is not None and index in state.item_problems else None
         if note is not None:
             notes[entry_id] = f".context/{state.path.name}: {note}"
     return notes
