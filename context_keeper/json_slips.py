@@ -7,7 +7,9 @@ the ``}`` on the next line. Each slip found here says what it is, where, and wha
 
 - a comment (``//``, ``/* */``, ``#``): JSON has none. Never removed by a repair: the note is
   the person's text, so they choose to drop it or move it into a field;
-- a missing comma after a value (a field or an entry added without one): a repair adds it;
+- a missing comma after a value that ends a line, before a field or an entry on a later line
+  (one added without its comma): a repair adds it. Two values on one line with nothing between
+  them are a stray quote inside a string far more often, and are left to the person;
 - a trailing comma before ``}`` or ``]``: a repair removes it;
 - a single entry object where the file holds an array of them: a repair puts it inside ``[ ]``.
 
@@ -89,12 +91,20 @@ def find(text: str, exc: json.JSONDecodeError) -> Slip | None:
     previous = _before(text, at)
     if text[at:at + 1] in ("}", "]") and previous >= 0 and text[previous] == ",":
         return _trailing_comma(text, previous)
-    if exc.msg == "Expecting ',' delimiter" and previous >= 0 and text[previous] in _VALUE_ENDS:
+    if exc.msg == "Expecting ',' delimiter" and _ends_a_line_before(text, previous, at):
         slip = _missing_comma(text, previous)
-        # A stray quote inside a value ("say "hi" now") stops the parser the same way: a comma
-        # there is no better, and the slip is not named as one.
         return slip if _gets_further(slip.mended, at) else None
     return None
+
+
+def _ends_a_line_before(text: str, previous: int, at: int) -> bool:
+    """Does a complete value end at ``previous``, with the next one starting on a later line?
+
+    That is how a field or an entry added without its comma looks. Two values on one line with
+    nothing between them are, in a hand-edited file, a stray quote inside a string
+    (``"error "429" from the API"``): a comma there would split the person's text into items
+    that parse, so the slip is not named as a missing comma and not mended."""
+    return previous >= 0 and text[previous] in _VALUE_ENDS and "\n" in text[previous + 1:at]
 
 
 def _gets_further(text: str, offset: int) -> bool:
