@@ -9,7 +9,8 @@ differ only in zero padding or suffix case (``dec-5``, ``dec-005``); dangling
 disagree; constraint scopes that match no file
 or directory; an unreadable ``config.json`` and values in it that are unknown, of the wrong type
 or out of range; missing or unusable last-good copies; temp files left by a writer that died;
-bookkeeping files that ``.context/.gitignore`` does not keep out of git; context-keeper's hooks and
+bookkeeping files that neither ``.context/.gitignore`` nor (in a store without one) the patterns
+the writers add to the clone's ``.git/info/exclude`` keep out of git; context-keeper's hooks and
 server in the project's Claude Code files (``.claude/settings.json``, ``settings.local.json``,
 ``.mcp.json``) naming a program that is not there (see ``wiring_check``); with the semantic blend
 on, which environment variable's value is sent as a key, and to which host.
@@ -67,6 +68,7 @@ from context_keeper.confine import context_refusal, leads_out
 from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
                                    NotAStoreFile)
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir, temp_files_of
+from context_keeper.gitignore import EXCLUDED, excluded_in, keep_bookkeeping_out_of_git
 from context_keeper.gitshared import CommittedVersions, run_git
 from context_keeper.model import KINDS, Kind
 from context_keeper.paths import established_exports, markdown_target
@@ -1118,29 +1120,57 @@ def _check_gitignore(store: Store) -> list[Finding]:
     if not _in_git(store.root):
         return []
     missing = _missing_ignores(store.dir)
-    if not missing:
-        return []
     exists = (store.dir / ".gitignore").exists()
+    if not missing:
+        return [] if exists else _excluded_locally(store)
     where = ".context/.gitignore does not list" if exists else "there is no .context/.gitignore to ignore"
     return [Finding(
         WARNING, "gitignore",
         f"{where} {', '.join(missing)}: these bookkeeping files show as untracked, and `git add .context` would "
         "commit them (they change on every tool call or session, and conflict between teammates). "
-        + ("An older context-keeper wrote a shorter list. " if exists else "")
-        + "Add those lines to .context/.gitignore, or let `doctor --fix` do that",
+        + ("An older context-keeper wrote a shorter list. Add those lines to .context/.gitignore, or let "
+           "`doctor --fix` do that" if exists else
+           "`doctor --fix` adds them to the clone's .git/info/exclude, as the tools and hooks do before they write "
+           "there (no file in the work tree, which could block a checkout); `context-keeper init` writes "
+           ".context/.gitignore, and committing it shares them with the team"),
         file=".gitignore",
-        fix=("append the missing patterns (your own lines stay)" if exists else "write it"),
+        fix=("append the missing patterns (your own lines stay)" if exists else
+             "add them to .git/info/exclude (this clone only)"),
     )]
 
 
+def _excluded_locally(store: Store) -> list[Finding]:
+    """A store without a ``.gitignore`` whose bookkeeping the writers keep out of git through the
+    clone's ``info/exclude``: fine here, but a teammate's clone, and CI, would show those files."""
+    exclude = excluded_in(store.dir)
+    if exclude is None:
+        return []
+    inside = os.path.relpath(exclude, store.root)
+    shown = exclude if inside.startswith("..") else inside  # a worktree's or a submodule's is elsewhere
+    return [Finding(
+        INFO, "gitignore_local",
+        f"there is no .context/.gitignore: its bookkeeping files are kept out of git in this clone only, by "
+        f"patterns context-keeper added to {shown}. `context-keeper init` writes .context/.gitignore (in an existing "
+        "store it rewrites nothing, and adds only the entry files that are missing, empty); committing it shares "
+        "that with the team",
+        file=".gitignore")]
+
+
 def _fix_gitignore(store: Store) -> str | None:
-    missing = _missing_ignores(store.dir)
-    if not missing:
-        return None
-    path = store.dir / ".gitignore"
+    # No .gitignore: its patterns go to .git/info/exclude, as before any write, not into the work
+    # tree. First of the repairs: the lock they take would do the same unsaid.
+    if keep_bookkeeping_out_of_git(store.dir):
+        return EXCLUDED
+    with store.locked():
+        missing = _missing_ignores(store.dir)
+        return _append_ignores(store.dir / ".gitignore", missing) if missing else None
+
+
+def _append_ignores(path: Path, missing: list[str]) -> str:
     try:
         old = path.read_bytes()
     except FileNotFoundError:
+        # .git/info/exclude could not be written: the one place left is the work tree's
         atomic_write_text(path, GITIGNORE)
         return "wrote .context/.gitignore for the bookkeeping files"
     head = old if not old or old.endswith(b"\n") else old + b"\n"  # the person's bytes, as they are
@@ -1486,6 +1516,11 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
     for finding in report.findings:
         if finding.fix:
             by_code.setdefault(finding.code, []).append(finding)
+    for finding in by_code.get("gitignore", []):
+        done = _fix_gitignore(store)
+        finding.fixed = True
+        if done:
+            actions.append(Finding(INFO, "fixed", done, file=finding.file))
     for finding in by_code.get("corrupt_file", []):
         kind = model.BY_PLURAL[finding.file.removesuffix(".json")]
         with store.locked():
@@ -1516,12 +1551,6 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
                 atomic_write_bytes(store.backup_path(kind), store.path(kind).read_bytes())
                 finding.fixed = True
                 actions.append(Finding(INFO, "fixed", f"saved a last-good copy of {finding.file}", file=finding.file))
-    for finding in by_code.get("gitignore", []):
-        with store.locked():
-            done = _fix_gitignore(store)
-        finding.fixed = True
-        if done:
-            actions.append(Finding(INFO, "fixed", done, file=finding.file))
     for finding in by_code.get("stale_temp", []):
         with store.locked():
             try:

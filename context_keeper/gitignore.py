@@ -1,16 +1,21 @@
-"""``.context/.gitignore``: what keeps context-keeper's bookkeeping out of git.
+"""What keeps context-keeper's bookkeeping (a lock, last good copies, caches, a session's state)
+out of git.
 
-One rule for every writer (``init``, the tools' writes, the hooks, ``get``): before context-keeper
-puts a bookkeeping file (a lock, a last good copy, a cache, a session's state) into a
-``.context/`` that has no ``.gitignore`` (a store made by hand, or by an older version), it writes
-this one, as pytest's, mypy's and ruff's cache directories ignore themselves. Git then shows one
-new file that explains itself and can be committed, instead of a handful of untracked caches.
-An existing ``.gitignore`` is never touched (``doctor`` names the patterns it lacks), and none is
-written into a ``.context/`` that holds no store file: that is what checking out a branch without
-the store leaves behind, and an untracked ``.gitignore`` there would make git refuse to check
-out again the branch that tracks one ("untracked working tree files would be overwritten").
+``init`` writes ``GITIGNORE`` as ``.context/.gitignore`` for a new store: that one is meant to be
+committed with the store, and shares the rule with the team. A ``.context/`` without one (made
+by hand, or by an older version) gets no file in the work tree: an untracked ``.gitignore``
+written there would make git refuse to check out a branch that tracks one ("untracked working
+tree files would be overwritten by checkout"). Instead, before any writer (a tool's write, a
+hook, ``get``) puts a bookkeeping file there, ``keep_bookkeeping_out_of_git`` adds the same
+patterns, anchored to that ``.context/``, to the repository's ``info/exclude``: git's own place
+for per-clone ignore rules, never committed and never in a checkout's way. It appends one
+marked block per store, once, after the person's own lines, which it never rewrites. Outside a
+git work tree there is nothing to keep out, and nothing is written.
 
-Imports nothing but ``os``: the hooks check it on every run, on their fast path.
+An existing ``.context/.gitignore`` is never touched (``doctor`` names the patterns it lacks).
+
+Imports nothing but ``os`` and runs no ``git`` (which may not be installed): the hooks check this
+on every run, on their fast path, where a store with its ``.gitignore`` costs one ``lstat``.
 """
 
 from __future__ import annotations
@@ -23,34 +28,122 @@ GITIGNORE = (
     ".lock\n.commit-token\n.last-good/\n*.tmp\n*.broken-*\nhook.log*\n*_state.json\nsessions/\n"
     "embeddings.json\ncompaction_snapshot.json\ncompaction_report.json\n"
 )
-STORE_FILES = ("decisions.json", "pipelines.json", "constraints.json", "config.json")
-WROTE = ("wrote .context/.gitignore (there was none), so the bookkeeping files context-keeper keeps there stay "
-         "out of git; commit it with the store")
+EXCLUDED = ("added the patterns of context-keeper's bookkeeping files in this .context/ (which has no .gitignore) "
+            "to .git/info/exclude, so they stay out of git in this clone; `context-keeper init` writes "
+            ".context/.gitignore, and committing it shares that with the team")
+_GLOB_CHARS = "\\*?["
 
 
-def ensure_gitignore(context_dir: str | os.PathLike[str]) -> bool:
-    """Write ``GITIGNORE`` as ``context_dir/.gitignore`` when nothing has that name yet and the
-    directory holds a store file; True when it was written by this call. One ``lstat`` when it
-    exists. A ``.context/`` that cannot be written (a read-only checkout) or does not exist is
-    left as it is: the bookkeeping files cannot be written there either."""
-    path = os.path.join(context_dir, FILE)
-    if os.path.lexists(path):
+def keep_bookkeeping_out_of_git(context_dir: str | os.PathLike[str]) -> bool:
+    """Make git ignore the bookkeeping files of ``context_dir`` when it has no ``.gitignore``, by
+    a marked block in the repository's ``info/exclude``; True when this call added the block.
+
+    Nothing is done when ``context_dir/.gitignore`` exists (one ``lstat``), when no git
+    repository holds ``context_dir``, when the block is there already, or when the exclude file
+    cannot be written (a read-only checkout: the bookkeeping cannot be written either)."""
+    if os.path.lexists(os.path.join(context_dir, FILE)):
         return False
-    if not any(os.path.lexists(os.path.join(context_dir, name)) for name in STORE_FILES):
+    place = _exclude_place(context_dir)
+    if place is None:
         return False
+    exclude, anchor = place
     try:
-        # O_EXCL: a .gitignore another process wrote meanwhile is kept, not replaced.
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        with open(exclude, "rb") as handle:
+            before = handle.read()
+    except FileNotFoundError:
+        before = b""
+    except OSError:
+        return False
+    if _marker(anchor) in before.splitlines():
+        return False
+    return _append(exclude, before, anchor)
+
+
+def excluded_in(context_dir: str | os.PathLike[str]) -> str | None:
+    """The ``info/exclude`` file that holds ``context_dir``'s block, or None when none does."""
+    place = _exclude_place(context_dir)
+    if place is None:
+        return None
+    exclude, anchor = place
+    try:
+        with open(exclude, "rb") as handle:
+            return exclude if _marker(anchor) in handle.read().splitlines() else None
+    except OSError:
+        return None
+
+
+def _exclude_place(context_dir: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """(the repository's ``info/exclude``, ``context_dir`` as a path from the work tree's top,
+    such as ``/sub/project/.context``); None outside a git work tree."""
+    context_dir = os.path.abspath(context_dir)
+    found = _repository_of(os.path.dirname(context_dir))
+    if found is None:
+        return None
+    top, common_dir = found
+    return os.path.join(common_dir, "info", "exclude"), "/" + os.path.relpath(context_dir, top).replace(os.sep, "/")
+
+
+def _marker(anchor: str) -> bytes:
+    return f"# context-keeper: bookkeeping files of {anchor} (a store without its own .gitignore)".encode("utf-8")
+
+
+def _append(exclude: str, before: bytes, anchor: str) -> bool:
+    escaped = "".join("\\" + c if c in _GLOB_CHARS else c for c in anchor)
+    # "/.context/**/x" matches x at any depth under that .context/ alone, as "x" in its .gitignore would.
+    patterns = [f"{escaped}/**/{line}" for line in GITIGNORE.splitlines() if line and not line.startswith("#")]
+    block = "\n".join([_marker(anchor).decode("utf-8"), *patterns]) + "\n"
+    if before and not before.endswith(b"\n"):
+        block = "\n" + block  # the person's last line stays a line of its own
+    try:
+        os.makedirs(os.path.dirname(exclude), exist_ok=True)
+        # O_APPEND, one write: the person's lines are never rewritten, only followed.
+        fd = os.open(exclude, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o666)
     except OSError:
         return False
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(GITIGNORE.encode("utf-8"))
+            handle.write(block.encode("utf-8"))
     except OSError:
-        # A full disk: a cut-off .gitignore would ignore only part of the bookkeeping, for good.
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
         return False
     return True
+
+
+def _repository_of(directory: str) -> tuple[str, str] | None:
+    """(work tree top, common git dir) of the repository whose work tree holds ``directory``,
+    found as git finds it: the nearest ``.git`` above, a directory or a ``gitdir: …`` file (a
+    worktree's or a submodule's); None when there is none."""
+    here = directory
+    while True:
+        dot_git = os.path.join(here, ".git")
+        if os.path.isdir(dot_git):
+            return here, _common_dir(dot_git)
+        if os.path.isfile(dot_git):
+            git_dir = _pointed_to(dot_git, here)
+            return None if git_dir is None else (here, _common_dir(git_dir))
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _pointed_to(dot_git_file: str, work_tree: str) -> str | None:
+    try:
+        with open(dot_git_file, encoding="utf-8") as handle:
+            first = handle.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    git_dir = os.path.join(work_tree, first[len("gitdir:"):].strip())
+    return git_dir if os.path.isdir(git_dir) else None
+
+
+def _common_dir(git_dir: str) -> str:
+    """Where ``info/exclude`` is read from: a linked worktree's git dir names it in ``commondir``
+    (``git worktree add``); any other git dir is its own."""
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
+            common = handle.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return git_dir
+    return os.path.normpath(os.path.join(git_dir, common)) if common else git_dir

@@ -146,9 +146,10 @@ class OneShotService(Service):
         return self._read.get(kind_name)
 
     def save_search_state(self) -> None:
-        """Leave what this process built for the next one (nothing when it restored). A
-        ``.context/`` without a ``.gitignore`` (a store made by hand or by an older version)
-        gets one first, so the files do not show as untracked in git."""
+        """Leave what this process built for the next one (nothing when it restored). In a
+        ``.context/`` without a ``.gitignore`` (a store made by hand or by an older version),
+        git is told to ignore them first (``gitignore.keep_bookkeeping_out_of_git``), so they do
+        not show as untracked."""
         from context_keeper.search import snapshot
 
         if self._store is None:

@@ -34,7 +34,7 @@ from context_keeper.config import read_config_file
 from context_keeper.errors import (CorruptStoreFile, InvalidInput, MisencodedStoreFile, NotAStoreFile, NotFound,
                                    StoreError)
 from context_keeper.fsio import FileInUse, atomic_write_bytes, atomic_write_text
-from context_keeper.gitignore import GITIGNORE, WROTE, ensure_gitignore
+from context_keeper.gitignore import EXCLUDED, GITIGNORE, keep_bookkeeping_out_of_git
 from context_keeper.model import KINDS, Kind
 from context_keeper.project import CONTEXT_DIR
 
@@ -1336,11 +1336,11 @@ class Store:
         return self.dir.joinpath(*parts)
 
     def keep_bookkeeping_out_of_git(self) -> None:
-        """``ensure_gitignore`` for this store, said in the log when it wrote one."""
-        if ensure_gitignore(self.dir):
-            import logging  # rare: once per store
+        """``gitignore.keep_bookkeeping_out_of_git`` for this store, said in the log when it acted."""
+        if keep_bookkeeping_out_of_git(self.dir):
+            import logging  # rare: once per store and clone
 
-            logging.getLogger("context_keeper.store").info("%s: %s", self.dir, WROTE)
+            logging.getLogger("context_keeper.store").info("%s: %s", self.dir, EXCLUDED)
 
     def write_sidecar(self, name: str, data: Any, *, compact: bool = False) -> Path:
         """Write a derived JSON file (snapshot, report, state) atomically inside ``.context/``.

@@ -4,6 +4,7 @@ before its fix."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,13 +13,15 @@ import pytest
 from context_keeper import cli
 from context_keeper.errors import CorruptStoreFile
 from context_keeper.service import Service
-from context_keeper.store import GITIGNORE
 from tests.hook_helpers import hook_env, injected, payload, run_hook
 
 RULE = {"rule": "Never edit applied migrations", "scope": "migrations/",
         "reason": "The runner checksums applied files; an edited one breaks every deploy."}
 HAND_MADE = [{"id": "dec-001", "summary": "Use Postgres for orders", "problem": "need a db for orders",
               "why_chosen": "team knows it"}]
+
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -82,7 +85,15 @@ def test_reload_constraints_without_a_last_good_copy_is_an_error_that_promises_n
 
 # ------------------------------------------------------------------ 2. bookkeeping files in a store made by hand
 
-def test_hooks_in_a_store_made_by_hand_leave_only_a_gitignore_untracked(hand_made: Path):
+def _exclude(repo: Path) -> str:
+    return (repo / ".git" / "info" / "exclude").read_text(encoding="utf-8")
+
+
+MARKER = "# context-keeper: bookkeeping files of /.context (a store without its own .gitignore)"
+
+
+@needs_git
+def test_hooks_in_a_store_made_by_hand_leave_nothing_untracked_and_no_file_in_the_work_tree(hand_made: Path):
     env = hook_env(hand_made)
     assert injected(run_hook("session_start", payload("session_start_startup", hand_made), env=env)) is not None
     prompt = payload("user_prompt_submit", hand_made, prompt="postgres orders database")
@@ -91,30 +102,38 @@ def test_hooks_in_a_store_made_by_hand_leave_only_a_gitignore_untracked(hand_mad
     run_hook("scope_guard", edit, env=env)
     context = hand_made / ".context"
     assert (context / "sessions").is_dir() and (context / "hook_state.json").is_file()  # they did their work
-    assert _untracked(hand_made) == [".context/.gitignore"]
-    assert (context / ".gitignore").read_text(encoding="utf-8") == GITIGNORE
+    assert _untracked(hand_made) == []
+    # A .context/.gitignore written here would block checking out a branch that tracks one.
+    assert not (context / ".gitignore").exists()
+    assert _exclude(hand_made).count(MARKER) == 1
     log = (context / "hook.log").read_text(encoding="utf-8")
-    assert log.count("wrote .context/.gitignore") == 1 and "session-start" in log
+    assert log.count("to .git/info/exclude") == 1 and "session-start" in log
 
 
-def test_a_hook_adds_the_gitignore_to_a_store_an_older_version_already_keeps_hook_state_in(hand_made: Path):
+@needs_git
+def test_a_hook_excludes_the_bookkeeping_of_a_store_an_older_version_already_keeps_hook_state_in(hand_made: Path):
     env = hook_env(hand_made)
     start = payload("session_start_startup", hand_made)
     run_hook("session_start", start, env=env)
-    (hand_made / ".context" / ".gitignore").unlink()  # as an older version left it: roots already recorded
+    exclude = hand_made / ".git" / "info" / "exclude"
+    exclude.write_text(_exclude(hand_made).split(MARKER)[0], encoding="utf-8")  # as an older version left it
+    assert _untracked(hand_made) != []
     run_hook("session_start", start, env=env)  # the fast path, which skips project resolution
-    assert _untracked(hand_made) == [".context/.gitignore"]
+    assert _untracked(hand_made) == []
 
 
+@needs_git
 def test_a_hook_never_replaces_a_gitignore_someone_wrote(hand_made: Path):
     own = "# ours\n*_state.json\n"
     (hand_made / ".context" / ".gitignore").write_text(own, encoding="utf-8")
     run_hook("session_start", payload("session_start_startup", hand_made), env=hook_env(hand_made))
     assert (hand_made / ".context" / ".gitignore").read_text(encoding="utf-8") == own
-    assert not (hand_made / ".context" / "hook.log").exists() or "gitignore" not in (
+    assert "context-keeper" not in _exclude(hand_made)  # theirs decides
+    assert not (hand_made / ".context" / "hook.log").exists() or "exclude" not in (
         hand_made / ".context" / "hook.log").read_text(encoding="utf-8")
 
 
+@needs_git
 def test_a_hook_in_what_a_checkout_without_the_store_left_writes_no_gitignore(tmp_path: Path):
     # Only the ignored leftovers (.lock, .last-good/) stay behind; a .gitignore written there would
     # make git refuse to check the store's branch out again.
@@ -133,19 +152,22 @@ def test_a_hook_in_what_a_checkout_without_the_store_left_writes_no_gitignore(tm
     _git(repo, "checkout", "-q", "with-store")  # raises if git refuses
 
 
-def test_a_tool_write_in_a_store_made_by_hand_leaves_only_a_gitignore_untracked(hand_made: Path):
+@needs_git
+def test_a_tool_write_in_a_store_made_by_hand_leaves_only_the_changed_entry_file_untracked(hand_made: Path):
     # The lock file and the last good copies were left untracked beside the changed entry file.
     Service(env={}, hook_cache_delay=None).record("constraint", RULE, project_dir=str(hand_made))
     assert (hand_made / ".context" / ".last-good").is_dir()
-    assert _untracked(hand_made) == [".context/.gitignore", ".context/constraints.json"]
+    assert _untracked(hand_made) == [".context/constraints.json"]
+    assert not (hand_made / ".context" / ".gitignore").exists()
 
 
-def test_get_in_a_store_made_by_hand_saves_its_search_files_behind_a_gitignore(hand_made: Path, capsys):
+@needs_git
+def test_get_in_a_store_made_by_hand_saves_its_search_files_out_of_git(hand_made: Path, capsys):
     # get skipped them, so each run built the index again; now it follows the rule the hooks follow.
     assert cli.main(["get", "postgres orders database", "--project", str(hand_made)]) == 0
     assert "dec-001" in capsys.readouterr().out
     assert (hand_made / ".context" / "search_index_state.json").is_file()
-    assert _untracked(hand_made) == [".context/.gitignore"]
+    assert _untracked(hand_made) == []
 
 
 # ------------------------------------------------------------------ 3. error text

@@ -94,3 +94,158 @@ def test_the_good_mends_still_mend(empty_project, slip):
     assert mended.startswith("\ufeff") == (slip == "bom")
     if slip == "crlf":
         assert "\n" not in mended.replace("\r\n", "")
+
+
+# ---------------------------------------------------------------- 2. bookkeeping out of git, no file in the work tree
+
+
+def _git(cwd: Path, *args: str) -> str:
+    # The machine's own excludes must not hide what the store leaves untracked.
+    done = subprocess.run(["git", "-c", "core.excludesFile=/dev/null", "-c", "user.name=T",
+                           "-c", "user.email=t@example.com", "-c", "protocol.file.allow=always", *args],
+                          cwd=cwd, check=True, capture_output=True, text=True)
+    return done.stdout
+
+
+def _untracked(repo: Path) -> list[str]:
+    return sorted(line[3:] for line in _git(repo, "status", "--porcelain", "--untracked-files=all").splitlines()
+                  if line.startswith("?? "))
+
+
+def _hand_made_store(project: Path) -> None:
+    (project / ".context").mkdir(parents=True)
+    (project / ".context" / "decisions.json").write_text("[]\n", encoding="utf-8")
+    (project / ".context" / "config.json").write_text('{"project_name": "x"}\n', encoding="utf-8")
+
+
+def _record(project: Path) -> None:
+    _service(project).record("decision", dict(summary="Use Postgres as the job queue", problem=PROBLEM,
+                                              why_chosen=WHY))
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    return repo
+
+
+@needs_git
+def test_a_write_on_a_branch_without_the_gitignore_does_not_block_checking_out_one_that_has_it(tmp_path):
+    repo = _repo(tmp_path)
+    _hand_made_store(repo)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "store")
+    _git(repo, "checkout", "-q", "-b", "feature")
+    (repo / ".context" / ".gitignore").write_text(GITIGNORE, encoding="utf-8")  # as `init` writes it
+    _git(repo, "add", ".context/.gitignore")
+    _git(repo, "commit", "-qm", "gitignore")
+    _git(repo, "checkout", "-q", "main")
+    _record(repo)  # a tool's write in the store without a .gitignore
+    assert _untracked(repo) == []  # its lock and last good copy are ignored all the same
+    assert not (repo / ".context" / ".gitignore").exists()
+    _git(repo, "commit", "-qam", "record")
+    _git(repo, "checkout", "-q", "feature")  # refused before: the untracked .gitignore was in the way
+    assert (repo / ".context" / ".gitignore").read_text(encoding="utf-8") == GITIGNORE
+
+
+@needs_git
+def test_the_exclude_block_is_added_once_after_the_persons_lines_and_works(tmp_path):
+    repo = _repo(tmp_path)
+    _hand_made_store(repo)
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.write_text("# mine\n/build", encoding="utf-8")  # no newline at the end
+    for _ in range(3):
+        _record(repo)
+        _service(repo).get_context(query="job queue")
+    text = exclude.read_text(encoding="utf-8")
+    marker = "# context-keeper: bookkeeping files of /.context (a store without its own .gitignore)"
+    assert text.startswith("# mine\n/build\n" + marker + "\n") and text.count(marker) == 1
+    assert "/.context/**/*_state.json" in text.splitlines()
+    assert _untracked(repo) == [".context/config.json", ".context/decisions.json"]
+
+
+@needs_git
+def test_a_nested_project_gets_patterns_anchored_to_its_own_context_dir(tmp_path):
+    repo = _repo(tmp_path)
+    nested = repo / "services" / "billing"
+    _hand_made_store(nested)
+    (repo / "other" / ".context").mkdir(parents=True)
+    (repo / "other" / ".context" / "hook.log").write_text("not ours\n", encoding="utf-8")
+    _record(nested)
+    text = (repo / ".git" / "info" / "exclude").read_text(encoding="utf-8")
+    assert "# context-keeper: bookkeeping files of /services/billing/.context (" in text
+    assert "/services/billing/.context/**/.lock" in text.splitlines()
+    # anchored: another directory's .context/ is not covered
+    assert _untracked(repo) == ["other/.context/hook.log", "services/billing/.context/config.json",
+                                "services/billing/.context/decisions.json"]
+
+
+@needs_git
+def test_a_linked_worktree_writes_to_the_common_exclude(tmp_path):
+    repo = _repo(tmp_path)
+    _hand_made_store(repo)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "store")
+    tree = tmp_path / "tree"
+    _git(repo, "worktree", "add", "-q", "-b", "side", str(tree))
+    assert (tree / ".git").is_file()
+    _record(tree)
+    assert "bookkeeping files of /.context" in (repo / ".git" / "info" / "exclude").read_text(encoding="utf-8")
+    assert _untracked(tree) == [] and not (tree / ".context" / ".gitignore").exists()
+
+
+@needs_git
+def test_a_submodule_writes_to_its_own_exclude_in_the_superproject(tmp_path):
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    _git(inner, "init", "-q", "-b", "main")
+    _hand_made_store(inner)
+    _git(inner, "add", "-A")
+    _git(inner, "commit", "-qm", "store")
+    repo = _repo(tmp_path)
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "root")
+    _git(repo, "submodule", "add", "-q", str(inner), "lib")
+    sub = repo / "lib"
+    assert (sub / ".git").is_file()
+    _record(sub)
+    assert "bookkeeping files of /.context" in (repo / ".git" / "modules" / "lib" / "info" / "exclude").read_text(
+        encoding="utf-8")
+    assert "context-keeper" not in (repo / ".git" / "info" / "exclude").read_text(encoding="utf-8")
+    assert _untracked(sub) == []
+
+
+def test_outside_git_nothing_is_written_for_the_bookkeeping(tmp_path):
+    project = tmp_path / "plain"
+    _hand_made_store(project)
+    _record(project)
+    assert not (project / ".context" / ".gitignore").exists() and not (project / ".git").exists()
+
+
+@needs_git
+def test_an_exclude_that_cannot_be_written_leaves_the_write_working(tmp_path):
+    repo = _repo(tmp_path)
+    _hand_made_store(repo)
+    shutil.rmtree(repo / ".git" / "info")
+    (repo / ".git" / "info").write_text("not a directory\n", encoding="utf-8")
+    _record(repo)
+    assert [e["id"] for e in Store(repo).entries(DECISION)] == ["dec-001"]
+    assert not (repo / ".context" / ".gitignore").exists()
+
+
+@needs_git
+def test_doctor_says_the_bookkeeping_is_excluded_in_this_clone_and_how_to_share_it(tmp_path):
+    repo = _repo(tmp_path)
+    _hand_made_store(repo)
+    report = doctor.diagnose(repo)
+    [missing] = [f for f in report.findings if f.code == "gitignore"]
+    assert ".git/info/exclude" in missing.message and "context-keeper init" in missing.message
+    fixed = doctor.repair(report)
+    assert any(".git/info/exclude" in f.message for f in fixed.findings if f.code == "fixed")
+    assert not (repo / ".context" / ".gitignore").exists()
+    [note] = [f for f in doctor.diagnose(repo).findings if f.code == "gitignore_local"]
+    assert "in this clone only" in note.message and ".git/info/exclude" in note.message
+    assert "`context-keeper init` writes .context/.gitignore" in note.message and "with the team" in note.message
+    Service(env={}).init_project(str(repo))  # what the note says to run
+    assert (repo / ".context" / ".gitignore").read_text(encoding="utf-8") == GITIGNORE
+    assert "gitignore_local" not in [f.code for f in doctor.diagnose(repo).findings]

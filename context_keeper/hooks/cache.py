@@ -1,7 +1,8 @@
 """The hooks' derived caches: what they say, computed once per store change.
 
 Three files under ``.context/``, all matching the ``*_state.json`` pattern of ``.context/.gitignore``
-(``init`` writes it; ``locate`` writes it where a store made by hand has none):
+(``init`` writes it; where a store made by hand has none, ``locate`` adds the same patterns to
+``.git/info/exclude``):
 
 - ``hook_roots_state.json``: the (env, cwd) combinations ``resolve_project`` has mapped to this
   root, so later hooks can skip it.
@@ -32,7 +33,7 @@ from __future__ import annotations
 import os
 import sys
 
-from context_keeper.gitignore import WROTE, ensure_gitignore
+from context_keeper.gitignore import EXCLUDED, keep_bookkeeping_out_of_git
 from context_keeper.hooks import leanjson
 from context_keeper.store_owner import CONTEXT_DIR, home_directory, store_owner, walk_up
 
@@ -169,9 +170,9 @@ def locate(env: Mapping[str, str], cwd: str | None, event: str = "hook") -> str 
     """The project root for this call; None when there is no project to talk about.
 
     Fast when these inputs were resolved to the guessed root before; otherwise resolves with
-    ``resolve_project`` and records the answer. Either way the root's ``.context/`` has its
-    ``.gitignore`` before anything is recorded there (``event`` names the hook in the log line
-    that says one was written).
+    ``resolve_project`` and records the answer. Either way git ignores the bookkeeping of the
+    root's ``.context/`` before anything is recorded there (``gitignore.keep_bookkeeping_out_of_git``;
+    ``event`` names the hook in the log line that says it added the patterns to ``.git/info/exclude``).
     """
     guess, certainly_none = guess_root(env, cwd)
     if certainly_none or (guess and _linked_out(guess)):
@@ -180,7 +181,7 @@ def locate(env: Mapping[str, str], cwd: str | None, event: str = "hook") -> str 
     if guess:
         roots = _read_json(os.path.join(guess, CONTEXT_DIR, ROOTS_FILE))
         if isinstance(roots, dict) and roots.get("root") == guess and key in (roots.get("resolved") or ()):
-            # Checked here too: an older version's hooks recorded roots in a store without one.
+            # Checked here too: an older version's hooks recorded roots in a store without a .gitignore.
             _keep_out_of_git(guess, event)
             return guess
     from context_keeper.errors import ContextKeeperError
@@ -200,10 +201,10 @@ def locate(env: Mapping[str, str], cwd: str | None, event: str = "hook") -> str 
 def _keep_out_of_git(root: str, event: str) -> None:
     """Every hook writes bookkeeping (this roots file, session state, caches): in a ``.context/``
     made by hand they would show as untracked files in git."""
-    if ensure_gitignore(os.path.join(root, CONTEXT_DIR)):
+    if keep_bookkeeping_out_of_git(os.path.join(root, CONTEXT_DIR)):
         from context_keeper.hookio import log_line
 
-        log_line(root, event, WROTE)
+        log_line(root, event, EXCLUDED)
 
 
 def _linked_out(root: str) -> bool:
