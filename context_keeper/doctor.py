@@ -298,7 +298,7 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
             continue
         for problem in problems:
             item = state.raw[index]
-            if isinstance(item, dict) and model.parse_id(item.get("id")) is None:
+            if _id_to_correct(kind, item):
                 findings.append(_id_finding(kind, index, item, suggested[index]))
             elif "duplicate id" in problem and item["id"].strip() in edited:
                 group = edited[item["id"].strip()]
@@ -364,6 +364,13 @@ def _needs_id(kind: Kind, item: Any) -> bool:
     return blank and isinstance(title, str) and bool(title.strip())
 
 
+def _id_to_correct(kind: Kind, item: Any) -> bool:
+    """An object whose id is not an id of its file's kind, nor another kind's in any case (that
+    one is an entry in the wrong file: it is moved, not renumbered)."""
+    return (isinstance(item, dict) and model.parse_id(item.get("id")) is None
+            and model.misfiled_home(kind, item.get("id")) is None)
+
+
 def _suggested_ids(state: Any, duplicates: dict[int, bool]) -> dict[int, str]:
     """raw index -> the id ``--fix`` would give it (in file order, as the repair allocates them),
     for conflicting duplicates and items without an id; other unusable ids are suggested after."""
@@ -374,7 +381,7 @@ def _suggested_ids(state: Any, duplicates: dict[int, bool]) -> dict[int, str]:
         if (index in duplicates and not duplicates[index]) or _needs_id(state.kind, item):
             out[index] = model.format_id(state.kind, number)
             number += 1
-        elif isinstance(item, dict) and model.parse_id(item.get("id")) is None:
+        elif _id_to_correct(state.kind, item):
             later.append(index)
     for index in later:
         out[index] = model.format_id(state.kind, number)

@@ -207,6 +207,16 @@ def id_key(entry_id: Any) -> tuple[str, int, str] | None:
     return None if m is None else (m[1].lower(), int(m[2]), (m[3] or "").lower())
 
 
+def misfiled_home(kind: Kind, entry_id: Any) -> Kind | None:
+    """The other kind whose id ``entry_id`` is, in any case, on an item of ``kind``'s file: "DEC-002"
+    in constraints.json is a decision pasted into the wrong file (as ids are read and counted),
+    not a constraint whose id needs correcting. None: not another kind's id."""
+    key = id_key(entry_id)
+    if key is None or key[0] == kind.prefix:
+        return None
+    return BY_PREFIX.get(key[0])
+
+
 def canonical_id(entry_id: str) -> str:
     """An id given in another case as the tools write ids ("DEC-7" is dec-7, "dec-013-A7F3" stays):
     what the read tools accept, the write tools store as a link. The number is kept as given
@@ -430,12 +440,12 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
         return None, [f"item is {_json_kind(raw)}, not an object"]
     entry_id = raw.get("id")
     parsed = parse_id(entry_id)
-    if parsed is None:
-        return None, [f"entry without a valid id ({shown(entry_id)})"]
-    if parsed[0] != kind.prefix:
-        home = next((k for k in KINDS.values() if k.prefix == parsed[0]), None)
+    home = misfiled_home(kind, entry_id)
+    if home is not None or (parsed is not None and parsed[0] != kind.prefix):
         where = f": it is a {home.name} id, so move the item to {home.filename}" if home is not None else ""
         return None, [f"{entry_id}: id prefix does not belong in {kind.filename}{where}"]
+    if parsed is None:
+        return None, [f"entry without a valid id ({shown(entry_id)})"]
     problems: list[str] = []
     entry = dict(raw)
     entry["id"] = entry_id.strip()

@@ -1162,11 +1162,13 @@ class Store:
         for other in KINDS.values():
             if other is kind:
                 continue
-            state = self.state(other)
-            if any(isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"].strip() == key
-                   for item in state.raw):
+            # In any case, as reads take ids and as misfiled_number counts them ("DEC-002").
+            written = next((item["id"].strip() for item in self.state(other).raw if isinstance(item, dict)
+                            and isinstance(item.get("id"), str) and item["id"].strip().lower() == key.lower()), None)
+            if written is not None:
+                spelled = "" if written == key else f" (written {json.dumps(written, ensure_ascii=False)})"
                 return NotFound(
-                    f"{key} is in .context/{other.filename}, but a {kind.name} id is read only from "
+                    f"{key} is in .context/{other.filename}{spelled}, but a {kind.name} id is read only from "
                     f".context/{kind.filename}, so no tool sees it: move that item into {kind.filename}'s array "
                     f"(cut it from {other.filename}, paste it into {kind.filename}), then try again")
         return None

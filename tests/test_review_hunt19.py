@@ -249,3 +249,32 @@ def test_doctor_says_the_bookkeeping_is_excluded_in_this_clone_and_how_to_share_
     Service(env={}).init_project(str(repo))  # what the note says to run
     assert (repo / ".context" / ".gitignore").read_text(encoding="utf-8") == GITIGNORE
     assert "gitignore_local" not in [f.code for f in doctor.diagnose(repo).findings]
+
+
+# ---------------------------------------------------------------- 3. an upper-case id in the wrong file
+
+
+def _misfiled_upper_case(root: Path) -> Service:
+    svc = _service(root)
+    svc.record("constraint", RULE)
+    path = root / ".context" / "constraints.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    items.append(dict(id="DEC-002", summary="Use Kafka for order events", problem=PROBLEM, why_chosen=WHY))
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    return _service(root)
+
+
+def test_an_upper_case_id_in_the_wrong_file_is_found_there_and_told_where_it_belongs(empty_project):
+    svc = _misfiled_upper_case(empty_project)
+    with pytest.raises(NotFound) as caught:
+        svc.get_context(id="dec-002")
+    assert "dec-002 is in .context/constraints.json" in str(caught.value)
+    assert "move that item into decisions.json" in str(caught.value)
+    assert svc.record("decision", dict(summary="Use S3 for invoices", problem=PROBLEM, why_chosen=WHY))["id"] == "dec-003"
+
+
+def test_doctor_tells_to_move_an_upper_case_id_in_the_wrong_file_not_to_renumber_it(empty_project):
+    _misfiled_upper_case(empty_project)
+    messages = [f.message for f in doctor.diagnose(empty_project).findings]
+    assert any("DEC-002" in m and "it is a decision id, so move the item to decisions.json" in m for m in messages)
+    assert not any("con-002" in m or "Correct the id" in m for m in messages)
