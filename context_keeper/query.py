@@ -12,7 +12,7 @@ from context_keeper.errors import InvalidInput
 from context_keeper.model import KINDS
 from context_keeper.retrieval import check_bounds, kinds_filter, last_good_notes, parse_date, work_area
 from context_keeper.scope import scope_overlaps
-from context_keeper.store import readable_entries
+from context_keeper.store import odd_statuses, readable_entries
 from context_keeper.search.tokenize import nfc
 
 if TYPE_CHECKING:
@@ -175,12 +175,16 @@ def query_entries(
     matches.sort(key=lambda m: (list(KINDS).index(m[0]), model.id_sort_key(m[1]["id"])))
     # A file that does not parse is listed from its last good copy, and said so: an empty listing
     # read as "nothing recorded" leads to recording it again.
-    warnings = service._warnings(store) + last_good_notes(store, unreadable)
+    about_files = service._warnings(store) + last_good_notes(store, unreadable)
     results, used, truncated = [], 0, False
     next_cost = 0
     # The budget bounds the whole answer as sent: its keys and counts, and the budget note
     # (reserved at its longest), come out of it as well as the entries.
     shown = matches[:limit]
+    # An entry shows the status its odd word is read as ("paused" as active): the note says so.
+    # Reserved for every entry that may be listed, kept for those that are.
+    odd = odd_statuses(store, [entry for _, entry in shown])
+    warnings = about_files + list(odd.values())
     overhead = _rest_tokens(len(matches), len(shown), token_budget or 0, warnings)
     room = token_budget - overhead - estimate_tokens(_budget_note(len(shown), token_budget, token_budget)) if token_budget else 0
     for kind_name, entry in shown:
@@ -207,6 +211,9 @@ def query_entries(
                            f"alone take about {floor} tokens, and an answer with the first of its {len(shown)} "
                            f"matching entries about {_needed(next_cost, len(matches), len(shown), warnings)}; ask with at "
                            "least that, give 0 for no limit, or narrow the filters", field="token_budget")
+    if truncated and odd:
+        listed = {item["entry"]["id"] for item in results}
+        warnings = about_files + [note for entry_id, note in odd.items() if entry_id in listed]
     if truncated:
         left = len(shown) - len(results)
         answer["omitted"] = left

@@ -278,3 +278,33 @@ def test_doctor_tells_to_move_an_upper_case_id_in_the_wrong_file_not_to_renumber
     messages = [f.message for f in doctor.diagnose(empty_project).findings]
     assert any("DEC-002" in m and "it is a decision id, so move the item to decisions.json" in m for m in messages)
     assert not any("con-002" in m or "Correct the id" in m for m in messages)
+
+
+# ---------------------------------------------------------------- 4. query_entries and an odd status word
+
+
+def _constraint_with_status(root: Path, status: str) -> Service:
+    _service(root).record("constraint", RULE)
+    path = root / ".context" / "constraints.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    items[0]["status"] = status
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    return _service(root)
+
+
+@pytest.mark.parametrize("written,read_as,filters", [
+    ("paused", "active", {"kind": "constraint"}),
+    ("retired", "deprecated", {"kind": "constraint", "status": "deprecated"}),
+])
+def test_query_entries_says_how_an_odd_status_word_was_read(empty_project, written, read_as, filters):
+    svc = _constraint_with_status(empty_project, written)
+    answer = svc.query_entries(**filters)
+    assert [(r["entry"]["id"], r["entry"]["status"]) for r in answer["results"]] == [("con-001", read_as)]
+    assert any(f"status {written!r}" in w and f"read as {read_as}" in w and "constraints.json" in w
+               for w in answer.get("warnings") or [])
+
+
+def test_query_entries_does_not_warn_of_an_odd_status_it_does_not_list(empty_project):
+    svc = _constraint_with_status(empty_project, "paused")
+    answer = svc.query_entries(kind="decision")
+    assert answer["results"] == [] and not any("paused" in w for w in answer.get("warnings") or [])
