@@ -67,11 +67,22 @@ def read_user_config(path: Path) -> tuple[Any, list[str]]:
     try:
         return json.loads(text), []
     except json.JSONDecodeError as exc:
-        from context_keeper.errors import json_mistake
-
-        return None, [f"{path} does not parse ({json_mistake(exc)}); using defaults"]
+        return None, [f"{path} does not parse ({_parse_problem(text, exc)}); using defaults"]
     except RecursionError:
         return None, [f"{path} does not parse (nested too deeply); using defaults"]
+
+
+def _parse_problem(text: str, exc: json.JSONDecodeError) -> str:
+    """What is wrong and where: a hand-edit slip by its name (the parser's words point at the
+    ``}`` after a trailing comma), and what to do about it; else the parser's words."""
+    from context_keeper import json_slips  # the error path only
+    from context_keeper.errors import json_mistake
+
+    slip = json_slips.find(text, exc, entries=False)
+    if slip is None:
+        return json_mistake(exc)
+    line, column = json_slips.position(text, slip.offset)
+    return f"{slip.detail} at line {line}, column {column}: {slip.remedy}"
 
 
 def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:

@@ -1,5 +1,5 @@
-"""The commonest hand-edit slips in a store file's JSON: named by what they are, and mended
-where mending loses nothing.
+"""The commonest hand-edit slips in a store file's JSON (or config.json's): named by what they
+are, and mended where mending loses nothing (store files only).
 
 Only the error path comes here (a file that parses never does). The JSON parser's own words
 name the wrong thing: a ``// note`` is "Expecting property name", a trailing comma points at
@@ -52,7 +52,7 @@ def _before(text: str, offset: int) -> int:
     return len(text[:offset].rstrip(_BLANK)) - 1
 
 
-def _comment(text: str, at: int) -> Slip:
+def _comment(text: str, at: int, entries: bool) -> Slip:
     line, _ = position(text, at)
     start = text.rfind("\n", 0, at) + 1
     end = text.find("\n", at)
@@ -60,6 +60,8 @@ def _comment(text: str, at: int) -> Slip:
     whole_line = not text[start:at].strip(_BLANK)
     what = f"line {line}" if whole_line else f"the comment from line {line}"
     shown = note if len(note) <= 60 else note[:59] + "…"
+    if not entries:  # config.json: a "note" key would be an unknown setting
+        return Slip(at, "a comment, which JSON does not allow,", f"remove {what} ({shown})")
     return Slip(at, "a comment, which JSON does not allow,",
                 f"remove {what} ({shown}), or move the note into a field of its entry (such as \"note\"); "
                 "`context-keeper doctor --fix` leaves this to you, as the note is yours")
@@ -83,11 +85,12 @@ def _missing_comma(text: str, after: int) -> Slip:
                  f"added the missing comma at line {line}, column {column}"))
 
 
-def find(text: str, exc: json.JSONDecodeError) -> Slip | None:
-    """The slip that ``exc`` (raised parsing ``text``) stumbled on, or None for any other error."""
+def find(text: str, exc: json.JSONDecodeError, entries: bool = True) -> Slip | None:
+    """The slip that ``exc`` (raised parsing ``text``) stumbled on, or None for any other error.
+    ``entries``: ``text`` is a store file, whose entries can hold a note as a field."""
     at = exc.pos
     if text.startswith(("//", "/*", "#"), at):
-        return _comment(text, at)
+        return _comment(text, at, entries)
     previous = _before(text, at)
     if text[at:at + 1] in ("}", "]") and previous >= 0 and text[previous] == ",":
         return _trailing_comma(text, previous)

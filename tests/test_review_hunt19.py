@@ -308,3 +308,30 @@ def test_query_entries_does_not_warn_of_an_odd_status_it_does_not_list(empty_pro
     svc = _constraint_with_status(empty_project, "paused")
     answer = svc.query_entries(kind="decision")
     assert answer["results"] == [] and not any("paused" in w for w in answer.get("warnings") or [])
+
+
+# ---------------------------------------------------------------- 5. config.json slips named
+
+
+@pytest.mark.parametrize("text,said", [
+    ('{\n  "project_name": "x",\n}\n', "a trailing comma, which JSON does not allow before a closing } or ], "
+                                      "at line 2, column 22: remove the comma at line 2, column 22"),
+    ('{\n  // ours\n  "project_name": "x"\n}\n', "a comment, which JSON does not allow, at line 2, column 3: "
+                                                "remove line 2 (// ours)"),
+    ('{\n  "project_name": "x"\n  "token_budget": 3000\n}\n', "a missing comma between two fields or two entries "
+                                                             "at line 2, column 22"),
+], ids=["trailing-comma", "comment", "missing-comma"])
+def test_a_config_slip_is_named_in_every_warning_and_by_doctor(empty_project, text, said):
+    (empty_project / ".context" / "config.json").write_text(text, encoding="utf-8")
+    warnings = _service(empty_project).get_context(query="job queue")["warnings"]
+    assert any("config.json does not parse (" + said in w and "using defaults" in w for w in warnings), warnings
+    assert not any("Expecting" in w for w in warnings)
+    messages = [f.message for f in doctor.diagnose(empty_project).findings if f.file == "config.json"]
+    assert any(said in m for m in messages)
+    assert not any("move the note into a field" in m for m in messages)  # a "note" key is no setting
+
+
+def test_any_other_config_error_keeps_the_parsers_words(empty_project):
+    (empty_project / ".context" / "config.json").write_text('{"project_name": x}\n', encoding="utf-8")
+    warnings = _service(empty_project).get_context(query="job queue")["warnings"]
+    assert any("config.json does not parse (Expecting value at line 1, column 18)" in w for w in warnings)
