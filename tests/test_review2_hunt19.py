@@ -109,6 +109,31 @@ def test_a_number_with_thousands_separators_is_one_number():
     assert relevance["dec-002"] > relevance["dec-003"] + 0.2  # 0.93 and 0.79 before
 
 
+# ------------------------------------------------------------------ 2. a boolean for a number
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("given", [True, False])
+async def test_a_boolean_is_refused_where_a_number_is_asked(tmp_path: Path, mode, given):
+    root, service = _project(tmp_path)
+    _decide(service, "Zone batches for stock take", REASON)
+    async with connect(service, mode) as client:
+        message = await err(client, "get_context", {"query": "zone", "min_relevance": given})
+    # Before: true was read as 1.0 (abstain on everything), false as 0.
+    assert f"min_relevance: got {json.dumps(given)}; allowed: a number from 0 to 1" in message
+
+
+@pytest.mark.anyio
+async def test_the_number_parameter_keeps_its_bounds_and_takes_a_numeric_string(tmp_path: Path):
+    root, service = _project(tmp_path)
+    _decide(service, "Zone batches for stock take", REASON)
+    async with connect(service, "legacy") as client:
+        schema = {t.name: t.input_schema["properties"] for t in (await client.list_tools()).tools}["get_context"]
+        assert schema["min_relevance"]["anyOf"][0] == {"type": "number", "minimum": 0, "maximum": 1}
+        assert "a number from 0 to 1" in await err(client, "get_context", {"query": "zone", "min_relevance": 2})
+        assert (await ok(client, "get_context", {"query": "zone", "min_relevance": "0"}))["results"]
+
+
 # ------------------------------------------------------------------ 7. Python dotted names
 
 @pytest.mark.parametrize("text", ["pydantic.fields.FieldInfo settings", "where is celery.beat.PersistentScheduler?",
