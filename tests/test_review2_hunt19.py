@@ -134,6 +134,121 @@ async def test_the_number_parameter_keeps_its_bounds_and_takes_a_numeric_string(
         assert (await ok(client, "get_context", {"query": "zone", "min_relevance": "0"}))["results"]
 
 
+# ------------------------------------------------------------------ 3. braces list paths
+
+def test_a_brace_group_lists_its_alternatives():
+    assert scope_parts("src/{api,web}/*.py") == ["src/api/*.py", "src/web/*.py"]
+    assert scope_parts("{a,b{c,d}}/x, docs/[a,b].md") == ["a/x", "bc/x", "bd/x", "docs/[a,b].md"]
+    assert scope_parts("{{cookiecutter.slug}}/, x/") == ["{{cookiecutter.slug}}/", "x/"]  # no comma: literal
+    assert scope_covers("src/{api,web}/*.py", "src/web/app.py") and scope_covers("src/{api,web}/*.py", "src/api/a.py")
+    assert not scope_covers("src/{api,web}/*.py", "src/cli/app.py")
+    assert scope_overlaps("src/{api,web}/", "src/web/app.py") and not scope_overlaps("src/{api,web}/", "src/cli/")
+
+
+def test_a_brace_scope_is_recorded_as_written_and_applies_in_the_guard(tmp_path: Path):
+    root, service = _project(tmp_path)
+    (root / "src" / "web").mkdir(parents=True)
+    (root / "src" / "web" / "app.py").write_text("x = 1\n", encoding="utf-8")
+    recorded = _constrain(service, "src/{api,web}/*.py")
+    assert recorded["entry"]["scope"] == "src/{api,web}/*.py"
+    assert recorded["id"] in _edit(root, "src/web/app.py")
+    assert recorded["id"] not in _edit(root, "src/cli/app.py", session="s2")
+    assert not [f for f in _findings(root, recorded["id"]) if f[1] == "unmatched_scope" and "src/web" in f[2]]
+
+
+@pytest.mark.parametrize("scope, words", [
+    ("src/{api,web/*.py", "never closes it"),
+    ("{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}", "more than 64 paths"),
+])
+def test_a_brace_scope_that_lists_no_clear_paths_is_refused(tmp_path: Path, scope, words):
+    root, service = _project(tmp_path)
+    with pytest.raises(InvalidInput) as raised:
+        _constrain(service, scope)
+    assert words in str(raised.value) and raised.value.field == "scope"
+
+
+# ------------------------------------------------------------------ 4. a comma in a file's name
+
+def test_a_file_whose_name_holds_a_comma_is_refused_as_a_scope_with_the_glob_for_it(tmp_path: Path):
+    root, service = _project(tmp_path)
+    (root / "docs").mkdir()
+    (root / "docs" / "a,b.md").write_text("# a, b\n", encoding="utf-8")
+    with pytest.raises(InvalidInput) as raised:
+        _constrain(service, "docs/a,b.md")
+    # Before: stored, and read as "docs/a" and "b.md".
+    assert "cannot be a scope" in str(raised.value) and "'docs/a?b.md'" in str(raised.value)
+    assert scope_covers(_constrain(service, "docs/a?b.md")["entry"]["scope"], "docs/a,b.md")
+    assert _constrain(service, "docs/, a,b.md")["entry"]["scope"] == "docs/, a,b.md"  # names no file: a list
+
+
+def test_doctor_names_a_stored_scope_naming_a_file_with_a_comma(tmp_path: Path):
+    root, _ = _project(tmp_path)
+    (root / "docs").mkdir()
+    (root / "docs" / "a,b.md").write_text("# a, b\n", encoding="utf-8")
+    _hand_written(root, "con-050", "docs/a,b.md")
+    (finding,) = _findings(root, "con-050")
+    assert finding[:2] == ("warning", "comma_in_scope")
+    assert "'docs/a', 'b.md'" in finding[2] and "'docs/a?b.md'" in finding[2]
+
+
+# ------------------------------------------------------------------ 5. a part naming the project root
+
+@pytest.mark.parametrize("scope", ["x/, ./", "x/, .", "./", "{x,.}/"])
+def test_a_list_with_a_part_naming_the_root_is_global_for_the_matcher_and_the_guard(tmp_path: Path, scope):
+    root, _ = _project(tmp_path)
+    assert is_global(scope) and scope_covers(scope, "y.py")
+    _hand_written(root, "con-004", scope)
+    # Before: no row at all, and is_global said scoped: neither the guard nor the summary's rules.
+    assert "con-004" not in {row[0] for row in scope_index.build(str(root))["scoped"]}
+    assert is_global(f"x/, {root}", str(root)) and not is_global(f"x/, {root}/src", str(root))
+
+
+def test_a_root_covering_list_is_stored_as_written_and_an_advisory_one_is_in_the_summary(tmp_path: Path):
+    root, service = _project(tmp_path)
+    recorded = _constrain(service, "x/, ./", hardness="advisory")
+    assert recorded["entry"]["scope"] == "x/, ./"
+    assert recorded["id"] in service.get_project_summary()["summary"]
+    # get_context's scoped rules are the non-global ones: the global one is not added for a scope.
+    answer = service.get_context(query="deploy order", scope="y.py")
+    assert not any(item.get("scope_rule") for item in answer["results"] if item["entry"]["id"] == recorded["id"])
+
+
+# ------------------------------------------------------------------ 6. an absolute path outside
+
+def test_an_absolute_scope_outside_the_project_covers_nothing(tmp_path: Path):
+    root, _ = _project(tmp_path)
+    (root / "etc" / "nginx").mkdir(parents=True)
+    (root / "etc" / "nginx" / "site.conf").write_text("server {}\n", encoding="utf-8")
+    _hand_written(root, "con-001", "/etc/nginx/")
+    # Before: its leading slash dropped, it covered <project>/etc/nginx/.
+    assert not scope_covers("/etc/nginx/", "etc/nginx/site.conf", str(root))
+    assert not scope_overlaps("/etc/nginx/", "etc/nginx/", str(root))
+    assert normalize_path("D:/other/x", "C:/proj") == "D:/other/x"
+    assert "con-001" not in {row[0] for row in scope_index.build(str(root))["scoped"]}
+    assert "con-001" not in _edit(root, "etc/nginx/site.conf")
+    (finding,) = _findings(root, "con-001")
+    assert finding[:2] == ("warning", "scope_outside_project") and "never applies" in finding[2]
+
+
+def test_an_absolute_scope_inside_the_project_still_covers_its_files(tmp_path: Path):
+    root, _ = _project(tmp_path)
+    link = tmp_path / "link"
+    os.symlink(root, link)
+    assert scope_covers(f"{root}/src/", "src/app.py", str(root))
+    assert scope_covers(f"{link}/src/", "src/app.py", str(root))  # through a symlinked root
+    assert scope_covers("C:/proj/src/", "src/app.py", "C:/proj")
+    assert normalize_path("C:\\proj\\src\\a.py", "C:\\proj") == "src/a.py"
+    _hand_written(root, "con-002", f"{link}/src/")
+    assert ["con-002", "src", "src", False, "constraint"] in scope_index.build(str(root))["scoped"]
+
+
+def test_doctor_warns_of_a_listed_path_that_leaves_the_project(tmp_path: Path):
+    root, _ = _project(tmp_path)
+    _hand_written(root, "con-003", "lib/, ../shared/")
+    codes = {(severity, code) for severity, code, _ in _findings(root, "con-003")}
+    assert ("warning", "scope_outside_project") in codes
+
+
 # ------------------------------------------------------------------ 7. Python dotted names
 
 @pytest.mark.parametrize("text", ["pydantic.fields.FieldInfo settings", "where is celery.beat.PersistentScheduler?",

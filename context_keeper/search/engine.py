@@ -148,7 +148,7 @@ class _Filter:
         if self.kind_prior:
             prior *= self.kind_prior.get(info.key[0], 1.0)
         if self.scope is not None and info.scopes is not None:
-            if any(not is_global(s) and scope_overlaps(s, self.scope, self.root) for s in info.scopes):
+            if any(not is_global(s, self.root) and scope_overlaps(s, self.scope, self.root) for s in info.scopes):
                 prior *= P.SCOPE_MATCH_PRIOR
         return prior
 
@@ -611,7 +611,7 @@ class SearchIndex(InvertedIndex):
             for slot, info in enumerate(self._entries):
                 if info is not None and info.scopes is not None:
                     for scope in info.scopes:
-                        if not is_global(scope):
+                        if not is_global(scope, root):
                             self._scoped.setdefault(scope, []).append(slot)
         covered = frozenset(slot for scope, slots in self._scoped.items()
                             if any(scope_overlaps(scope, p, root) for p in paths) for slot in slots)
