@@ -73,7 +73,16 @@ from context_keeper.gitshared import CommittedVersions, run_git
 from context_keeper.model import KINDS, Kind
 from context_keeper.paths import established_exports, markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
-from context_keeper.scope import is_glob, is_global, normalize_path, scope_covers, scope_parts
+from context_keeper.scope import (
+    comma_named_path,
+    is_glob,
+    is_global,
+    leaves_project,
+    normalize_path,
+    scope_covers,
+    scope_parts,
+    too_many_paths,
+)
 from context_keeper.store import BACKUP_DIR, GITIGNORE, Store, next_number, parse_bytes
 from context_keeper.wiring_check import wiring_problems
 
@@ -965,15 +974,24 @@ def _project_paths(root: Path, enter: frozenset[str] = frozenset()) -> Iterator[
 
 def _check_scopes(store: Store) -> list[Finding]:
     state = store.state(KINDS["constraint"])
-    scoped = [e for e in state.entries if e.get("status", "active") == "active" and not is_global(e.get("scope"))]
+    root = str(store.root)
+    scoped = [e for e in state.entries if e.get("status", "active") == "active" and not is_global(e.get("scope"), root)]
     if not scoped:
         return []
-    root = str(store.root)
     pending: dict[tuple[str, str], str] = {}  # (id, a path its scope lists) -> the scope
     findings = []
     for e in scoped:
+        unusable = _unusable_scope(e["id"], e["scope"], root, state.path.name)
+        if unusable is not None:
+            findings.append(unusable)
+            continue
         parts = scope_parts(e["scope"])
         for part in parts:
+            outside = leaves_project(part, root, any_dotdot=True)
+            if outside is not None:
+                findings.append(_outside_scope(e["id"], e["scope"], part if len(parts) > 1 else None, outside,
+                                               state.path.name))
+                continue
             pattern = normalize_path(part, root)
             components = pattern.split("/") if pattern else []
             # A glob's folders before its first wildcard are plain names: looked up like a path, they
@@ -1023,6 +1041,37 @@ def _check_scopes(store: Store) -> list[Finding]:
                 file=state.path.name)
         for entry_id, (scope, missing) in unmatched.items()
     ]
+
+
+_FIX_BY_HAND = "edit .context/constraints.json by hand, or have the agent call update_entry"
+
+
+def _unusable_scope(entry_id: str, scope: str, root: str, file: str) -> Finding | None:
+    """A scope whose commas or braces do not list what they seem to, which record_constraint
+    refuses (``service.project_scope``), or None."""
+    named = comma_named_path(scope, root)
+    if named is not None:
+        parts = ", ".join(repr(part) for part in scope_parts(scope))
+        return Finding(WARNING, "comma_in_scope",
+                       f"{entry_id} has scope {scope!r}, which names a {named} of the project, but a comma separates "
+                       f"a scope's paths: the edit guard and get_context read it as {parts} instead. A path whose own "
+                       f"name holds a comma cannot be a scope; match it with a glob, e.g. "
+                       f"{scope.replace(',', '?')!r}: {_FIX_BY_HAND}.", file=file)
+    if too_many_paths(scope):
+        return Finding(WARNING, "scope_too_many_paths",
+                       f"{entry_id} has scope {scope!r}, whose braces stand for more paths than a scope may list, so "
+                       f"it is read as written and matches no file; name the directories they share instead (e.g. "
+                       f"'src/**/*.py'): {_FIX_BY_HAND}.", file=file)
+    return None
+
+
+def _outside_scope(entry_id: str, scope: str, listed: str | None, reason: str, file: str) -> Finding:
+    """A scope (``listed``: the path of its list) that can name no path of the project."""
+    subject = "which" if listed is None else f"whose path {listed!r}"
+    return Finding(WARNING, "scope_outside_project",
+                   f"{entry_id} has scope {scope!r}, {subject} {reason}: it never applies, since the edit guard and "
+                   "get_context match a scope against the project's own files. Write it relative to the project root "
+                   f"(e.g. 'hooks/' or 'src/**/*.py'), or 'global': {_FIX_BY_HAND}.", file=file)
 
 
 def _unmatched_words(scope: str, missing: list[str]) -> str:

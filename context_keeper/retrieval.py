@@ -353,7 +353,7 @@ def _scope_rules(store: Store, options: Any, admits: Callable[[str, str], bool])
     if options.kinds is not None and CONSTRAINT.name not in options.kinds:
         return []
     rules = [entry for entry in readable_entries(store, store.state(CONSTRAINT))[0]
-             if entry.get("status", "active") == "active" and not is_global(entry.get("scope"))
+             if entry.get("status", "active") == "active" and not is_global(entry.get("scope"), str(store.root))
              and admits(CONSTRAINT.name, entry["id"])]
     rules.sort(key=lambda e: (e.get("hardness") != "absolute", model.id_sort_key(e["id"])))
     return rules

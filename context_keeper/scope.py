@@ -9,10 +9,13 @@ In a glob, ``*`` and ``?`` stay within one component and ``**`` spans directorie
 any depth, as in ``.gitignore``.
 
 A scope may list several of these, separated by commas (``"services/trip/, services/billing/"``,
-``"Dockerfile, deploy/helm/"``): it covers what any of them covers (``scope_parts``). A list with
-a global part (``"global, hooks/"``) is global, since that part already covers every file. A
+``"Dockerfile, deploy/helm/"``): it covers what any of them covers (``scope_parts``). Braces
+list alternatives as in VS Code, eslint or a shell (``"src/{api,web}/*.py"`` is
+``"src/api/*.py, src/web/*.py"``). A list with a part naming the whole project (``"global"``,
+``"./"``, the project's absolute path) is global, since that part already covers every file. A
 comma inside a glob's bracket class (``docs/[a,b].md``) separates nothing; a path whose own name
-holds a comma cannot be a scope.
+holds a comma cannot be a scope (a glob such as ``docs/a?b.md`` matches it). An absolute path
+outside the project covers nothing.
 
 Imports nothing at load time (``re``/``fnmatch`` only for a glob): the hooks use it on their
 cold path.
@@ -26,57 +29,137 @@ if TYPE_CHECKING:
 
 GLOBAL_SCOPES = frozenset({"", "global", "*", "**", "/"})
 GLOB_CHARS = "*?["
+# More paths than a person lists by hand: "{a,b}{c,d}..." doubles with each group.
+MAX_BRACE_PATHS = 64
 _GLOB_CACHE_SIZE = 4096
 _glob_cache: dict[str, _Glob] = {}
 
 
-def is_global(scope: str | None) -> bool:
+def is_global(scope: str | None, project_root: str | None = None) -> bool:
+    """Whether ``scope`` covers every file: no scope, a global word, or a list with a part that
+    names the project root (``"./"``; its absolute path too, with ``project_root``). The one test
+    for get_context, the edit guard's index and doctor, so none of them reads such a list as
+    covering only its other paths."""
     if scope is None or not isinstance(scope, str):
         return True
     if "," not in scope:
-        return scope.strip().lower() in GLOBAL_SCOPES
+        return names_root(scope.strip(), project_root)
     parts = scope_parts(scope)
     # ", " lists no path, as "" names none; a listed "global" already covers every file
-    return not parts or any(part.lower() in GLOBAL_SCOPES for part in parts)
+    return not parts or any(names_root(part, project_root) for part in parts)
+
+
+def names_root(part: str, project_root: str | None = None) -> bool:
+    """Whether one (stripped) path of a scope covers the whole project."""
+    if part.lower() in GLOBAL_SCOPES:
+        return True
+    # Only "./", "." or an absolute path can normalise to the root: skip the work for the rest.
+    if not (part.startswith(("/", "\\")) or set(part) <= _ROOT_CHARS or part[1:3] in (":/", ":\\")):
+        return False
+    return normalize_path(part, project_root) == ""
+
+
+_ROOT_CHARS = frozenset("./\\")
 
 
 def scope_parts(scope: str) -> list[str]:
-    """The paths a scope lists, as written but stripped, without the empty ones (``"a/,"`` lists
-    ``a/``): a scope without a comma is its one path."""
+    """The paths a scope lists, as written but stripped, braces expanded, without the empty ones
+    (``"a/,"`` lists ``a/``): a scope without a comma is its one path."""
     return [piece for piece in split_scope(scope) if piece]
 
 
 def split_scope(scope: str) -> list[str]:
-    """Every comma-separated piece of ``scope``, stripped, empty ones included. A comma inside a
+    """Every comma-separated piece of ``scope``, stripped, empty ones included, and each brace
+    group's alternatives (``"src/{api,web}/"`` is ``src/api/``, ``src/web/``). A comma inside a
     bracket class (``[a,b]``, closed as the glob matcher closes it) does not separate."""
     if "," not in scope:
         return [scope.strip()]
-    pieces, start, i = [], 0, 0
-    while i < len(scope):
-        char = scope[i]
+    pieces: list[str] = []
+    for piece in _top_level_pieces(scope, 0, len(scope)):
+        pieces.extend(expand_braces(piece.strip()) or [piece.strip()])
+    return pieces
+
+
+def _top_level_pieces(text: str, start: int, stop: int) -> list[str]:
+    """``text[start:stop]`` split at its commas outside bracket classes and brace groups."""
+    pieces, i = [], start
+    while i < stop:
+        char = text[i]
         if char == "[":
-            end = scope.find("]", i + 1)
+            end = text.find("]", i + 1, stop)
             i = end if end != -1 else i  # an unclosed "[" is a literal character
+        elif char == "{":
+            end = _closing_brace(text, i, stop)
+            i = end if end != -1 else i
         elif char == ",":
-            pieces.append(scope[start:i].strip())
+            pieces.append(text[start:i])
             start = i + 1
         i += 1
-    pieces.append(scope[start:].strip())
+    pieces.append(text[start:stop])
     return pieces
+
+
+def _closing_brace(text: str, opening: int, stop: int) -> int:
+    """Where the brace group opened at ``opening`` closes (groups nest), or -1: unclosed."""
+    depth = 0
+    for i in range(opening, stop):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def expand_braces(piece: str) -> list[str] | None:
+    """The paths one piece of a scope stands for, each brace group with a comma replaced by
+    each of its alternatives (``"{a,b}/x"`` -> ``a/x``, ``b/x``; groups nest); a group without
+    a comma or without its ``}`` is literal text. None when that makes more than
+    ``MAX_BRACE_PATHS`` paths (``project_scope`` refuses such a scope)."""
+    if "{" not in piece:
+        return [piece]
+    i = piece.find("{")
+    while i != -1:
+        end = _closing_brace(piece, i, len(piece))
+        if end == -1:
+            return [piece]
+        choices = _top_level_pieces(piece, i + 1, end)
+        if len(choices) > 1:
+            head, tail = piece[:i], piece[end + 1:]
+            out: list[str] = []
+            for choice in choices:
+                expanded = expand_braces(head + choice + tail)
+                if expanded is None or len(out) + len(expanded) > MAX_BRACE_PATHS:
+                    return None
+                out.extend(expanded)
+            return out
+        i = piece.find("{", i + 1)
+    return [piece]
 
 
 def normalize_path(path: str, project_root: str | None = None) -> str:
     """Project-relative POSIX path without ``./`` or a leading slash; absolute paths inside
-    ``project_root`` are made relative. Returns ``""`` for the root itself."""
+    ``project_root`` are made relative (also through a symlink, ``project_relative``). Returns
+    ``""`` for the root itself. With ``project_root``, an absolute path outside it keeps its
+    leading slash (or drive), so it names no project path: "/etc/nginx/" is not
+    ``<project>/etc/nginx/``."""
     text = str(path).strip().replace("\\", "/")
+    outside = ""
     if project_root:
         root = str(project_root).replace("\\", "/").rstrip("/")
         if text == root:
             return ""
         if text.startswith(root + "/"):
             text = text[len(root) + 1 :]
+        elif text.startswith("/"):
+            relative = project_relative(text, project_root)
+            text, outside = (relative, "") if relative is not None else (text, "/")
+        elif text[1:3] == ":/":  # another drive, or a folder of this one beside the project
+            outside = text[:2] + "/"
+            text = text[2:]
     parts = [p for p in text.split("/") if p not in ("", ".")]
-    return "/".join(parts)
+    return outside + "/".join(parts) if parts else ""
 
 
 def project_relative(path: str, project_root: str) -> str | None:
@@ -128,6 +211,46 @@ def project_area(path: str, project_root: str) -> str:
         relative = project_relative(text, project_root)
         return normalize_path(text if relative is None else relative, None if relative is not None else project_root)
     return normalize_path(posixpath.normpath(text), project_root)
+
+
+def outside_project(normalised: str) -> bool:
+    """Whether a path as ``normalize_path`` gives it (with the project root) lies outside the
+    project: it kept its leading slash or drive."""
+    return normalised.startswith("/") or normalised[1:3] == ":/"
+
+
+def unclosed_brace(scope: str) -> bool:
+    """Whether a ``{`` of ``scope`` that a comma follows is never closed ("src/{api,web/*.py"):
+    the comma then separates two paths, which is not what was meant."""
+    i = scope.find("{")
+    while i != -1:
+        if "," in scope[i:] and _closing_brace(scope, i, len(scope)) == -1:
+            return True
+        i = scope.find("{", i + 1)
+    return False
+
+
+def too_many_paths(scope: str) -> bool:
+    """Whether a brace group of ``scope`` stands for more than ``MAX_BRACE_PATHS`` paths (the
+    matcher then reads it as literal text, which names no file)."""
+    return "{" in scope and any(expand_braces(piece.strip()) is None for piece in _top_level_pieces(scope, 0, len(scope)))
+
+
+def comma_named_path(scope: str, project_root: str) -> str | None:
+    """``"file"`` or ``"directory"`` when the whole of ``scope``, commas and all, names one of
+    the project's (a path whose own name holds a comma, which a scope cannot be: it is read as
+    the paths around the comma), else None."""
+    if "," not in scope or len(split_scope(scope)) == 1:
+        return None
+    import os
+
+    path = normalize_path(scope, project_root)
+    if not path or outside_project(path) or is_glob(path):
+        return None
+    full = os.path.join(project_root, path)
+    if os.path.isdir(full):
+        return "directory"
+    return "file" if os.path.lexists(full) else None
 
 
 def is_glob(pattern: str) -> bool:
@@ -249,7 +372,7 @@ def _translate_glob(pattern: str) -> _Glob:
 def scope_covers(scope: str | None, path: str, project_root: str | None = None) -> bool:
     """True when ``scope`` (or one of the paths it lists) applies to ``path`` (a file or
     directory, relative or absolute)."""
-    if is_global(scope):
+    if is_global(scope, project_root):
         return True
     target = normalize_path(path, project_root)
     return any(_part_covers(part, target, project_root) for part in scope_parts(scope))
@@ -371,7 +494,7 @@ def scope_overlaps(scope: str | None, area: str, project_root: str | None = None
     the rule scoped to ``*.sql`` concerns ``migrations/``. With ``project_root``, a stored
     scope written as an absolute path inside it counts as the project-relative one, as in
     ``scope_covers`` (the edit guard)."""
-    if is_global(scope) or not area:
+    if is_global(scope, project_root) or not area:
         return True
     areas = scope_parts(area) if "," in area else [area]
     return any(_part_overlaps(part, one, project_root) for part in scope_parts(scope) for one in areas)

@@ -61,13 +61,14 @@ Types = Annotated[list[str], Field(description="decisions|pipelines|constraints"
 
 
 def _refuse_booleans(value: Any) -> Any:
-    # Lax mode takes JSON true as 1 (limit: true listed one entry); "20", which agents send, stays accepted.
+    # Lax mode takes JSON true as 1 (limit: true listed one entry, min_relevance: true abstained
+    # on everything); "20" or "0.3", which agents send, stays accepted.
     if isinstance(value, bool):
         raise ValueError("a boolean is not a number")  # noqa: TRY004 -- pydantic reports only ValueError
     return value
 
 
-# Placed after the Field with the bounds: before them, pydantic cannot carry ge/le into the
+# For every integer and number parameter. Placed after the Field with the bounds: before them, pydantic cannot carry ge/le into the
 # schema's minimum/maximum (nor enforce them).
 NotBoolean = BeforeValidator(_refuse_booleans)
 # 0 (or left out) means the config's token_budget, as it always has; 1-49 is refused by the
@@ -407,7 +408,8 @@ def build_server(service: Service | None = None) -> MCPServer:
         token_budget: ContextBudget = 0,
         include_related: bool = True,
         # None, not 0, for "unset": a threshold of 0 is a real choice (never abstain), as on the CLI.
-        min_relevance: Annotated[float | None, Field(ge=0, le=1, description="Abstention threshold; omit for the configured one")] = None,
+        min_relevance: Annotated[float | None, Field(ge=0, le=1, description="Abstention threshold; omit for the configured one"),
+                                 NotBoolean] = None,
         include_deprecated: bool = False,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:

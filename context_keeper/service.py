@@ -1080,6 +1080,9 @@ def project_scope(root: Path, scope: str) -> str:
     it would never match a file of the project and the constraint would silently never apply.
     A list is kept as written when each of its paths is; otherwise (an absolute path made
     relative, an empty piece as in ``"a/, , b/"``) it is stored as its paths joined by ``", "``.
+    Brace groups (``"src/{api,web}/"``) list paths too. A comma in the name of an existing file
+    or directory is refused with the glob that matches it: stored, the scope would name two
+    other paths (``scope.py``).
     """
     from context_keeper.scope import is_global, scope_parts, split_scope
 
@@ -1088,12 +1091,32 @@ def project_scope(root: Path, scope: str) -> str:
         return "global"  # the field's default: record_entry stored "global", record_constraint ""
     if is_global(text):
         return text
+    _check_scope_list(root, text, scope)
     pieces = split_scope(text)
     if len(pieces) == 1:
         return _scope_path(root, text, scope)
     parts = scope_parts(text)
     stored = [_scope_path(root, part, scope, listed=True) for part in parts]
     return text if stored == pieces else ", ".join(stored)
+
+
+def _check_scope_list(root: Path, text: str, scope: str) -> None:
+    """Refuse a scope whose commas or braces would not list what was meant (``project_scope``)."""
+    from context_keeper.scope import MAX_BRACE_PATHS, comma_named_path, too_many_paths, unclosed_brace
+
+    named = comma_named_path(text, str(root))
+    if named is not None:
+        raise InvalidInput(
+            f"scope: {scope!r} names a {named} of the project, but a comma separates a scope's paths, so a path "
+            f"whose own name holds a comma cannot be a scope; match it with a glob, e.g. {text.replace(',', '?')!r}",
+            field="scope")
+    if unclosed_brace(text):
+        raise InvalidInput(f"scope: {scope!r} opens a brace group with '{{' and never closes it, so its commas "
+                           "separate paths; close it (e.g. 'src/{api,web}/*.py') or write the paths as a list "
+                           "(e.g. 'src/api/*.py, src/web/*.py')", field="scope")
+    if too_many_paths(text):
+        raise InvalidInput(f"scope: {scope!r} stands for more than {MAX_BRACE_PATHS} paths; "
+                           "name the directories they share instead (e.g. 'src/**/*.py')", field="scope")
 
 
 def _scope_path(root: Path, path: str, scope: str, *, listed: bool = False) -> str:

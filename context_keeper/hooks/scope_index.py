@@ -188,17 +188,17 @@ def build(root: str) -> dict:
 def build_part(root: str, kind: str, stamp: list[int] | None) -> dict:
     """One file's part: its scoped rows, tags, absolute constraints and item offsets.
     ``stamp`` is the file's stamp taken before reading it (a racing write makes it look stale)."""
-    from context_keeper.scope import is_glob, is_global, normalize_path, scope_parts
+    from context_keeper.scope import is_glob, is_global, normalize_path, outside_project, scope_parts
 
     def scope_rows(value: Any, entry_id: str, *, listed: bool = True) -> list[list]:
         """A row for each path ``value`` lists (``listed``: a scope; a tag names one path)."""
-        if not isinstance(value, str) or is_global(value):
-            return []
+        if not isinstance(value, str) or is_global(value, root):
+            return []  # session start shows it (a part naming the project root makes the list global)
         rows = []
         for part in scope_parts(value) if listed else [value]:
             norm = normalize_path(part, root)
-            if not norm:
-                return []  # a part naming the project root covers every file: the scope is global
+            if outside_project(norm):
+                continue  # no file of the project is under it
             glob = is_glob(norm)
             prefix = norm[: min(norm.index(c) for c in "*?[" if c in norm)] if glob else norm
             rows.append([entry_id, norm, prefix, glob, kind])

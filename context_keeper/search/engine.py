@@ -7,7 +7,7 @@ import heapq
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from operator import itemgetter
 from typing import TYPE_CHECKING
@@ -52,6 +52,7 @@ class _Query:
     # counts for an entry only in a sentence beside one of them (numbers.py)
     values: tuple[tuple[int, str], ...] = ()
     partners: frozenset[str] = frozenset()
+    value_forms: dict[str, frozenset[str]] = field(default_factory=dict)  # numbers.value_forms
 
     def relevance_groups(self) -> list[list[tuple[str, float]]]:
         if not self.locating:
@@ -147,7 +148,7 @@ class _Filter:
         if self.kind_prior:
             prior *= self.kind_prior.get(info.key[0], 1.0)
         if self.scope is not None and info.scopes is not None:
-            if any(not is_global(s) and scope_overlaps(s, self.scope, self.root) for s in info.scopes):
+            if any(not is_global(s, self.root) and scope_overlaps(s, self.scope, self.root) for s in info.scopes):
                 prior *= P.SCOPE_MATCH_PRIOR
         return prior
 
@@ -249,7 +250,8 @@ class SearchIndex(InvertedIndex):
             return _Query(groups, locating_raw, [], 0, [], 0.0, False, frozenset(locating))
         values, partners = self._values(list(atoms), context) if t.numbers_need_a_word else ((), frozenset())
         return _Query(groups, max_raw, direct, len(asked), related, absent / topical if topical > 0.0 else 0.0,
-                      topical > 0.0 or not asked, frozenset(locating), values=values, partners=partners)
+                      topical > 0.0 or not asked, frozenset(locating), values=values, partners=partners,
+                      value_forms=numbers.value_forms(query) if values else {})
 
     def _values(self, atoms: list[str], context: frozenset[str]) -> tuple[tuple[tuple[int, str], ...], frozenset[str]]:
         """The asked numbers some entry has, with their groups' places (the query's words are its
@@ -404,7 +406,7 @@ class SearchIndex(InvertedIndex):
             info = self._entries[slot]
             sentences = numbers.value_sentences(info.doc.entry) if info is not None else ()
             self._value_sentences[slot] = sentences
-        loose = set(numbers.unbound([term for _, term in present], q.partners, sentences))
+        loose = set(numbers.unbound([term for _, term in present], q.partners, sentences, q.value_forms))
         return [(i, term) for i, term in present if term in loose]
 
     def _group_score(self, alternatives: list[tuple[str, float]], slot: int) -> float:
@@ -609,7 +611,7 @@ class SearchIndex(InvertedIndex):
             for slot, info in enumerate(self._entries):
                 if info is not None and info.scopes is not None:
                     for scope in info.scopes:
-                        if not is_global(scope):
+                        if not is_global(scope, root):
                             self._scoped.setdefault(scope, []).append(slot)
         covered = frozenset(slot for scope, slots in self._scoped.items()
                             if any(scope_overlaps(scope, p, root) for p in paths) for slot in slots)

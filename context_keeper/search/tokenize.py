@@ -336,20 +336,26 @@ def _known_paths(text: str) -> Iterator[tuple[str, tuple[str, str, str]]]:
 # A JVM class named with its package ("com.acme.sync.RetryQueue", "java.lang.IllegalStateException",
 # in a module "java.base/java.lang.Thread"): lower-case parts, then a capitalised one.
 _JVM_NAME = re.compile(r"(?:[\w.]+/)?((?:[a-z][a-z0-9_]*\.){2,})([A-Z][\w.]*)")
+# Python writes a class the same way ("pydantic.fields.FieldInfo", "celery.beat.PersistentScheduler"),
+# and there the library's name is what the question is about. So such a name is a package path
+# only in a frame ("at com.acme.Queue.drain(") or under a root that only JVM packages start with.
+_JVM_ROOTS = ("com.", "org.", "net.", "io.", "dev.", "java.", "javax.", "jdk.", "kotlin.", "kotlinx.", "android.")
 
 
 def _package_path(prepared: str, match: re.Match[str]) -> tuple[str, str] | None:
     """``(package, name)`` of a chunk that is a class or function named with its package or
-    namespace, else None: a JVM name ("com.acme.sync" and "RetryQueue.drain"); a frame of a .NET
+    namespace, else None: a JVM name in a frame or under a JVM root (``_JVM_ROOTS``: "com.acme.sync"
+    and "RetryQueue.drain", not "pydantic.fields" of "pydantic.fields.FieldInfo"); a frame of a .NET
     or JVM stack trace, "at NS.Sub.Class.Method(" (namespaces are capitalised in .NET: the last
     two parts are the class and the method); a Go frame, "github.com/acme/shop/sync.(*Queue).Drain(",
     "main.(*Queue).Drain(" or ".../sync.Drain(" (the import path is the package)."""
     chunk = match.group().strip("_")
-    jvm = _JVM_NAME.fullmatch(chunk)
-    if jvm:
-        return chunk[: jvm.start(2) - 1], jvm.group(2)
     after = prepared[match.end(): match.end() + 2]
-    if after.startswith("(") and "." in chunk and "/" not in chunk and prepared.endswith("at ", 0, match.start()):
+    in_frame = prepared.endswith("at ", 0, match.start())
+    jvm = _JVM_NAME.fullmatch(chunk)
+    if jvm and (in_frame or chunk.rpartition("/")[2].startswith(_JVM_ROOTS)):
+        return chunk[: jvm.start(2) - 1], jvm.group(2)
+    if after.startswith("(") and "." in chunk and "/" not in chunk and in_frame:
         parts = chunk.split(".")
         return (".".join(parts[:-2]), ".".join(parts[-2:])) if len(parts) > 2 else None
     if after == ".(" or "/" in chunk and after.startswith("(") and "." in chunk.rpartition("/")[2]:
