@@ -43,9 +43,25 @@ def keep_bookkeeping_out_of_git(context_dir: str | os.PathLike[str]) -> bool:
     cannot be written (a read-only checkout: the bookkeeping cannot be written either)."""
     if os.path.lexists(os.path.join(context_dir, FILE)):
         return False
+    found = _exclude_file(context_dir)
+    if found is None or found[3]:
+        return False
+    exclude, anchor, before, _ = found
+    return _append(exclude, before, anchor)
+
+
+def excluded_in(context_dir: str | os.PathLike[str]) -> str | None:
+    """The ``info/exclude`` file that holds ``context_dir``'s block, or None when none does."""
+    found = _exclude_file(context_dir)
+    return found[0] if found is not None and found[3] else None
+
+
+def _exclude_file(context_dir: str | os.PathLike[str]) -> tuple[str, str, bytes, bool] | None:
+    """``(exclude file, anchor, its bytes, whether it holds context_dir's block)``; None when no
+    git repository holds ``context_dir`` or the file cannot be read (a missing one is empty)."""
     place = _exclude_place(context_dir)
     if place is None:
-        return False
+        return None
     exclude, anchor = place
     try:
         with open(exclude, "rb") as handle:
@@ -53,23 +69,8 @@ def keep_bookkeeping_out_of_git(context_dir: str | os.PathLike[str]) -> bool:
     except FileNotFoundError:
         before = b""
     except OSError:
-        return False
-    if _marker(anchor) in before.splitlines():
-        return False
-    return _append(exclude, before, anchor)
-
-
-def excluded_in(context_dir: str | os.PathLike[str]) -> str | None:
-    """The ``info/exclude`` file that holds ``context_dir``'s block, or None when none does."""
-    place = _exclude_place(context_dir)
-    if place is None:
         return None
-    exclude, anchor = place
-    try:
-        with open(exclude, "rb") as handle:
-            return exclude if _marker(anchor) in handle.read().splitlines() else None
-    except OSError:
-        return None
+    return exclude, anchor, before, _marker(anchor) in before.splitlines()
 
 
 def _exclude_place(context_dir: str | os.PathLike[str]) -> tuple[str, str] | None:

@@ -313,11 +313,16 @@ def _paths_in(text: str) -> Iterator[tuple[str, tuple[str, str, str] | None]]:
     two parts or more, so "and/or/" is a stretch nobody writes), else None."""
     prepared = _prepared(text)
     for match in _CHUNK.finditer(prepared):
-        chunk = match.group()
-        path = _file_path(chunk)
-        if path is None and prepared.startswith("/", match.end()) and "/" in chunk.strip("_"):
-            path = (chunk.strip("_"), "", "")
-        yield chunk, path
+        yield match.group(), _chunk_path(prepared, match)
+
+
+def _chunk_path(prepared: str, match: re.Match[str]) -> tuple[str, str, str] | None:
+    """The path a chunk of ``_prepared`` text is, as ``_paths_in`` gives it."""
+    chunk = match.group()
+    path = _file_path(chunk)
+    if path is None and prepared.startswith("/", match.end()) and "/" in chunk.strip("_"):
+        path = (chunk.strip("_"), "", "")
+    return path
 
 
 def file_paths(text: str) -> tuple[str, ...]:
@@ -373,9 +378,7 @@ def _locations_in(text: str) -> Iterator[tuple[str, str, str]]:
     prepared = _prepared(text)
     for match in _CHUNK.finditer(prepared):
         chunk = match.group()
-        path = _file_path(chunk)
-        if path is None and prepared.startswith("/", match.end()) and "/" in chunk.strip("_"):
-            path = (chunk.strip("_"), "", "")
+        path = _chunk_path(prepared, match)
         if path is not None:
             directories, name, suffix = path
             yield chunk, f"{directories}/.{suffix}" if suffix else directories, name
