@@ -12,20 +12,9 @@ from context_keeper.service import Service
 from tests.conftest import MODES
 from tests.mcp_helpers import connect, ok
 
-P = "The team needed a way to decide something important about the system here."
-W = "Because this option was simpler, faster and better tested than every alternative we had considered."
+from tests.test_write_side_hunt17b import P, W, root, svc  # noqa: F401  (the same store and service)
+
 LONG_AGO = "2025-01-01T00:00:00+00:00"
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    Service(env={}).init_project(str(tmp_path))
-    return tmp_path
-
-
-@pytest.fixture
-def svc(root: Path) -> Service:
-    return Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root), hook_cache_delay=None)
 
 
 def _write(root: Path, name: str, data) -> Path:
