@@ -149,8 +149,8 @@ def _check_context_dir(root: Path) -> list[Finding]:
     context = root / CONTEXT_DIR
     findings = []
     if context.is_symlink():
-        target = context.resolve()
-        if not _inside(target, root):
+        target = leads_out(context, root)
+        if target is not None:
             findings.append(Finding(
                 ERROR, "context_symlink",
                 f"{CONTEXT_DIR} is a symlink to {target}, outside the project: every write would land "
