@@ -1106,8 +1106,8 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
     that is not ours (see ``merge_server``)."""
     changes = []
     for target in client_targets(client, project, home, user, local):
-        if target.in_project and not remove and not force:
-            _refuse_link_out(target.path, project)
+        if target.in_project and not force:
+            _refuse_link_out(target.path, project, remove)
         chosen = target_style(style, target)
         if target.kind == "claude-hooks":
             desired = [] if remove else _desired_hooks(chosen, project, user)
@@ -1161,18 +1161,21 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
     return changes
 
 
-def _refuse_link_out(path: Path, project: Path) -> None:
+def _refuse_link_out(path: Path, project: Path, remove: bool) -> None:
     """Refuse a project file that leads out of the project through a symbolic link (the file or
     a directory above it, such as ``.claude``): a cloned repository can commit one to have the
-    wiring meant for this project merged into the user-level settings, read in every project."""
+    wiring meant for this project merged into the user-level settings, read in every project, or
+    (``remove``) to have uninstall in this project strip the wiring every other project uses."""
     from context_keeper.confine import leads_out
 
     real = leads_out(path, project)
     if real is not None:
-        raise InvalidInput(f"{path} is a symbolic link to {real}, outside the project, so install would write that "
-                           "file instead; nothing was written. If that file is meant to be this project's settings "
-                           "(a dotfiles checkout), pass --force; otherwise remove the link (or run install --user "
-                           "for your user-level settings)", field="project")
+        command, done = ("uninstall", "rewrite that file instead; nothing was changed") if remove else (
+            "install", "write that file instead; nothing was written")
+        raise InvalidInput(f"{path} is a symbolic link to {real}, outside the project, so {command} would {done}. "
+                           "If that file is meant to be this project's settings (a dotfiles checkout), pass --force; "
+                           f"otherwise remove the link (or run {command} --user for your user-level settings)",
+                           field="project")
 
 
 def written_path(path: Path) -> str:
@@ -1552,6 +1555,9 @@ def _add_common(parser: argparse.ArgumentParser, remove: bool) -> None:
                             help="replace a context-keeper server entry that runs something else (a remote "
                                  "server, another command), and write a project file that is a symbolic link "
                                  "out of the project, instead of refusing")
+    else:
+        parser.add_argument("--force", action="store_true",
+                            help="edit a project file that is a symbolic link out of the project instead of refusing")
 
 
 def register_cli(subparsers: Any) -> None:
