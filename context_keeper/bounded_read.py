@@ -23,6 +23,10 @@ MIB = 1 << 20
 STORE_FILE_LIMIT = 128 * MIB
 # A config is a few hundred bytes of settings.
 CONFIG_LIMIT = 1 * MIB
+# A session's .seen file holds a ~20-byte line per entry shown (hooks/state.py): every entry of
+# the 50,000-entry store, shown once, is about 1 MB. Above the cap the session reads as having
+# seen nothing, which costs entries shown again, never data.
+SESSION_LIMIT = 16 * MIB
 # Caches derived from the store files (search_state.json is 65 MB at 50,000 entries). Above the
 # cap one is treated as stale and rebuilt: that costs time, never data.
 CACHE_LIMIT = 512 * MIB

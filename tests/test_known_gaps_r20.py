@@ -1,13 +1,23 @@
 """Guards carried as known gaps, each test failing before its fix: uninstall through a project
-settings file linked out of the project."""
+settings file linked out of the project, and a session's ``.seen`` file that is a FIFO or far
+too large."""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from context_keeper import bounded_read
+from context_keeper.hooks import state as hook_state
+from tests.conftest import REPO
+from tests.hook_helpers import hook_env, injected, payload, run_hook
+from tests.test_hostile_files_hunt19 import posix_only
 from tests.test_install import _cli
 from tests.test_untrusted_repo_hunt19 import _init
 
@@ -66,3 +76,69 @@ def test_uninstall_through_a_link_inside_the_project_needs_no_force(tmp_path):
     result = _cli("uninstall", "--client", "claude", cwd=project, home=home)
     assert result.returncode == 0, result.stderr
     assert json.loads(real.read_text(encoding="utf-8")) == {"model": "opus"}
+
+
+# ------------------------------------------------------------------ 2. a session's .seen file read with a cap
+
+
+def _session_file(tmp_path: Path, session: str) -> tuple[Path, Path]:
+    root = tmp_path / "p"
+    _init(root, {"summary": "Orders live in Postgres", "problem": "P" * 45, "why_chosen": "W" * 65})
+    path = root / ".context" / hook_state.session_file(session, hook_state.SUFFIX)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return root, path
+
+
+STATE_OVER_A_FIFO = """
+import sys
+from context_keeper.hooks import state
+s = state.SessionState(sys.argv[1], "s1")
+before = s.unseen(["dec-001#0"])
+s.mark(["dec-001#0"])
+print(before, s.unseen(["dec-001#0"]))
+"""
+
+
+@posix_only
+def test_a_fifo_in_place_of_the_seen_file_is_empty_state_and_nothing_hangs(tmp_path):
+    root, path = _session_file(tmp_path, "s1")
+    os.mkfifo(path)
+    # In a child, so that a reader waiting on the FIFO fails the test instead of hanging it.
+    # Before: opening the FIFO to read waited for a writer forever (and so did the append).
+    proc = subprocess.run([sys.executable, "-c", STATE_OVER_A_FIFO, str(root / ".context")], capture_output=True,
+                          text=True, env={**hook_env(), "PYTHONPATH": str(REPO)}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[0] == "['dec-001#0'] []"
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)  # left as it was
+
+
+def test_an_oversized_seen_file_is_empty_state_and_not_grown(tmp_path):
+    root, path = _session_file(tmp_path, "s1")
+    with open(path, "wb") as handle:
+        handle.write(b"dec-001#0\n")
+        handle.truncate(bounded_read.SESSION_LIMIT + 1)  # sparse: no disk or memory spent
+    size = path.stat().st_size
+    state = hook_state.SessionState(str(root / ".context"), "s1")
+    # Before: every line was read into memory, whatever the file's size.
+    assert state.unseen(["dec-001#0"]) == ["dec-001#0"]
+    state.mark(["dec-002#0"])
+    assert state.unseen(["dec-002#0"]) == [] and path.stat().st_size == size
+
+
+def test_a_stray_byte_in_the_seen_file_spoils_only_its_own_line(tmp_path):
+    root, path = _session_file(tmp_path, "s1")
+    path.write_bytes(b"dec-001#0\n\xff\xfe\ndec-002#0\n")
+    state = hook_state.SessionState(str(root / ".context"), "s1")
+    # Before: UnicodeDecodeError, which is no OSError, escaped seen().
+    assert state.unseen(["dec-001#0", "dec-002#0", "dec-003#0"]) == ["dec-003#0"]
+
+
+@posix_only
+def test_the_prompt_hook_still_answers_over_a_fifo_seen_file(tmp_path):
+    root, path = _session_file(tmp_path, "s1")
+    os.mkfifo(path)
+    data = payload("user_prompt_submit", root, session_id="s1")
+    data["prompt"] = "Where do orders live, Postgres?"
+    result = run_hook("user_prompt_submit", data, env=hook_env(root))
+    assert result.returncode == 0, result.stderr
+    assert "Orders live in Postgres" in (injected(result) or ""), result.stdout

@@ -75,14 +75,23 @@ class SessionState:
         self.refused = refused(context_dir)
         # Refused: nothing is remembered, so entries show again, as with a read-only .context/.
         self._seen: set[str] | None = set() if self.refused else None
+        self._appendable = True
 
     def seen(self) -> set[str]:
         if self._seen is None:
+            from context_keeper.bounded_read import SESSION_LIMIT, FileTooLarge, NotRegularFile, read_regular
+
             try:
-                with open(self.path, encoding="utf-8") as handle:
-                    self._seen = {line.strip() for line in handle if line.strip()}
+                # A stray byte only spoils its own line, which then matches no key.
+                text = read_regular(self.path, SESSION_LIMIT).decode("utf-8", "replace")
+            except (NotRegularFile, FileTooLarge):
+                # A FIFO would block the hook, a 2 GB file exhaust it: read as nothing seen, and
+                # not appended to, since what is added there could never be read back.
+                self._seen, self._appendable = set(), False
+                return self._seen
             except OSError:  # none yet, or unreadable: nothing shown as far as we can tell
-                self._seen = set()
+                text = ""
+            self._seen = {line.strip() for line in text.split("\n") if line.strip()}
         return self._seen
 
     def unseen(self, keys: Iterable[str]) -> list[str]:
@@ -94,6 +103,8 @@ class SessionState:
         if not keys or self.refused:
             return
         self.seen().update(keys)
+        if not self._appendable:
+            return
         data = "".join(k + "\n" for k in keys).encode("utf-8")
         try:
             os.makedirs(self.dir, exist_ok=True)
