@@ -7,10 +7,11 @@ twice (both sides of a merge kept in one object: an error); duplicate ids; ids t
 differ only in zero padding or suffix case (``dec-5``, ``dec-005``); dangling
 ``related_to`` / ``superseded_by`` / ``supersedes`` links, and history links whose two ends
 disagree; constraint scopes that match no file
-or directory; an unreadable ``config.json`` and values in it that are unknown, of the wrong type
-or out of range; missing or unusable last-good copies; temp files left by a writer that died;
-bookkeeping files that neither ``.context/.gitignore`` nor (in a store without one) the patterns
-the writers add to the clone's ``.git/info/exclude`` keep out of git; context-keeper's hooks and
+or directory, or whose commas or braces do not list what they seem to; an unreadable
+``config.json`` and values in it that are unknown, of the wrong type or out of range; missing or
+unusable last-good copies; temp files left by a writer that died; bookkeeping files that neither
+``.context/.gitignore`` nor (in a store without one) the patterns the writers add to the clone's
+``.git/info/exclude`` keep out of git; context-keeper's hooks and
 server in the project's Claude Code files (``.claude/settings.json``, ``settings.local.json``,
 ``.mcp.json``) naming a program that is not there (see ``wiring_check``); with the semantic blend
 on, which environment variable's value is sent as a key, and to which host.
@@ -74,6 +75,7 @@ from context_keeper.model import KINDS, Kind
 from context_keeper.paths import established_exports, markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
 from context_keeper.scope import (
+    UNCLOSED_BRACE_FIX,
     comma_named_path,
     is_glob,
     is_global,
@@ -82,6 +84,7 @@ from context_keeper.scope import (
     scope_covers,
     scope_parts,
     too_many_paths,
+    unclosed_brace,
 )
 from context_keeper.store import BACKUP_DIR, GITIGNORE, Store, next_number, parse_bytes
 from context_keeper.wiring_check import wiring_problems
@@ -1057,6 +1060,12 @@ def _unusable_scope(entry_id: str, scope: str, root: str, file: str) -> Finding 
                        f"a scope's paths: the edit guard and get_context read it as {parts} instead. A path whose own "
                        f"name holds a comma cannot be a scope; match it with a glob, e.g. "
                        f"{scope.replace(',', '?')!r}: {_FIX_BY_HAND}.", file=file)
+    if unclosed_brace(scope):
+        parts = ", ".join(repr(part) for part in scope_parts(scope))
+        return Finding(WARNING, "unclosed_brace_in_scope",
+                       f"{entry_id} has scope {scope!r}, which opens a brace group with '{{' and never closes it, so "
+                       f"its commas separate paths: the edit guard and get_context read it as {parts} instead. To "
+                       f"list alternatives, {UNCLOSED_BRACE_FIX}: {_FIX_BY_HAND}.", file=file)
     if too_many_paths(scope):
         return Finding(WARNING, "scope_too_many_paths",
                        f"{entry_id} has scope {scope!r}, whose braces stand for more paths than a scope may list, so "

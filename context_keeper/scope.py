@@ -219,6 +219,11 @@ def outside_project(normalised: str) -> bool:
     return normalised.startswith("/") or normalised[1:3] == ":/"
 
 
+# What to do about a scope ``unclosed_brace`` finds: record_constraint's refusal and doctor say it.
+UNCLOSED_BRACE_FIX = ("close it (e.g. 'src/{api,web}/*.py') or write the paths as a list "
+                      "(e.g. 'src/api/*.py, src/web/*.py')")
+
+
 def unclosed_brace(scope: str) -> bool:
     """Whether a ``{`` of ``scope`` that a comma follows is never closed ("src/{api,web/*.py"):
     the comma then separates two paths, which is not what was meant."""

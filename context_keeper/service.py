@@ -1102,7 +1102,8 @@ def project_scope(root: Path, scope: str) -> str:
 
 def _check_scope_list(root: Path, text: str, scope: str) -> None:
     """Refuse a scope whose commas or braces would not list what was meant (``project_scope``)."""
-    from context_keeper.scope import MAX_BRACE_PATHS, comma_named_path, too_many_paths, unclosed_brace
+    from context_keeper.scope import (MAX_BRACE_PATHS, UNCLOSED_BRACE_FIX, comma_named_path, too_many_paths,
+                                      unclosed_brace)
 
     named = comma_named_path(text, str(root))
     if named is not None:
@@ -1112,8 +1113,7 @@ def _check_scope_list(root: Path, text: str, scope: str) -> None:
             field="scope")
     if unclosed_brace(text):
         raise InvalidInput(f"scope: {scope!r} opens a brace group with '{{' and never closes it, so its commas "
-                           "separate paths; close it (e.g. 'src/{api,web}/*.py') or write the paths as a list "
-                           "(e.g. 'src/api/*.py, src/web/*.py')", field="scope")
+                           f"separate paths; {UNCLOSED_BRACE_FIX}", field="scope")
     if too_many_paths(text):
         raise InvalidInput(f"scope: {scope!r} stands for more than {MAX_BRACE_PATHS} paths; "
                            "name the directories they share instead (e.g. 'src/**/*.py')", field="scope")

@@ -1,6 +1,6 @@
-"""Guards carried as known gaps, each test failing before its fix: uninstall through a project
-settings file linked out of the project, and a session's ``.seen`` file that is a FIFO or far
-too large."""
+"""Three guards carried as known gaps, each test failing before its fix: uninstall through a
+project settings file linked out of the project, a session's ``.seen`` file that is a FIFO or
+far too large, and a stored constraint scope whose brace group is never closed."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ import pytest
 
 from context_keeper import bounded_read
 from context_keeper.hooks import state as hook_state
+from context_keeper.scope import scope_covers, scope_parts
 from tests.conftest import REPO
 from tests.hook_helpers import hook_env, injected, payload, run_hook
 from tests.test_hostile_files_hunt19 import posix_only
 from tests.test_install import _cli
+from tests.test_review2_hunt19 import _findings, _hand_written, _project
 from tests.test_untrusted_repo_hunt19 import _init
 
 # ------------------------------------------------------------------ 1. uninstall through a linked settings file
@@ -142,3 +144,20 @@ def test_the_prompt_hook_still_answers_over_a_fifo_seen_file(tmp_path):
     result = run_hook("user_prompt_submit", data, env=hook_env(root))
     assert result.returncode == 0, result.stderr
     assert "Orders live in Postgres" in (injected(result) or ""), result.stdout
+
+
+# ------------------------------------------------------------------ 3. a stored scope with an unclosed brace
+
+
+def test_doctor_names_a_stored_scope_whose_brace_is_never_closed(tmp_path):
+    root, _ = _project(tmp_path)
+    (root / "src" / "api").mkdir(parents=True)
+    (root / "src" / "api" / "a.py").write_text("x = 1\n", encoding="utf-8")
+    _hand_written(root, "con-060", "src/{api,web/*.py")
+    # Matching stays defined: the comma separates "src/{api" (a literal name) and "web/*.py".
+    assert scope_parts("src/{api,web/*.py") == ["src/{api", "web/*.py"]
+    assert scope_covers("src/{api,web/*.py", "web/x.py") and not scope_covers("src/{api,web/*.py", "src/api/a.py")
+    (finding,) = _findings(root, "con-060")
+    assert finding[:2] == ("warning", "unclosed_brace_in_scope")
+    assert "'src/{api', 'web/*.py'" in finding[2] and "'src/{api,web}/*.py'" in finding[2]
+    assert "constraints.json" in finding[2]
