@@ -52,3 +52,16 @@ def test_only_the_time_words_go():
         ["Where", "did", "we", "keep", "sessions", "?"]
     assert without_time_cues("the pastry cache, initialised first") == "the pastry cache, initialised first"
     assert asks_about_past("where did we originally keep sessions")
+
+
+@pytest.mark.parametrize("question,past", [
+    ("how did the backup console stay up to date back in 2023?", True),
+    ("Back in the pilot, how were checks getting from the iPads into BigQuery?", True),
+    ("which timestamp authority did every seal go through in 2024?", True),
+    # Not about the past: no past tense, or "back in" that is no time.
+    ("For payments made in 2026, at what dollar amount do we send a tax form?", False),
+    ("ingestion was down last night. How do we get the missing readings back in?", False),
+    ("gate refused a guy who came straight back in", False),
+])
+def test_a_year_or_back_in_the_day_in_a_past_tense_question_asks_about_the_past(question, past):
+    assert asks_about_past(question) is past

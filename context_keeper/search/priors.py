@@ -47,13 +47,15 @@ _HISTORY = re.compile(
     r"(?=,?\s*(?:again|anyway|exactly|originally|in the first place)?\s*(?:[^\w\s]|\n|$)))\b",
 )
 # Cues that are about the past only in a past-tense sentence: "before the merge, how did…",
-# "what was the original…", "did we ever…", "we no longer use X, what was it?" — not "can I call
+# "what was the original…", "did we ever…", "we no longer use X, what was it?", "how did it work back
+# in 2023?" — not "can I call
 # the tax service before committing?", "roll back to the previous build", "an earlier
 # appointment", "patients who have only ever been to another branch", "sync stopped working",
 # "the app no longer shows my notes" (a symptom today, which is what most questions describe).
 _BEFORE = re.compile(
     r"\b(before|prior to|start(?:ed)? (?:out )?(?:with|on|by)|began|begin with|first (?:version|release|design)|"
-    r"previous|original|ever|no longer|any ?more|stopped|stop (?:doing|using)|gave up|abandon(?:ed)?)\b",
+    r"previous|original|ever|no longer|any ?more|stopped|stop (?:doing|using)|gave up|abandon(?:ed)?|"
+    r"back in (?:the|(?:19|20)\d\d)|in (?:early |late |mid-?)?(?:19|20)\d\d)\b",
 )
 _PAST_TENSE = re.compile(r"\b(did|was|were|had|used)(?:n'?t)?\b")
 _SENTENCE = re.compile(r"[.?!;]+(?:\s+|$)")
