@@ -48,9 +48,8 @@ _HISTORY = re.compile(
 )
 # Cues that are about the past only in a past-tense sentence: "before the merge, how did…",
 # "what was the original…", "did we ever…", "we no longer use X, what was it?", "how did it work back
-# in 2023?" — not "can I call
-# the tax service before committing?", "roll back to the previous build", "an earlier
-# appointment", "patients who have only ever been to another branch", "sync stopped working",
+# in 2023?" — not "can I call the tax service before committing?", "roll back to the previous
+# build", "an earlier appointment", "patients who have only ever been to another branch", "sync stopped working",
 # "the app no longer shows my notes" (a symptom today, which is what most questions describe).
 _BEFORE = re.compile(
     r"\b(before|prior to|start(?:ed)? (?:out )?(?:with|on|by)|began|begin with|first (?:version|release|design)|"
