@@ -2,9 +2,10 @@
 
 Every hook runs at session start, on every prompt and on every edit, under a client timeout of
 20-30 s, so a file must not be able to hang a reader or exhaust its memory. ``read_regular``
-reads only a regular file (a symbolic link is followed: a store file kept in a dotfiles
-checkout is one), only up to a cap, and never blocks on opening: a FIFO would wait forever for
-a writer, ``/dev/zero`` never ends. The refusals are ``OSError``s, so a reader that already
+reads only a regular file (a symbolic link is followed, a store file kept in a dotfiles
+checkout is one, unless the caller refuses links: no hook ever makes a session file one), only
+up to a cap, and never blocks on opening: a FIFO would wait forever for a writer, ``/dev/zero``
+never ends. The refusals are ``OSError``s, so a reader that already
 treats an unreadable file as missing (a cache: rebuilt) needs nothing more; the store turns them
 into a store-health message.
 
@@ -25,12 +26,14 @@ STORE_FILE_LIMIT = 128 * MIB
 CONFIG_LIMIT = 1 * MIB
 # A session's .seen file holds a ~20-byte line per entry shown (hooks/state.py): every entry of
 # the 50,000-entry store, shown once, is about 1 MB. Above the cap the session reads as having
-# seen nothing, which costs entries shown again, never data.
+# seen nothing and the file is deleted, which costs entries shown once more, never data.
 SESSION_LIMIT = 16 * MIB
 # Caches derived from the store files (search_state.json is 65 MB at 50,000 entries). Above the
 # cap one is treated as stale and rebuilt: that costs time, never data.
 CACHE_LIMIT = 512 * MIB
 
+# Where the platform has none (Windows), a link is checked for before opening instead.
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISSOCK, "a socket"))
@@ -68,16 +71,23 @@ def special_kind(mode: int) -> str:
     return next((what for test, what in _KINDS if test(mode)), "a special file")
 
 
-def read_regular(path: str | os.PathLike, limit: int) -> bytes:
+def read_regular(path: str | os.PathLike, limit: int, *, follow_links: bool = True) -> bytes:
     """The bytes of the regular file at ``path``, at most ``limit`` of them. Raises
     ``FileNotFoundError`` and friends as ``open`` does, ``IsADirectoryError`` for a directory,
-    ``NotRegularFile`` for a FIFO, a device or a socket, ``FileTooLarge`` above ``limit``."""
+    ``NotRegularFile`` for a FIFO, a device or a socket, and for a symbolic link unless
+    ``follow_links``; ``FileTooLarge`` above ``limit``."""
     name = os.fspath(path)
+    if not follow_links and not NOFOLLOW and os.path.islink(name):
+        raise NotRegularFile(name, "a symbolic link")
     try:
-        fd = os.open(name, _OPEN_FLAGS)
+        fd = os.open(name, _OPEN_FLAGS | (0 if follow_links else NOFOLLOW))
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # what opening a socket gives
             raise NotRegularFile(name, "a socket") from None
+        # ELOOP on Linux and macOS, EMLINK on FreeBSD: asked again, so that no other cause of
+        # those errors is taken for a link.
+        if not follow_links and exc.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(name):
+            raise NotRegularFile(name, "a symbolic link") from None
         raise
     try:
         info = os.fstat(fd)

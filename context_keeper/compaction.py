@@ -222,7 +222,8 @@ def check_pending(root: str, *, session_id: object = None, now: datetime | None 
 
     store = _store(root)
     marker = os.path.join(_context(root), _pending_name(session_id))
-    snapshot = store.read_sidecar(_pending_name(session_id))
+    # A link there is no snapshot of ours (a cloned repository can commit one leading to anything).
+    snapshot = store.read_sidecar(_pending_name(session_id), follow_links=False)
     if not isinstance(snapshot, dict) or not isinstance(snapshot.get("entries"), dict):
         _remove(marker)  # missing, or damaged past use: nothing to compare with
         return None
@@ -324,7 +325,8 @@ def session_note(root: str, *, session_id: object = None, max_age_s: float | Non
     for name in (REPORT_FILE, _failed_name(session_id)):
         path = os.path.join(_context(root), name)
         try:
-            data = leanjson.loads(read_regular(path, CACHE_LIMIT))
+            # The session's own note is never a link; a link there leads to no note of ours.
+            data = leanjson.loads(read_regular(path, CACHE_LIMIT, follow_links=name == REPORT_FILE))
             written = os.stat(path).st_mtime
         except (OSError, ValueError):
             continue

@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from context_keeper import model
-from context_keeper.bounded_read import STORE_FILE_LIMIT, read_regular
+from context_keeper.bounded_read import SESSION_LIMIT, STORE_FILE_LIMIT, read_regular, shown_size, special_kind
 from context_keeper.render import console_json
 from context_keeper.config import config_problems, key_destination, read_user_config, unapproved_host_problem
 from context_keeper.confine import context_refusal, leads_out
@@ -71,6 +71,7 @@ from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, Invalid
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir, temp_files_of
 from context_keeper.gitignore import EXCLUDED, excluded_in, keep_bookkeeping_out_of_git
 from context_keeper.gitshared import CommittedVersions, run_git
+from context_keeper.hooks import state as session_state
 from context_keeper.model import KINDS, Kind
 from context_keeper.paths import established_exports, markdown_target
 from context_keeper.project import CONTEXT_DIR, resolve_project
@@ -222,6 +223,47 @@ def _bookkeeping_links_out(root: Path) -> list[Finding]:
                 f"keeps {holds}: it never writes or deletes there. Remove the link (rm {CONTEXT_DIR}/{name}); "
                 "the directory is made again when needed.",
             ))
+    return findings
+
+
+def _check_session_files(store: Store) -> list[Finding]:
+    """Session files the hooks cannot use: a symbolic link (a cloned repository can commit one,
+    ``unknown.seen`` above all), something other than a file, a ``.seen`` file too big to read."""
+    directory = store.dir / session_state.SESSIONS_DIR
+    if leads_out(store.dir, store.root) is not None or leads_out(directory, store.root) is not None:
+        return []  # the link of .context or of sessions/ is the finding
+    try:
+        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+    except OSError:
+        return []  # none yet
+    findings = []
+    for entry in entries:
+        if not entry.name.endswith((session_state.SUFFIX, *session_state.COMPACTION_SUFFIXES)):
+            continue
+        name = f"{session_state.SESSIONS_DIR}/{entry.name}"
+        remove = f"rm {CONTEXT_DIR}/{name}"
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue  # deleted meanwhile
+        if entry.is_symlink():
+            problem = (f"is a symbolic link to {os.path.realpath(entry.path)}: the hooks neither read nor "
+                       "write through it, so that session's hooks remember nothing there")
+        elif entry.is_dir(follow_symlinks=False):
+            problem, remove = "is a directory: the hooks remember nothing there", f"rm -r {CONTEXT_DIR}/{name}"
+        elif not entry.is_file(follow_symlinks=False):
+            problem = f"is {special_kind(info.st_mode)}, not a file: the hooks remember nothing there"
+        elif entry.name.endswith(session_state.SUFFIX) and info.st_size > SESSION_LIMIT:
+            problem = (f"is {shown_size(info.st_size)}, above the {shown_size(SESSION_LIMIT)} the hooks read: that "
+                       "session's next hook deletes it and shows every entry once more")
+        else:
+            continue
+        findings.append(Finding(
+            WARNING, "session_file",
+            f"{CONTEXT_DIR}/{name} {problem}. Delete it ({remove}); the hooks make a new one when needed, "
+            "and nothing stored is lost.",
+            file=name,
+        ))
     return findings
 
 
@@ -1318,6 +1360,7 @@ def diagnose(root: Path) -> Report:
     findings += _check_id_spellings(store)
     findings += _check_scopes(store)
     findings += _check_leftovers(store)
+    findings += _check_session_files(store)
     findings += _check_gitignore(store)
     findings += [Finding(WARNING, "wiring", message, file=name) for name, message in wiring_problems(root)]
     return Report(str(root), findings)

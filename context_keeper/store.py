@@ -1361,13 +1361,14 @@ class Store:
         atomic_write_text(path, text + "\n")
         return path
 
-    def read_sidecar(self, name: str) -> Any:
-        """A sidecar's JSON, or None when it is missing or unreadable."""
+    def read_sidecar(self, name: str, *, follow_links: bool = True) -> Any:
+        """A sidecar's JSON, or None when it is missing or unreadable (or, unless
+        ``follow_links``, a symbolic link)."""
         path = self._sidecar_path(name)
         if leads_out(path.parent, self.root) is not None:
             return None  # another project's (or anyone's) file, as write_sidecar refuses to write it
         try:
-            return json.loads(read_regular(path, CACHE_LIMIT).decode("utf-8-sig"))
+            return json.loads(read_regular(path, CACHE_LIMIT, follow_links=follow_links).decode("utf-8-sig"))
         except (OSError, ValueError, RecursionError):  # RecursionError: nested past the parser's depth
             return None
 

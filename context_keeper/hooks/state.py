@@ -12,7 +12,10 @@ worst race is one entry shown twice. Files untouched for ``STALE_AFTER_S`` are p
 session start, as are the session's compaction files beside it (``COMPACTION_SUFFIXES``: the
 snapshot its pending loss check compares with, a note that the check could not run; see
 compaction.py). A ``sessions/`` that is a symbolic link out of the project (a cloned repository
-can commit one) is neither read, written nor pruned: ``refused`` says why, for the hook's log.
+can commit one) is neither read, written nor pruned: ``refused`` says why, for the hook's log. A
+session file that is itself a link (``unknown.seen``, the key of a hook input without a session
+id, is the one a repository would commit) is neither read nor written through either; a ``.seen``
+file above ``SESSION_LIMIT`` is deleted, so that its session starts remembering again.
 Standard library only: this sits on every hook's fast path.
 """
 
@@ -83,12 +86,24 @@ class SessionState:
 
             try:
                 # A stray byte only spoils its own line, which then matches no key.
-                text = read_regular(self.path, SESSION_LIMIT).decode("utf-8", "replace")
-            except (NotRegularFile, FileTooLarge):
-                # A FIFO would block the hook, a 2 GB file exhaust it: read as nothing seen, and
-                # not appended to, since what is added there could never be read back.
+                text = read_regular(self.path, SESSION_LIMIT, follow_links=False).decode("utf-8", "replace")
+            except NotRegularFile:
+                # A FIFO would block the hook; a link is no file of ours (a cloned repository can
+                # commit sessions/unknown.seen leading anywhere). Read as nothing seen, and not
+                # appended to: nothing is written through a link, or into what cannot be read back.
                 self._seen, self._appendable = set(), False
                 return self._seen
+            except FileTooLarge:
+                # A regular file of the session's own (a link is refused above), too big to read:
+                # deleted, so the session shows each entry once more and is remembered again,
+                # instead of re-shown everything until pruned. Deleting removes the name in
+                # sessions/ only, never what a link would lead to.
+                try:
+                    os.unlink(self.path)
+                except OSError:  # a read-only .context/: as a FIFO, nothing seen and left as it is
+                    self._seen, self._appendable = set(), False
+                    return self._seen
+                text = ""
             except OSError:  # none yet, or unreadable: nothing shown as far as we can tell
                 text = ""
             self._seen = {line.strip() for line in text.split("\n") if line.strip()}
@@ -105,10 +120,13 @@ class SessionState:
         self.seen().update(keys)
         if not self._appendable:
             return
+        from context_keeper.bounded_read import NOFOLLOW
+
         data = "".join(k + "\n" for k in keys).encode("utf-8")
         try:
             os.makedirs(self.dir, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            # No link is appended through, should one have replaced the file since it was read.
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NOFOLLOW, 0o644)
             try:
                 os.write(fd, data)
             finally:
