@@ -518,6 +518,30 @@ def test_a_how_to_question_prefers_the_procedure_to_a_decision_on_the_same_topic
     assert {h.entry["id"]: h.relevance for h in how_to.hits} == {h.entry["id"]: h.relevance for h in unprimed.hits}
 
 
+def test_the_order_favours_the_entry_sharing_more_of_the_question_over_one_rare_word():
+    # The order weighs an asked word by its IDF to the power order_idf_power: "nightly" and
+    # "invoice" (three entries each) in one title outweigh "kestrel" (one entry) in another.
+    from context_keeper.search.tuning import Tuning
+
+    docs = (
+        dec("dec-001", "Kestrel renders the export files"),
+        dec("dec-002", "Nightly invoice batches run at two"),
+        *(dec(f"dec-1{n:02d}", f"Background note {n}", "nightly invoice") for n in range(2)),
+        *(dec(f"dec-2{n:02d}", f"Unrelated note {n}", "printer labels") for n in range(8)),
+    )
+    query = "kestrel nightly invoice"
+    shipped = index(*docs).search(query, SearchOptions(now=NOW))
+    assert ids(shipped)[0] == "dec-002"
+    relevance_weights = SearchIndex(Tuning(order_idf_power=1.0))
+    for d in docs:
+        relevance_weights.upsert(d)
+    unflattened = relevance_weights.search(query, SearchOptions(now=NOW))
+    assert ids(unflattened)[0] == "dec-001"
+    # Only the order changes: every entry's relevance is the same floats.
+    assert {h.entry["id"]: h.relevance for h in shipped.hits} == {h.entry["id"]: h.relevance for h in unflattened.hits}
+    assert shipped.top_relevance == unflattened.top_relevance
+
+
 def test_successor_outranks_the_superseded_entry_it_replaced_for_a_current_question():
     ix = index(
         dec("dec-001", "Handhelds send a shared site key header", "scanners identify with one key",

@@ -11,7 +11,8 @@ Contract used by ``context_keeper.service`` (keep these names and signatures sta
   several kinds and settles, posting each entry once.
 - ``SearchIndex.search(query, options) -> SearchResult`` — ranked hits. ``Hit.relevance`` is the
   relevance signal alone, normalised to 0..1 so one abstention threshold works across stores;
-  ``Hit.score`` adds the priors (recency, status, origin, scope, question form) and decides the order.
+  ``Hit.score`` decides the order: the match with each asked word's IDF flattened
+  (``Tuning.order_idf_power``), times the priors (recency, status, origin, scope, question form).
 - ``DEFAULT_MIN_RELEVANCE`` — the calibrated abstention threshold used when the user's config does
   not set ``min_relevance``.
 """

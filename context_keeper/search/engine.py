@@ -53,6 +53,19 @@ class _Query:
     values: tuple[tuple[int, str], ...] = ()
     partners: frozenset[str] = frozenset()
     value_forms: dict[str, frozenset[str]] = field(default_factory=dict)  # numbers.value_forms
+    # The same alternatives weighted for the order (Tuning.order_idf_power), with the raw score
+    # of a perfect match on that scale; None when the order uses the relevance weights
+    order_groups: list[list[tuple[str, float]]] | None = None
+    order_max: float = 0.0
+
+    @property
+    def ordering(self) -> list[list[tuple[str, float]]]:
+        return self.groups if self.order_groups is None else self.order_groups
+
+    @property
+    def order_raw(self) -> float:
+        """The ordering's perfect match: the ordering score is the raw one over this."""
+        return self.max_raw if self.order_groups is None else self.order_max
 
     def relevance_groups(self) -> list[list[tuple[str, float]]]:
         if not self.locating:
@@ -102,6 +115,29 @@ def _largest(scores: dict[int, float] | DenseScores, k: int) -> list[tuple[int, 
         return []
     kth = sorted(scores.values(), reverse=True)[k - 1]
     return sorted([item for item in scores.items() if item[1] >= kth], key=_by_score_then_slot)[:k]
+
+
+class _SlotScores:
+    """The raw scores of ``groups``, each summed when asked for (as ``_score_groups`` sums it,
+    the same floats): the relevance of the entries that place, when the order is scored with
+    other weights."""
+
+    def __init__(self, postings: Mapping[str, dict[int, float]], groups: list[list[tuple[str, float]]]) -> None:
+        self._groups = [found for alternatives in groups
+                        if (found := [(w, plist) for term, w in alternatives if (plist := postings.get(term))])]
+
+    def get(self, slot: int, default: float = 0.0) -> float:
+        total, found = 0.0, False
+        for alternatives in self._groups:
+            best = 0.0
+            for w, plist in alternatives:
+                sat = plist.get(slot)
+                if sat is not None and w * sat > best:
+                    best = w * sat
+            if best > 0.0:
+                total += best
+                found = True
+        return total if found else default
 
 
 class _Filter:
@@ -195,34 +231,47 @@ class SearchIndex(InvertedIndex):
         groups: list[list[tuple[str, float]]] = []
         max_raw = locating_raw = 0.0
         topical = absent = 0.0
+        power = t.order_idf_power
+        # The order's weights (power != 1): per group, the same terms as ``groups``
+        ordered: list[list[tuple[str, float]]] = []
+        order_max = locating_order = 0.0
         for term in atoms:
             idf = self._idf(term)
+            oidf = idf**power
             if is_generic(term):
                 idf *= t.generic_weight
+                oidf *= t.generic_weight
             elif term not in context:
                 topical += idf
                 if term not in self._postings:
                     absent += idf
             if term in context:
                 idf *= t.path_context_weight
+                oidf *= t.path_context_weight
                 locating.add(len(groups))
                 locating_raw += idf * (t.k1 + 1.0)
+                locating_order += oidf * (t.k1 + 1.0)
             else:
                 # A word no entry uses keeps its (maximal) weight here: "nothing recorded about
                 # this" must lower relevance.
                 max_raw += idf * (t.k1 + 1.0)
+                order_max += oidf * (t.k1 + 1.0)
             alternatives = [(term, idf)]
+            order_alternatives = [(term, oidf)]
             if t.synonyms:
                 related = [
-                    (rel, t.synonym_weight * min(idf, self._idf(rel)))
+                    (rel, t.synonym_weight * min(idf, rel_idf), t.synonym_weight * min(oidf, rel_idf**power))
                     for rel in related_terms(term)
                     if rel not in atoms and rel in self._postings
+                    for rel_idf in (self._idf(rel),)
                 ]
                 # The few most specific stand-ins carry the evidence; more only cost time.
                 if len(related) > t.max_related:
                     related = heapq.nlargest(t.max_related, related, key=itemgetter(1))
-                alternatives.extend(related)
+                alternatives.extend((rel, w) for rel, w, _ in related)
+                order_alternatives.extend((rel, w) for rel, _, w in related)
             groups.append(alternatives)
+            ordered.append(order_alternatives)
         asked = [a for a in atoms if a not in context]
         direct = [self._postings[a] for a in asked if a in self._postings]
         related = []
@@ -240,18 +289,27 @@ class SearchIndex(InvertedIndex):
                 if term in context:
                     locating.add(len(groups))
                 idf = self._idf(term)
+                oidf = idf**power
                 if term in recorded_paths:
                     topical += idf
                     max_raw += idf * (t.k1 + 1.0)
-                groups.append([(term, idf * (t.path_context_weight if term in context else 1.0))])
+                    order_max += oidf * (t.k1 + 1.0)
+                factor = t.path_context_weight if term in context else 1.0
+                groups.append([(term, idf * factor)])
+                ordered.append([(term, oidf * factor)])
+        # One set of weights when the order uses the relevance's (the same floats as before
+        # the knob, and one scoring pass)
+        order = {"order_groups": ordered, "order_max": order_max} if power != 1.0 else {}
         if max_raw <= 0.0 and locating:
             # Only a path whose file name has no word of its own ("src/a/b.py"): its directories
             # order what is listed, with no relevance (not topical).
-            return _Query(groups, locating_raw, [], 0, [], 0.0, False, frozenset(locating))
+            if order:
+                order["order_max"] = locating_order
+            return _Query(groups, locating_raw, [], 0, [], 0.0, False, frozenset(locating), **order)
         values, partners = self._values(list(atoms), context) if t.numbers_need_a_word else ((), frozenset())
         return _Query(groups, max_raw, direct, len(asked), related, absent / topical if topical > 0.0 else 0.0,
                       topical > 0.0 or not asked, frozenset(locating), values=values, partners=partners,
-                      value_forms=numbers.value_forms(query) if values else {})
+                      value_forms=numbers.value_forms(query) if values else {}, **order)
 
     def _values(self, atoms: list[str], context: frozenset[str]) -> tuple[tuple[tuple[int, str], ...], frozenset[str]]:
         """The asked numbers some entry has, with their groups' places (the query's words are its
@@ -269,7 +327,7 @@ class SearchIndex(InvertedIndex):
     def _rank(
         self,
         order: dict[int, float] | DenseScores,
-        relevance: dict[int, float] | DenseScores,
+        relevance: dict[int, float] | DenseScores | _SlotScores,
         q: _Query,
         flt: _Filter,
         now: float,
@@ -288,7 +346,7 @@ class SearchIndex(InvertedIndex):
         for the candidates whose score can still place them: those at or above the ``limit``-th
         score.
         """
-        max_raw = q.max_raw
+        max_raw = q.order_raw
         if limit <= 0 or not order or max_raw <= 0.0:
             return []
         t = self.tuning
@@ -345,7 +403,7 @@ class SearchIndex(InvertedIndex):
                 return best
             k *= 2
 
-    def _relevance(self, q: _Query, slot: int, relevance: dict[int, float] | DenseScores) -> float:
+    def _relevance(self, q: _Query, slot: int, relevance: dict[int, float] | DenseScores | _SlotScores) -> float:
         if q.covering is not None and slot in q.covering[0]:
             return self._relevance(q.covering[1], slot, q.covering[2])
         rel = self.base_relevance(q, slot, relevance.get(slot, 0.0))
@@ -378,8 +436,8 @@ class SearchIndex(InvertedIndex):
                 continue
             mine = scored.get(target)
             if mine is None:
-                mine = order.get(target, 0.0) / q.max_raw * flt.prior(target_info, now, history)
-            unpenalised = order.get(slot, 0.0) / q.max_raw * flt.prior(target_info, now, False)
+                mine = order.get(target, 0.0) / q.order_raw * flt.prior(target_info, now, history)
+            unpenalised = order.get(slot, 0.0) / q.order_raw * flt.prior(target_info, now, False)
             scored[target] = max(mine, unpenalised * credit)
 
     def base_relevance(self, q: _Query, slot: int, raw: float) -> float:
@@ -558,10 +616,17 @@ class SearchIndex(InvertedIndex):
         q = self._query(P.without_time_cues(query) if history and self.tuning.time_cues_off_topic else query)
         if q.groups:
             if q.locating:
-                acc = self._cover(query, q, self._score_query(q.groups), options.root)
+                acc = self._cover(query, q, self._score_query(q.ordering), options.root)
+            else:
+                acc = self._score_query(q.ordering)
+            if q.order_groups is not None:
+                # Relevance is wanted only for the few entries that place: summed for them alone
+                # instead of a second pass over the postings.
+                relevant: dict[int, float] | DenseScores | _SlotScores = _SlotScores(self._postings, q.relevance_groups())
+            elif q.locating:
                 relevant = self._score_query(q.relevance_groups())
             else:
-                acc = relevant = self._score_query(q.groups)
+                relevant = acc
             order = self._feedback(acc, q.groups) if self.tuning.prf and acc else acc
             best = self._rank(order, relevant, q, flt, now, history, limit)
         else:
@@ -622,8 +687,9 @@ class SearchIndex(InvertedIndex):
             return order
         raw = self._score_query(full.groups)
         q.covering = (covered, full, raw)
+        ordered = raw if full.order_groups is None else self._score_query(full.order_groups)
         # On the scale of this query's perfect match, as the other entries' scores are.
-        floors = {slot: v * q.max_raw / full.max_raw for slot in covered if (v := raw.get(slot, 0.0)) > 0.0}
+        floors = {slot: v * q.order_raw / full.order_raw for slot in covered if (v := ordered.get(slot, 0.0)) > 0.0}
         if not isinstance(order, dict):
             return order.floored(floors)
         merged = dict(order)
