@@ -132,6 +132,15 @@ def test_a_unit_or_plural_acronym_is_as_relevant_as_its_lower_case_or_singular_s
 # ------------------------------------------------------------------ ranking and relevance
 
 
+@pytest.mark.parametrize(("asked", "written"), [("hacked", "compromised"), ("queued", "pending"), ("automatic", "auto"),
+                                               ("flush", "purge"), ("lag", "freshness"), ("download", "fetch"), ("attorney", "counsel"),
+                                               ("arrival", "ETA"), ("coordination", "quorum"), ("laptop", "desktop")])
+def test_a_question_meets_an_entry_through_a_general_related_term(asked, written):
+    ix = index(dec("dec-001", "Client policy", f"the {written} case is handled by the gateway"), dec("dec-002", "Other", "nothing related"))
+    assert ids(ix.search(f"{asked} gateway"))[:1] == ["dec-001"]
+    assert ids(ix.search(asked)) == ["dec-001"]
+
+
 def test_title_match_outranks_incidental_mention():
     ix = index(
         dec("dec-001", "Cache invalidation on mtime", "reads were stale"),
