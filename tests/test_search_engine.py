@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from context_keeper.search import DEFAULT_MIN_RELEVANCE, Doc, SearchIndex, SearchOptions
-from context_keeper.search.tokenize import terms
+from context_keeper.search.tokenize import iter_tagged, terms
 from tests.process_helpers import outputs_under_hash_seeds
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
@@ -111,7 +111,34 @@ def test_camel_case_query_matches_spaced_words():
     assert ids(ix.search("getUserName")) == ["dec-001"]
 
 
+@pytest.mark.parametrize(("text", "words"), [("kWh", ["kwh"]), ("GiB", ["gib"]), ("MHz", ["mhz"]), ("mAh", ["mah"]), ("kW", ["kw"]),
+                                             ("16GiB", ["16", "gib"]), ("iOS", ["io"]), ("PyPI", ["pypi"]),
+                                             ("GPUs", ["gpu"]), ("URLs", ["url"]), ("IDs", ["id"])])
+def test_a_unit_or_a_plural_acronym_in_mixed_case_is_one_word(text, words):
+    # The camelCase split tore "kWh" into "k" and "wh", "GiB" into "gi" and "b" and "GPUs" into "gp"
+    # and "us": the fragments were asked words that no entry has, and "kW" was no asked word at all.
+    assert [term for term, compound in iter_tagged(text) if not compound] == words
+
+
+@pytest.mark.parametrize(("written", "asked"), [("kwh", "kWh"), ("kWh", "kwh"), ("GiB", "gib"), ("GPU", "GPUs"), ("URL", "URLs")])
+def test_a_unit_or_plural_acronym_is_as_relevant_as_its_lower_case_or_singular_spelling(written, asked):
+    ix = index(dec("dec-001", f"Charging sessions are billed per {written}", "tariff per session"), dec("dec-002", "Other", "nothing related"))
+    same = ix.search(f"{written} tariff")
+    got = ix.search(f"{asked} tariff")
+    assert ids(got)[:1] == ["dec-001"]
+    assert got.top_relevance == pytest.approx(same.top_relevance)
+
+
 # ------------------------------------------------------------------ ranking and relevance
+
+
+@pytest.mark.parametrize(("asked", "written"), [("hacked", "compromised"), ("queued", "pending"), ("automatic", "auto"),
+                                               ("flush", "purge"), ("lag", "freshness"), ("download", "fetch"), ("attorney", "counsel"),
+                                               ("arrival", "ETA"), ("coordination", "quorum"), ("laptop", "desktop")])
+def test_a_question_meets_an_entry_through_a_general_related_term(asked, written):
+    ix = index(dec("dec-001", "Client policy", f"the {written} case is handled by the gateway"), dec("dec-002", "Other", "nothing related"))
+    assert ids(ix.search(f"{asked} gateway"))[:1] == ["dec-001"]
+    assert ids(ix.search(asked)) == ["dec-001"]
 
 
 def test_title_match_outranks_incidental_mention():

@@ -104,6 +104,22 @@ quiet night nights overnight asleep sleep sleeping bed bedtime wake waking
 decommission decommissioned decommissioning retire retired retiring retirement shutdown shut teardown sunset
 group groups grouped grouping lump lumped combine combined
 busy workload capacity overloaded swamped overworked utilisation utilization
+fresh freshness lag lagging behind delay delayed stale staleness
+pending queued queue waiting
+auto automatic automatically automated automation
+purge flush invalidate evict eviction
+security hack hacked hacker compromise compromised malicious breach attacker
+maintenance upgrade downtime
+gps location geolocation coordinates
+download downloads fetch fetching
+legal lawyer attorney counsel court lawsuit sue sued subpoena litigation
+cleanup clean delete remove removal purge
+copyright dmca infringement takedown piracy
+eta arrival arrive
+consensus coordination coordinator quorum raft paxos zookeeper etcd
+battery dead
+holiday holidays vacation travel travelling abroad
+computer laptop desktop pc workstation
 """.strip().splitlines()
 
 

@@ -19,8 +19,10 @@ from context_keeper.search.spelling import american
 # (16,000 underscores: 6 s), and a match starting inside a run can only repeat one from its start.
 _CHUNK = re.compile(r"[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*|(?<!_)_+[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*", re.UNICODE)
 _SEPARATORS = re.compile(r"[_./\-:@+#]+")
-# camelCase / PascalCase / acronym boundaries: getUserName, HTTPServer, utf8Decode, v2Api.
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+# camelCase / PascalCase / acronym boundaries: getUserName, HTTPServer, utf8Decode, v2Api; an
+# acronym's plural is one word ("GPUs", "URLs"), not "GP" and "Us".
+_CAMEL = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+_PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")
 # Letters run into digits inside a camelCase piece ("S3" of "S3Bucket"), see _parts.
 _LETTERS_DIGITS = re.compile(r"(?<![A-Za-z])[A-Za-z]+\d+(?!\d)")
 # An apostrophe goes, and with it a possessive or a contraction's clitic: "they're" → "they",
@@ -169,6 +171,26 @@ def stem(word: str) -> str:
     return cached
 
 
+def _camel_words(piece: str) -> list[str]:
+    """The words of a mixed-case piece. Neighbouring words of one or two letters are one word:
+    they are a unit or a name written in mixed case ("kWh", "GiB", "MHz", "iOS", "PyPI"), and
+    "wh" or "gi" alone is an asked word no entry has. An acronym's plural is the acronym
+    ("GPUs" → "GPU"), as a word's plural stems to the word."""
+    words: list[str] = []
+    run: list[str] = []
+    for sub in _CAMEL.findall(piece):
+        if len(sub) <= 2 and not sub.isdigit():
+            run.append(sub)
+            continue
+        if run:
+            words.append("".join(run))
+            run = []
+        words.append(sub[:-1] if _PLURAL_ACRONYM.fullmatch(sub) else sub)
+    if run:
+        words.append("".join(run))
+    return words
+
+
 def _parts(chunk: str) -> Iterator[str]:
     """Atomic lowercase words of an identifier/path chunk (original case still present)."""
     for piece in _SEPARATORS.split(chunk):
@@ -177,7 +199,7 @@ def _parts(chunk: str) -> Iterator[str]:
         if not piece.isascii() or piece.islower() or piece.isupper() or piece.isdigit():
             yield piece.lower()
         else:
-            subs = _CAMEL.findall(piece)
+            subs = _camel_words(piece)
             for sub in subs:
                 yield sub.lower()
             # What the camelCase split tears apart but people write on its own: a lone capital
