@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import math
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -62,6 +63,9 @@ GUIDANCE_ID_FILTERED = (
     "{id} is recorded, but {why}: the results below only share its words, so none of them is "
     "that entry. Ask with id=\"{id}\" to read it."
 )
+# For an id among other words, which were searched without it.
+NOTE_NO_ID = "No entry has the id {id} (nor had it before a renumbering){hint}: the rest of the question was searched without it."
+NOTE_ID_FILTERED = "{id} is recorded, but {why}: ask with id=\"{id}\" to read it."
 GUIDANCE_LISTED = (
     "The query has no word the index can match (it leaves out punctuation, one-letter words and "
     "common words such as 'the' or 'it'), so it was not searched: the results are the entries that "
@@ -217,10 +221,22 @@ def _answer(
         )
     from context_keeper.search.tokenize import terms
 
-    searchable = bool(text) and bool(terms(text))
-    # "?" or "the and of" matches every entry equally (by priors alone): a page of noise.
-    wordless = bool(text) and not filters and not searchable
     state = service.index(store)
+
+    def admits(kind: str, entry_id: str) -> bool:
+        with state.lock:
+            return state.index.admits(kind, entry_id, options)
+
+    found, missing, rest = _ids_named_in(store, text, admits)
+    # The ids' pieces are no search words: the rest of the question ranks what follows the
+    # entries named. Only when the ids name none and are all there is are they searched, to
+    # show what shares their words (as no answer).
+    searched_ids = bool(missing) and not found and not terms(rest)
+    searched = text if searched_ids else rest
+    searchable = bool(searched) and bool(terms(searched))
+    # "?" or "the and of" matches every entry equally (by priors alone): a page of noise. Nor
+    # does a filter make it a listing when the question names its entries.
+    wordless = bool(text) and not searchable and (not filters or bool(found))
     semantic, problems = _semantic_settings(config)
     config_warnings += problems
     # Only a search is blended: a listing by filters (no word to search) keeps its prior order.
@@ -233,7 +249,7 @@ def _answer(
         # MAX_HITS, types=["decisions"] listed 50 of 2,500 with nothing said about the rest.
         options = replace(options, limit=max(MAX_HITS, budget // MIN_FIRST_ENTRY_TOKENS + 1))
     with state.lock:
-        result = state.index.search("" if wordless else text, replace(options, limit=0) if wordless else options)
+        result = state.index.search("" if wordless else searched, replace(options, limit=0) if wordless else options)
     threshold = service.min_relevance(store, min_relevance)
     keep = MAX_HITS
     best = result.hits[:MAX_HITS]
@@ -245,9 +261,9 @@ def _answer(
         keep = budget // MIN_FIRST_ENTRY_TOKENS + 1
         if keep > len(result.hits):
             with state.lock:
-                result = state.index.search(text, replace(options, limit=keep))
+                result = state.index.search(searched, replace(options, limit=keep))
     if blend:
-        result = _semantic_blend(store, text, result, semantic, keep)
+        result = _semantic_blend(store, searched, result, semantic, keep)
     if searchable:
         result = diversity.apply(result, config.get("mmr"))
     max_entry, problem = checked(config, "max_entry_tokens")
@@ -255,18 +271,13 @@ def _answer(
     relevance_problem = checked(config, "min_relevance")[1] if min_relevance is None else None
     config_warnings += [p for p in (problem, relevance_problem, *_mmr_problems(config)) if p]
 
-    def admits(kind: str, entry_id: str) -> bool:
-        with state.lock:
-            return state.index.admits(kind, entry_id, options)
-
     def predecessors(kind: str, entry: Mapping[str, Any]) -> list[str]:
         with state.lock:
             named = state.index.predecessors(kind, entry["id"])
         return _predecessors(store, kind, entry, named)
 
-    missing_id = None
-    if text:
-        result, missing_id = _named_first(store, text, result, admits)
+    result = _named_first(result, found, searched_ids)
+    missing_id = missing[0] if searched_ids else None
 
     # The constraints on the file being worked on belong in the answer even when the task's
     # wording shares nothing with them: clients without the edit-guard hook learn a file's
@@ -278,6 +289,10 @@ def _answer(
     unreadable = [s for s in store.all_states() if s.error is not None
                   and (options.kinds is None or s.kind.name in options.kinds)]
     warnings = service._warnings(store) + config_warnings + last_good_notes(store, unreadable)
+    if not searched_ids:  # else the guidance says it
+        warnings += [NOTE_NO_ID.format(id=entry_id, hint=hint) if hint is not None else
+                     NOTE_ID_FILTERED.format(id=entry_id, why=_left_out_by(store, entry_id, filters))
+                     for entry_id, hint in missing]
 
     def guidance(results: Sequence[Mapping[str, Any]]) -> str | None:
         if text and not searchable and not wordless:
@@ -480,12 +495,16 @@ def _room_for_entry(answer: Mapping[str, Any], budget: int) -> int:
 
 
 def _id_named_by(store: Store, query: str | None) -> str | None:
-    """The id a query consists of ("dec-007", "DEC-7"), as the store writes it. Searched as
-    words, an id finds the entries that cite it (and "dec" counts as a topic word), not the
-    entry itself."""
+    """The id a query consists of ("dec-007", "DEC-7"), as the store writes it."""
     # "dec-007?", "`dec-007`" and "(dec-007)" are the id too.
     match = _ID_LIKE.fullmatch((query or "").strip().strip(_AROUND_ID))
-    if match is None or match[1].lower() not in model.BY_PREFIX:
+    return None if match is None else _stored_id(store, match)
+
+
+def _stored_id(store: Store, match: re.Match[str]) -> str | None:
+    """The id ``match`` (of ``_ID_LIKE``) spells, as the store writes it; zero-padded when no
+    entry has it; None when its prefix is no kind's."""
+    if match[1].lower() not in model.BY_PREFIX:
         return None
     prefix, number, suffix = match[1].lower(), int(match[2]), f"-{match[3]}" if match[3] else ""
     kind = model.BY_PREFIX[prefix]
@@ -497,12 +516,17 @@ def _id_named_by(store: Store, query: str | None) -> str | None:
     return next((c for c in candidates if c in present), padded)
 
 
+# An id among other words, not a piece of a longer word, path or file name ("codec-7",
+# "src/dec-7.py"): what follows it may end a sentence, not start an extension.
+_ID_IN_TEXT = re.compile(r"(?<![\w./\\-])" + _ID_LIKE.pattern + r"(?![\w-]|\.\w)")
+
+
 _AROUND_ID = "?!.,;:'\"`()[]<>"
 
 
 def _id_asked(store: Store, entry_id: str) -> str:
     """The id ``get_context(id=...)`` looks up: the one the store writes when ``entry_id``
-    names it in another spelling ("DEC-7", "dec-7" for dec-007, as a query that is just an id
+    names it in another spelling ("DEC-7", "dec-7" for dec-007, as an id in a query
     is read); else ``entry_id`` with its prefix in lower case, so that an unknown id is answered
     "no entry with id ..." (with what it may have meant) rather than "not an entry id"."""
     key = entry_id.strip()
@@ -518,36 +542,56 @@ def _id_asked(store: Store, entry_id: str) -> str:
     return match[1].lower() + key[len(match[1]):]
 
 
-def _named_first(store: Store, text: str, result: Any,
-                 admits: Callable[[str, str], bool]) -> tuple[Any, tuple[str, str] | None]:
-    """A query that is an entry id answers with that entry first, as fully relevant, when it
-    passes the filters; the ranked entries follow it. For an id no entry has (or had), what its
-    words match ("dec" in every entry citing another id) is no answer: the hits keep their order
-    with no relevance, and the id comes back (with the ids it may have meant) for the guidance.
-    So it does for an entry the filters leave out, with ``None`` for the ids it may have meant."""
-    named = _id_named_by(store, text)
-    if named is None:
-        return result, None
-    try:
-        found = _by_id(store, named)
-    except NotFound:
-        unrelated = [replace(h, relevance=0.0) for h in result.hits]
-        from context_keeper.store import spelled_otherwise
+def _ids_named_in(store: Store, text: str, admits: Callable[[str, str], bool]) -> tuple[
+        list[tuple[str, Mapping[str, Any]]], list[tuple[str, str | None]], str]:
+    """What the ids ``text`` names are: the entries they name that pass the filters (kind name,
+    entry), the ids no entry has (or had), each with the ids it may have meant, or that name an
+    entry the filters leave out (``None``), and ``text`` without them. Searched as words, an id
+    finds the entries that cite it ("dec" is in every one), not the entry itself."""
+    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    missing: dict[str, str | None] = {}
+    rest = []
+    end = 0
+    for match in _ID_IN_TEXT.finditer(text):
+        named = _stored_id(store, match)
+        if named is None:
+            continue
+        try:
+            fetched = _by_id(store, named)
+        except NotFound:
+            from context_keeper.store import spelled_otherwise
 
-        entries = store.state(model.kind_of_id(named)).entries_by_id
-        return replace(result, hits=unrelated, top_relevance=0.0, unstated=None), (named, spelled_otherwise(entries, named))
-    except CorruptStoreFile:
-        return result, None  # the file is warned about; its last good copy was searched
-    kind, entry = found["type"], found["entry"]
-    if not admits(kind, entry["id"]):
-        # As for an id nobody has: what shares its words is not that entry, so nothing is.
+            missing.setdefault(named, spelled_otherwise(store.state(model.kind_of_id(named)).entries_by_id, named))
+        except CorruptStoreFile:
+            continue  # the file is warned about; its last good copy is searched, the id with it
+        else:
+            kind, entry = fetched["type"], fetched["entry"]
+            if admits(kind, entry["id"]):
+                found.setdefault(entry["id"], (kind, entry))
+            else:
+                missing.setdefault(entry["id"], None)
+        rest.append(text[end:match.start()])
+        end = match.end()
+    rest.append(text[end:])
+    return list(found.values()), list(missing.items()), " ".join(rest).strip()
+
+
+def _named_first(result: Any, found: Sequence[tuple[str, Mapping[str, Any]]], searched_ids: bool) -> Any:
+    """The entries a query names by id first, as fully relevant, then the ranked entries. When
+    it names none the filters pass and nothing but its ids was searched, what their words match
+    is no answer: the hits keep their order with no relevance."""
+    if not found:
+        if not searched_ids:
+            return result
         unrelated = [replace(h, relevance=0.0) for h in result.hits]
-        return replace(result, hits=unrelated, top_relevance=0.0, unstated=None), (entry["id"], None)
+        return replace(result, hits=unrelated, top_relevance=0.0, unstated=None)
     from context_keeper.search import Hit
 
     top = max((h.score for h in result.hits), default=1.0)
-    rest = [h for h in result.hits if not (h.kind == kind and h.entry.get("id") == entry["id"])]
-    return replace(result, hits=[Hit(kind, entry, max(top, 1.0), 1.0), *rest], top_relevance=1.0), None
+    ids = {(kind, entry["id"]) for kind, entry in found}
+    rest = [h for h in result.hits if (h.kind, h.entry.get("id")) not in ids]
+    first = [Hit(kind, entry, max(top, 1.0), 1.0) for kind, entry in found]
+    return replace(result, hits=[*first, *rest], top_relevance=1.0, unstated=None)
 
 
 def _left_out_by(store: Store, entry_id: str, filters: Sequence[str]) -> str:
