@@ -522,6 +522,7 @@ _ID_IN_TEXT = re.compile(r"(?<![\w./\\-])" + _ID_LIKE.pattern + r"(?![\w-]|\.\w)
 
 
 _AROUND_ID = "?!.,;:'\"`()[]<>"
+_SUFFIX_MADE = re.compile(r"[0-9a-fA-F]{4}")
 
 
 def _id_asked(store: Store, entry_id: str) -> str:
@@ -556,6 +557,16 @@ def _ids_named_in(store: Store, text: str, admits: Callable[[str, str], bool]) -
         named = _stored_id(store, match)
         if named is None:
             continue
+        stop = match.end()
+        recorded = store.state(model.kind_of_id(named)).entries_by_id
+        if match[3] and not _SUFFIX_MADE.fullmatch(match[3]) and named not in recorded:
+            # "dec-007-style", "con-3-compliant": a word after the id, not a suffix, when the id
+            # without it is recorded and with it is not (four hex digits are a suffix as
+            # id_suffix makes them: another clone's entry, not a word).
+            plain = _ID_IN_TEXT.fullmatch(match[0][: match.end(2) - match.start()])
+            base = _stored_id(store, plain) if plain else None
+            if base is not None and base in recorded:
+                named, stop = base, match.end(2)
         try:
             fetched = _by_id(store, named)
         except NotFound:
@@ -571,7 +582,7 @@ def _ids_named_in(store: Store, text: str, admits: Callable[[str, str], bool]) -
             else:
                 missing.setdefault(entry["id"], None)
         rest.append(text[end:match.start()])
-        end = match.end()
+        end = stop
     rest.append(text[end:])
     return list(found.values()), list(missing.items()), " ".join(rest).strip()
 

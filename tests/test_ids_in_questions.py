@@ -106,3 +106,18 @@ def test_the_prompt_hook_injects_the_entry_a_prompt_names(project):
                    prompt="please re-read con-002 before changing the scanner")
     text = injected(run_hook("user_prompt_submit", data, env=hook_env(project)))
     assert text is not None and text.splitlines()[2].startswith("- con-002 "), text
+
+
+def test_a_word_joined_to_an_id_is_no_suffix_when_the_plain_id_is_recorded(service):
+    # "dec-007-style" read as the suffixed id dec-007-style, which no entry has: dec-007 was
+    # left out and warned about as unknown.
+    answer = service.get_context(query="is dec-007-style journaling used by the label worker?")
+    assert answer["results"][0]["entry"]["id"] == "dec-007" and answer["top_relevance"] == 1.0
+    assert not any("dec-007" in w for w in answer.get("warnings", []))
+
+
+def test_four_hex_digits_after_an_id_stay_a_suffix(service):
+    # Another clone's dec-007-beef is not this store's dec-007.
+    answer = service.get_context(query="why dec-007-beef?")
+    assert answer["no_confident_match"] is True
+    assert answer["guidance"].startswith("No entry has the id dec-007-beef")
