@@ -58,10 +58,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    result = _service().init_project(args.directory or os.getcwd(), args.name)
+    from context_keeper.project import default_project
+    from context_keeper.store_owner import store_owner
+
+    here = os.path.realpath(os.getcwd())
+    # From inside a .context/ the directory itself goes to init_project, which refuses it and
+    # names the project holding it.
+    chosen = args.directory or (here if store_owner(here) != here else str(default_project(cwd=here)))
+    result = _service().init_project(chosen, args.name)
     verb = "Created" if result["created"] else "Already initialised:"
     _print(f"{verb} {result['context_dir']}\nNext: register the server with your client (see README) "
            "or try `context-keeper summary`.")
+    if not args.directory and result["project_dir"] != here:
+        root = result["project_dir"]
+        where = (f"{root} is the root of the git repository holding the current directory: the memory is kept "
+                 "there, where Claude Code opened on the repository and the server started anywhere in it find it"
+                 if os.path.exists(os.path.join(root, ".git")) else
+                 f"the current directory belongs to the project {root}, whose memory tools and hooks started here use")
+        _print(f"Note: {where}. To give {here} a separate memory of its own instead, run "
+               f"`context-keeper init {here}`.")
     for warning in result.get("warnings", []):
         _print(f"Warning: {warning}")
     return 0
@@ -268,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("init", help="create .context/ with a config in a project")
-    p.add_argument("directory", nargs="?", help="project root (default: current directory)")
+    p.add_argument("directory", nargs="?", help="project root (default: the project the current directory belongs to, else the root of its git repository, else the current directory)")
     p.add_argument("--name", help="project name (default: folder name)")
     p.set_defaults(func=cmd_init)
 
