@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from context_keeper import doctor
 from context_keeper.cli import main
 from context_keeper.errors import InvalidInput
 from context_keeper.service import Service
@@ -85,3 +87,79 @@ def test_an_explicit_directory_inside_a_repository_is_honoured_with_a_warning(tm
     out = capsys.readouterr().out
     assert (repo / "src" / "pkg" / ".context").is_dir() and not (repo / ".context").exists()
     assert "Warning:" in out and f"inside the git repository {repo.resolve()}" in out
+
+
+# ------------------------------------------------------------------ 3. a copy used as a template
+
+
+def _constraints(project: Path) -> Path:
+    return project / ".context" / "constraints.json"
+
+
+def _add_a_copy(project: Path, rule: str, **changes) -> list[dict]:
+    path = _constraints(project)
+    items = json.loads(path.read_text(encoding="utf-8"))
+    original = next(item for item in items if item["id"] == "con-001")
+    items.append({**original, "rule": rule, **changes})
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    return items
+
+
+def test_a_copy_of_an_entry_is_reported_as_a_copy_and_fix_gives_it_a_new_id(project):
+    # As the hunt found it: con-001 copied with only its rule changed (so with its related_to).
+    items = _add_a_copy(project, "Every migration file must have a matching down migration checked in next to it.")
+    report = doctor.diagnose(project)
+    assert "conflicting_edit" not in [f.code for f in report.findings]
+    copied = [f for f in report.findings if f.code == "duplicate_id" and "copy" in f.message]
+    assert len(copied) == 1 and copied[0].fix
+    assert f"item {len(items)}" in copied[0].message and "a different rule" in copied[0].message
+    doctor.repair(report)
+    after = json.loads(_constraints(project).read_text(encoding="utf-8"))
+    assert after[0] == items[0]  # the original keeps its id and every field
+    new = after[-1]
+    assert new["id"] != "con-001" and new["rule"] == items[-1]["rule"] and "previous_id" not in new
+    assert sum(item["id"] == "con-001" for item in after) == 1
+    assert "duplicate_id" not in [f.code for f in doctor.diagnose(project).findings]
+
+
+def test_a_copy_an_entry_may_link_to_is_reported_but_left_for_a_person(project):
+    # The copy keeps con-001's related_to [dec-017]; were dec-017 to name con-001, that link could
+    # be meant for the copy, and a new id would silently take it from whichever one it meant.
+    decisions = project / ".context" / "decisions.json"
+    entries = json.loads(decisions.read_text(encoding="utf-8"))
+    dec = next(e for e in entries if e["id"] == "dec-017")
+    dec["related_to"] = [*dec.get("related_to", []), "con-001"]
+    decisions.write_text(json.dumps(entries, indent=2), encoding="utf-8")
+    _add_a_copy(project, "Every migration file must have a matching down migration checked in next to it.")
+    report = doctor.diagnose(project)
+    copied = [f for f in report.findings if f.code == "duplicate_id" and "copy" in f.message]
+    assert len(copied) == 1 and copied[0].fix is None and "dec-017" in copied[0].message
+    before = _constraints(project).read_bytes()
+    doctor.repair(report)
+    assert _constraints(project).read_bytes() == before
+
+
+# ------------------------------------------------------------------ 4. --fix dates the entry it gives an id
+
+
+@pytest.mark.parametrize("dates", [{}, {"created_at": None, "updated_at": ""}], ids=["none", "blank"])
+def test_fix_stamps_the_entry_it_gives_an_id(empty_project, dates):
+    path = _constraints(empty_project)
+    path.write_text(json.dumps([{"rule": "Never call the carrier API without a timeout", "reason": "r" * 45,
+                                 **dates}]), encoding="utf-8")
+    from datetime import datetime, timezone
+
+    now = datetime(2026, 12, 4, 2, 0, tzinfo=timezone.utc)
+    doctor.repair(doctor.diagnose(empty_project), now=now)
+    [entry] = json.loads(path.read_text(encoding="utf-8"))
+    assert entry["id"] == "con-001"
+    assert entry["created_at"] == entry["updated_at"] == "2026-12-04T02:00:00+00:00"
+
+
+def test_fix_keeps_the_dates_a_hand_added_entry_already_has(empty_project):
+    path = _constraints(empty_project)
+    path.write_text(json.dumps([{"rule": "Never call the carrier API without a timeout",
+                                 "created_at": "2026-01-02T03:04:05+00:00"}]), encoding="utf-8")
+    doctor.repair(doctor.diagnose(empty_project))
+    [entry] = json.loads(path.read_text(encoding="utf-8"))
+    assert entry["created_at"] == entry["updated_at"] == "2026-01-02T03:04:05+00:00"
