@@ -185,7 +185,7 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
     """What an empty answer means, as get_context's guidance says it. "Nothing recorded" would
     send the person off to record it again: with a file unreadable, a question with no word to
     search for (nothing was searched), or filters that may hide what is recorded."""
-    from context_keeper.retrieval import GUIDANCE_FILTERED, GUIDANCE_NO_WORDS
+    from context_keeper.retrieval import GUIDANCE_FILTERED, GUIDANCE_NO_ID, GUIDANCE_NO_WORDS
 
     guidance = result.get("guidance") or ""
     if guidance == GUIDANCE_NO_WORDS:
@@ -195,6 +195,10 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
     left_out = _id_left_out(guidance, args)
     if left_out:
         return left_out + "."
+    if guidance.startswith(GUIDANCE_NO_ID.split("{", 1)[0]):
+        # "Nothing recorded matches" would not say that the id itself is unknown.
+        return (guidance.split(": the results below", 1)[0] + ", and nothing recorded shares its words. To search "
+                "by topic, ask in words.")
     if result.get("warnings"):
         return "Nothing matches in what could be read (see the warnings above)."
     if guidance.startswith(GUIDANCE_FILTERED.split("{", 1)[0]):

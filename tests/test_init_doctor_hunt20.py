@@ -163,3 +163,15 @@ def test_fix_keeps_the_dates_a_hand_added_entry_already_has(empty_project):
     doctor.repair(doctor.diagnose(empty_project))
     [entry] = json.loads(path.read_text(encoding="utf-8"))
     assert entry["created_at"] == entry["updated_at"] == "2026-01-02T03:04:05+00:00"
+
+
+# ------------------------------------------------------------------ 5. get by an id no entry has
+
+
+def test_get_by_an_id_no_entry_has_says_so_when_nothing_shares_its_words(empty_project, here, capsys):
+    Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)}, hook_cache_delay=None).record(
+        "constraint", {"rule": "Never call the carrier API without a timeout", "reason": "r" * 45})
+    here(empty_project)
+    assert main(["get", "dec-999"]) == 0
+    out = capsys.readouterr().out
+    assert "Nothing recorded matches" not in out and out.startswith("No entry has the id dec-999")
