@@ -58,10 +58,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    result = _service().init_project(args.directory or os.getcwd(), args.name)
+    from context_keeper.project import default_project
+    from context_keeper.store_owner import store_owner
+
+    here = os.path.realpath(os.getcwd())
+    # From inside a .context/ the directory itself goes to init_project, which refuses it and
+    # names the project holding it.
+    chosen = args.directory or (here if store_owner(here) != here else str(default_project(cwd=here)))
+    result = _service().init_project(chosen, args.name)
     verb = "Created" if result["created"] else "Already initialised:"
     _print(f"{verb} {result['context_dir']}\nNext: register the server with your client (see README) "
            "or try `context-keeper summary`.")
+    if not args.directory and result["project_dir"] != here:
+        root = result["project_dir"]
+        where = (f"{root} is the root of the git repository holding the current directory: the memory is kept "
+                 "there, where Claude Code opened on the repository and the server started anywhere in it find it"
+                 if os.path.exists(os.path.join(root, ".git")) else
+                 f"the current directory belongs to the project {root}, whose memory tools and hooks started here use")
+        _print(f"Note: {where}. To give {here} a separate memory of its own instead, run "
+               f"`context-keeper init {here}`.")
     for warning in result.get("warnings", []):
         _print(f"Warning: {warning}")
     return 0
@@ -170,7 +185,7 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
     """What an empty answer means, as get_context's guidance says it. "Nothing recorded" would
     send the person off to record it again: with a file unreadable, a question with no word to
     search for (nothing was searched), or filters that may hide what is recorded."""
-    from context_keeper.retrieval import GUIDANCE_FILTERED, GUIDANCE_NO_WORDS
+    from context_keeper.retrieval import GUIDANCE_FILTERED, GUIDANCE_NO_ID, GUIDANCE_NO_WORDS
 
     guidance = result.get("guidance") or ""
     if guidance == GUIDANCE_NO_WORDS:
@@ -180,6 +195,10 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
     left_out = _id_left_out(guidance, args)
     if left_out:
         return left_out + "."
+    if guidance.startswith(GUIDANCE_NO_ID.split("{", 1)[0]):
+        # "Nothing recorded matches" would not say that the id itself is unknown.
+        return (guidance.split(": the results below", 1)[0] + ", and nothing recorded shares its words. To search "
+                "by topic, ask in words.")
     if result.get("warnings"):
         return "Nothing matches in what could be read (see the warnings above)."
     if guidance.startswith(GUIDANCE_FILTERED.split("{", 1)[0]):
@@ -268,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("init", help="create .context/ with a config in a project")
-    p.add_argument("directory", nargs="?", help="project root (default: current directory)")
+    p.add_argument("directory", nargs="?", help="project root (default: the project the current directory belongs to, else the root of its git repository, else the current directory)")
     p.add_argument("--name", help="project name (default: folder name)")
     p.set_defaults(func=cmd_init)
 

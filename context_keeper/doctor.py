@@ -31,10 +31,16 @@ on, which environment variable's value is sent as a key, and to which host.
   ``gitshared``; else the later one) gets the next free id and keeps the old one as
   ``previous_id``, and a link naming that id moves with it when the other end of the link is on
   the renumbered item (``superseded_by`` for a ``supersedes``, and so on); a link no other end
-  decides is left as it is and reported; two that also share ``created_at`` are one entry edited
-  on two sides, reported for a person to merge and left alone;
+  decides is left as it is and reported; two that also share ``created_at`` and say the same in
+  their title field (reworded or not) are one entry edited on two sides, reported for a person
+  to merge and left alone;
 - an entry without an id (none, null or blank; a hand-added entry, or half of a split merge
-  hunk) that has its title field gets the next free id;
+  hunk) that has its title field gets the next free id, and the time of the fix as its
+  ``created_at`` and ``updated_at`` where it has none (else ``--since`` leaves it out);
+- an item that shares its id and ``created_at`` with an earlier one but whose title field says
+  something else is a copy used as a template for a new entry: it gets the next free id (no
+  ``previous_id``; links naming the id stay with the original), unless a link naming the id may
+  be meant for the copy (the copy links back to the entry holding it), then it is reported;
 - a missing or unusable last-good copy is replaced with a copy of the current (good) file;
 - temp files older than ten minutes are removed (no live writer keeps one that long);
 - in a git work tree, bookkeeping patterns missing from ``.context/.gitignore`` (an older
@@ -335,9 +341,18 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         )])
     findings = []
     duplicates = _duplicates(store, kind)
-    edited = _edited_on_two_sides(list(state.raw), [state.repeats_keys(i) for i in range(len(state.raw))])
+    skip = [state.repeats_keys(i) for i in range(len(state.raw))]
+    edited = _edited_on_two_sides(kind, list(state.raw), skip)
     for index in sorted({i for group in edited.values() for i in group[1:]}):
         duplicates.pop(index, None)  # not renumbered: no id to suggest
+    copies = _copies(kind, state.raw, skip, duplicates, edited)
+    readable = all(other.error is None for other in store.all_states())
+    holders = [item for other in store.all_states() for item in other.raw if isinstance(item, dict)]
+    linked = {index: _copy_link(state.raw[index], state.raw[index]["id"].strip(), holders) if readable else
+              "another store file does not parse, so the links naming its id could not be checked" for index in copies}
+    for index, why in linked.items():
+        if why:
+            duplicates.pop(index, None)  # left for a person: no id to suggest
     suggested = _suggested_ids(state, duplicates)
     for index, problems in sorted(state.item_problems.items()):
         if state.repeats_keys(index):
@@ -358,6 +373,9 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                 group = edited[item["id"].strip()]
                 if index == group[1]:
                     findings.append(_edit_finding(kind, item["id"].strip(), group, state.raw))
+            elif "duplicate id" in problem and index in copies:
+                findings.append(_copy_finding(kind, state.raw, index, copies[index],
+                                              suggested.get(index) or _free_id(state), linked[index]))
             elif "duplicate id" in problem:
                 exact = duplicates.get(index)
                 findings.append(Finding(
@@ -452,7 +470,8 @@ def _id_finding(kind: Kind, index: int, item: dict, suggested: str) -> Finding:
             WARNING, "missing_id",
             f"{name} item {index + 1}: {what} has no id, so every tool and hook skips it (it stays in the "
             f"file as written). Add \"id\": \"{suggested}\" to it, or let `doctor --fix` do that",
-            file=name, fix=f"give it the next free id ({suggested})")
+            file=name, fix=f"give it the next free id ({suggested}), and the time of the fix as its created_at "
+                           "and updated_at where it has none")
     entry_id = item.get("id")
     if entry_id is None or (isinstance(entry_id, str) and not entry_id.strip()):
         remedy = f"Give it a {field} and \"id\": \"{suggested}\" by hand, or remove the item"
@@ -493,11 +512,74 @@ def _duplicates(store: Store, kind: Kind) -> dict[int, bool]:
     return out
 
 
-def _edited_on_two_sides(items: list[Any], skip: list[bool]) -> dict[str, list[int]]:
+def _same_title(kind: Kind, a: dict, b: dict) -> bool:
+    """Whether two titles say the same thing, reworded or not: at least half their words shared
+    ("24h TTL" edited to "1h TTL" is; a new rule written over a copied one is not)."""
+    words = [set(re.findall(r"\w+", str(item.get(kind.title_field) or "").lower())) for item in (a, b)]
+    together = words[0] | words[1]
+    return not together or len(words[0] & words[1]) * 2 >= len(together)
+
+
+def _a_copy(kind: Kind, item: dict, first: dict) -> bool:
+    """Whether ``item``, sharing its id with the earlier ``first``, is a copy of it used as a
+    template for a new entry: the same ``created_at`` (copied along with the rest) under a title
+    that says something else. The likelier story than one entry edited on two sides."""
+    created = item.get("created_at")
+    return (isinstance(created, str) and bool(created.strip()) and created == first.get("created_at")
+            and not _same_title(kind, item, first))
+
+
+def _copies(kind: Kind, raw: list[Any], skip: list[bool], duplicates: dict[int, bool],
+            edited: dict[str, list[int]]) -> dict[int, int]:
+    """raw index of each differing duplicate (of ``_duplicates``) that is a copy (``_a_copy``)
+    of the first item with its id -> the index of that first item."""
+    first: dict[str, int] = {}
+    out = {}
+    for index, item in enumerate(raw):
+        if index in duplicates:
+            key = item["id"].strip()
+            if not duplicates[index] and key not in edited and _a_copy(kind, item, raw[first[key]]):
+                out[index] = first[key]
+        elif isinstance(item, dict) and model.parse_id(item.get("id")) is not None and not skip[index]:
+            first.setdefault(item["id"].strip(), index)
+    return out
+
+
+def _copy_link(copy: dict, key: str, holders: list[dict]) -> str | None:
+    """A link naming ``key`` that may be meant for ``copy`` (it links back to the entry holding
+    the link), said as "dec-017.related_to names con-001 ..."; None when no link is. Without one,
+    every link naming the id was written for the original, and giving the copy a new id is safe."""
+    for holder in holders:
+        if not isinstance(holder.get("id"), str) or holder["id"].strip() == key:
+            continue
+        for field in ("supersedes", "superseded_by", "related_to"):
+            value = holder.get(field)
+            targets = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+            if key in {t.strip() for t in targets if isinstance(t, str)} and _says(copy, field, _names(holder)):
+                return (f"{holder['id'].strip()}.{field} names {key} and the copy links back to it, so that link "
+                        "may be meant for the copy: check it")
+    return None
+
+
+def _copy_finding(kind: Kind, raw: list[Any], index: int, original: int, new_id: str, linked: str | None) -> Finding:
+    key, field = raw[index]["id"].strip(), kind.title_field
+    said = (f"{kind.filename} item {index + 1}: {_title(kind, raw[index])} has the id {key} and the created_at of item "
+            f"{original + 1}, {_title(kind, raw[original])}, but a different {field}: most likely a copy of it used "
+            f"as a template for a new {kind.name}, not an edit of it. Tools see only the first, so this {kind.name} "
+            f"is missing from every answer. Give it its own id (\"id\": \"{new_id}\")")
+    if linked:
+        return Finding(WARNING, "duplicate_id", f"{said} by hand; `doctor --fix` leaves it, as {linked}",
+                       file=kind.filename)
+    return Finding(WARNING, "duplicate_id", f"{said}, or let `doctor --fix` do that", file=kind.filename,
+                   fix=f"give it the next free id ({new_id}); the links naming {key} stay with item {original + 1}")
+
+
+def _edited_on_two_sides(kind: Kind, items: list[Any], skip: list[bool]) -> dict[str, list[int]]:
     """id -> indexes (in file order) of every item with that id, for each id where two items
-    that differ have the same ``created_at``: one entry edited on two sides of a merge, not two
-    entries. Renumbering would split one decision in two, so ``--fix`` leaves the whole id to a
-    person. Items in ``skip`` (repeated keys: not comparable) are left out."""
+    that differ have the same ``created_at`` and the same title (``_same_title``): one entry
+    edited on two sides of a merge, not two entries. Renumbering would split one decision in two,
+    so ``--fix`` leaves the whole id to a person. Items in ``skip`` (repeated keys: not
+    comparable) are left out."""
     by_id: dict[str, list[int]] = {}
     for index, item in enumerate(items):
         if isinstance(item, dict) and model.parse_id(item.get("id")) is not None and not skip[index]:
@@ -508,7 +590,7 @@ def _edited_on_two_sides(items: list[Any], skip: list[bool]) -> dict[str, list[i
         for index in indexes:
             created, item = items[index].get("created_at"), items[index]
             if isinstance(created, str) and created.strip():
-                if created in stamps and stamps[created] != item:
+                if created in stamps and stamps[created] != item and _same_title(kind, stamps[created], item):
                     out[key] = indexes
                     break
                 stamps.setdefault(created, item)
@@ -1431,19 +1513,22 @@ def _clip(line: str, limit: int = 70) -> str:
     return repr(line if len(line) <= limit else line[: limit - 1] + "…")
 
 
-def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
+def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[str]]:
     """Drop exact repeats, renumber conflicting duplicates (taking along the links that belong
-    to a renumbered entry) and give an id to each entry that has none, in file order.
+    to a renumbered entry), give a copy used as a template its own id, and give an id (and the
+    dates a record gets) to each entry that has none, in file order.
     Returns (what was done, links left for a person to check)."""
     done: list[str] = []
     with store.transaction() as txn:
         ftxn = txn.file(kind)
         items = ftxn.items()
         # Reported by diagnose as conflicting_edit, which says --fix leaves them alone.
-        edited = _edited_on_two_sides([item for item, _ in items], [ftxn.repeats_keys(item) for item, _ in items])
+        edited = _edited_on_two_sides(kind, [item for item, _ in items], [ftxn.repeats_keys(item) for item, _ in items])
+        holders = _every_item(txn, kind, [item for item, _ in items])
         first: dict[str, int] = {}
         kept: list[tuple[Any, str | None]] = []
         renumber: list[int] = []
+        copies: list[int] = []  # renumbered as new entries: no previous_id, no link moves with them
         for item, chunk in items:
             entry_id = item.get("id") if isinstance(item, dict) else None
             key = entry_id.strip() if isinstance(entry_id, str) and model.parse_id(entry_id) else None
@@ -1457,8 +1542,12 @@ def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
                 if _same_json(item, kept[first[key]][0]):
                     done.append(f"{kind.filename}: dropped an exact repeat of {key}")
                     continue
-                if key not in edited:
+                if key in edited:
+                    pass
+                elif not _a_copy(kind, item, kept[first[key]][0]):
                     renumber.append(len(kept))
+                elif holders is not None and _copy_link(item, key, holders) is None:
+                    copies.append(len(kept))  # else reported by diagnose for a person, and left
             elif key is not None:
                 first[key] = len(kept)
             kept.append((item, chunk))
@@ -1466,15 +1555,28 @@ def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
         rules = _choose_keepers(CommittedVersions(store.root, f"{CONTEXT_DIR}/{kind.filename}"), kind, kept,
                                 first, renumber)
         groups: dict[str, list[int]] = {}  # an id that was shared -> indexes of its owners, the keeper first
-        for index in renumber:
+        for index in sorted(renumber + copies):  # in file order, as diagnose suggested the ids
             item = dict(kept[index][0])
             new_id = ftxn.next_id()
             if _needs_id(kind, item):
                 item.pop("id", None)
+                # Dated as a record is, or --since leaves it out and nothing says it is undated.
+                for field in ("created_at", "updated_at"):
+                    if not (isinstance(item.get(field), str) and item[field].strip()):
+                        item[field] = item.get("created_at") if field == "updated_at" else model.now_iso(now)
                 kept[index] = ({"id": new_id, **item}, None)
                 ftxn.replace_items(kept)
                 done.append(f"{kind.filename}: item {index + 1}, the {kind.name} whose {kind.title_field} is "
                             f"{_title(kind, item)}, had no id and is now {new_id}")
+                continue
+            if index in copies:
+                old_id = item["id"].strip()
+                kept[index] = ({**item, "id": new_id}, None)
+                ftxn.replace_items(kept)
+                done.append(f"{kind.filename}: item {index + 1}, {_title(kind, item)}, had the id and created_at of "
+                            f"{old_id} {_title(kind, kept[first[old_id]][0])} (item {first[old_id] + 1}) but "
+                            f"another {kind.title_field}, a copy used as a template, and is now {new_id}; the links "
+                            f"naming {old_id} stay with item {first[old_id] + 1}")
                 continue
             old_id = item["id"].strip()
             earlier = model.previous_ids(item)
@@ -1498,6 +1600,21 @@ def _fix_ids(store: Store, kind: Kind) -> tuple[list[str], list[str]]:
         moved, unresolved = _relink(txn, kind, kept, groups)
         ftxn.replace_items(kept)
     return done + moved, unresolved
+
+
+def _every_item(txn: Any, kind: Kind, items: list[Any]) -> list[dict] | None:
+    """The items of ``kind`` (as given) and of every other store file, for a look at their
+    links; None when another file does not parse, so its links cannot be looked at."""
+    out = [item for item in items if isinstance(item, dict)]
+    for other in KINDS.values():
+        if other is kind:
+            continue
+        try:
+            other_txn = txn.file(other)
+        except CorruptStoreFile:
+            return None
+        out += [other_txn.raw_item(entry["id"]) for entry in other_txn.entries]
+    return out
 
 
 def _choose_keepers(versions: CommittedVersions, kind: Kind, kept: list[tuple[Any, str | None]],
@@ -1639,7 +1756,7 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
     id_findings = by_code.get("duplicate_id", []) + by_code.get("missing_id", [])
     for name in sorted({f.file for f in id_findings}):
         kind = model.BY_PLURAL[name.removesuffix(".json")]
-        done, unresolved = _fix_ids(store, kind)
+        done, unresolved = _fix_ids(store, kind, now)
         actions += [Finding(INFO, "fixed", message, file=name) for message in done]
         actions += [Finding(WARNING, "renumbered_link", message, file=name) for message in unresolved]
         for finding in id_findings:

@@ -1323,16 +1323,11 @@ def _project(args: argparse.Namespace) -> Path:
     if args.project:
         root = Path(args.project).expanduser().resolve()
     else:
-        from context_keeper.project import repository_root, resolve_project
-        from context_keeper.errors import NoProject
+        from context_keeper.project import default_project
 
-        try:
-            root = resolve_project(None)
-        except NoProject:
-            # Not initialised yet: a client reads .claude/ (.cursor/, ...) at the repository
-            # root it was opened in, not in the subdirectory install happened to run from.
-            cwd = Path.cwd().resolve()
-            root = repository_root(cwd) or cwd
+        # Not initialised yet, a client reads .claude/ (.cursor/, ...) at the repository root
+        # it was opened in, not in the subdirectory install happened to run from.
+        root = default_project()
     if not root.is_dir():
         raise InvalidInput(f"{root} is not a directory", field="project")
     return root

@@ -15,6 +15,10 @@ named. Only when there is none does the explicit directory name a new project: t
 repository holding it (the first directory at or above it holding ``.git``), else the directory
 itself; a first write creates ``.context/`` there. A nested project someone deliberately set up
 (``context-keeper init`` in a subdirectory) is found first once its ``.context/`` exists.
+
+A command given no directory (``init``, ``install``) acts on ``default_project``: the project
+found as above, else the root of the repository holding the working directory, else that
+directory, so a store it creates is the one a client opened on the repository uses.
 """
 
 from __future__ import annotations
@@ -162,3 +166,21 @@ def resolve_project(
         f"{starts[-1]} or its parents. Run `context-keeper init` in the project root, "
         f"set {ENV_PROJECT}, or pass project_dir (an absolute path).{_passed_over(starts[-1], home)}"
     )
+
+
+def default_project(*, env: Mapping[str, str] | None = None, cwd: str | None = None) -> Path:
+    """The project a command given no directory acts on: the one ``resolve_project`` finds, else
+    (no store yet) the root of the repository holding the working directory, where a client
+    opened on the repository reads its wiring and where a server started anywhere in it finds
+    the store; else the working directory. A repository at or above the home directory is not
+    used from below it: a dotfiles repository in ``~`` would make one store for every project."""
+    env = os.environ if env is None else env
+    try:
+        return resolve_project(None, env=env, cwd=cwd)
+    except NoProject:
+        start = (Path(cwd) if cwd else working_directory(env)).resolve()
+    repository = repository_root(start)
+    home = Path(home_directory(env))
+    if repository is not None and repository != start and (repository == home or repository in home.parents):
+        return start
+    return repository or start

@@ -29,9 +29,10 @@ from context_keeper.confine import context_refusal
 from context_keeper.errors import ContextKeeperError, InvalidInput, NotAStoreFile, NotFound, NoProject, StoreError
 from context_keeper.model import DECISION, KINDS, Kind
 from context_keeper.paths import established_exports, markdown_target
-from context_keeper.project import CONTEXT_DIR, resolve_project, root_spellings
+from context_keeper.project import CONTEXT_DIR, repository_root, resolve_project, root_spellings
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
+from context_keeper.store_owner import store_owner
 from context_keeper.store import (Store, as_stored, folder_name, in_the_way, odd_statuses, readable_entries, readable_stamp,
                                   spelled_otherwise, write_gitignore)
 from context_keeper.summary import build_summary
@@ -231,6 +232,12 @@ class Service:
             raise InvalidInput(f"{str(root)!r} is the root of the file system, which no tool uses as a project (its "
                                "store would be the memory of every directory without one); run init in the project's "
                                "own root directory", field="directory")
+        owner = Path(store_owner(str(root)))
+        if owner != root:
+            # Resolution from here names the project holding the store: a store made here
+            # would be one no tool ever reads.
+            raise InvalidInput(f"{str(root)!r} is inside the store of the project {owner}, not a project of its own; "
+                               f"run `context-keeper init {owner}` instead", field="directory")
         if project_name is not None and not project_name.strip():
             raise InvalidInput("name: give the project a name with at least one visible character, or leave it out "
                                f"to use the folder's name ({folder_name(root)!r})", field="name")
@@ -264,11 +271,18 @@ class Service:
         warnings += txn.warnings
         answer = {"success": True, "project_dir": str(root), "context_dir": str(context), "created": created}
         outer = next((d for d in root.parents if (d / CONTEXT_DIR).is_dir()), None)
+        repository = repository_root(root)
         if created and outer is not None:
             warnings.append(
                 f"{outer} already has a .context/: this is a second, separate project memory inside it. "
                 f"Tools and hooks started in {root} or below now use this one, not {outer}'s. If that is "
                 f"not what you meant, remove {context} and run init in {outer} (or not at all)."
+            )
+        elif created and repository is not None and repository != root:
+            warnings.append(
+                f"{root} is inside the git repository {repository}, not its root: a client opened on the "
+                f"repository, and tools started outside {root}, will not use this memory. If you meant one for "
+                f"the whole repository, remove {context} and run init in {repository}."
             )
         if warnings:
             answer["warnings"] = warnings

@@ -1056,11 +1056,12 @@ def test_fix_gives_an_entry_without_an_id_the_next_free_one(tmp_path):
     stray = [f.message for f in report.findings if f.code == "malformed_entry"]
     assert stray == ['constraints.json item 5: a constraint with no rule has no id, so every tool and hook skips it '
                      '(it stays in the file as written). Give it a rule and "id": "con-005" by hand, or remove the item']
-    repaired = doctor.repair(report)
+    repaired = doctor.repair(report, now=datetime(2026, 12, 4, 2, 0, tzinfo=timezone.utc))
     assert any(f.message == f'constraints.json: item 4, the constraint whose rule is "{rule}", had no id and is now con-004'
                for f in repaired.findings if f.code == "fixed")
     after = json.loads(path.read_text(encoding="utf-8"))
-    assert after[3] == {"id": "con-004", **items[3]}
+    stamp = "2026-12-04T02:00:00+00:00"
+    assert after[3] == {"id": "con-004", **items[3], "created_at": stamp, "updated_at": stamp}
     assert after[4] == items[4]  # nothing says what it is: left for a person
     svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)})
     assert svc.get_context(id="con-004")["entry"]["rule"] == rule
