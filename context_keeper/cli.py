@@ -197,8 +197,8 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
         return left_out + "."
     if guidance.startswith(GUIDANCE_NO_ID.split("{", 1)[0]):
         # "Nothing recorded matches" would not say that the id itself is unknown.
-        return (guidance.split(": the results below", 1)[0] + ", and nothing recorded shares its words. To search "
-                "by topic, ask in words.")
+        said = guidance.split(": the results below", 1)[0].split(", and nothing recorded", 1)[0]
+        return said + ", and nothing recorded shares its words. To search by topic, ask in words."
     if result.get("warnings"):
         return "Nothing matches in what could be read (see the warnings above)."
     if guidance.startswith(GUIDANCE_FILTERED.split("{", 1)[0]):

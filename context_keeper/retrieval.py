@@ -59,6 +59,10 @@ GUIDANCE_NO_ID = (
     "words, so none of them is that entry. query_entries lists what there is; to search by topic, "
     "ask in words."
 )
+GUIDANCE_NO_ID_ALONE = (
+    "No entry has the id {id} (nor had it before a renumbering){hint}, and nothing recorded shares its "
+    "words. query_entries lists what there is; to search by topic, ask in words."
+)
 GUIDANCE_ID_FILTERED = (
     "{id} is recorded, but {why}: the results below only share its words, so none of them is "
     "that entry. Ask with id=\"{id}\" to read it."
@@ -304,7 +308,7 @@ def _answer(
         elif missing_id and missing_id[1] is None:
             said = GUIDANCE_ID_FILTERED.format(id=missing_id[0], why=_left_out_by(store, missing_id[0], filters))
         elif missing_id and not unreadable:
-            said = GUIDANCE_NO_ID.format(id=missing_id[0], hint=missing_id[1])
+            said = (GUIDANCE_NO_ID if results else GUIDANCE_NO_ID_ALONE).format(id=missing_id[0], hint=missing_id[1])
         elif unreadable:
             said = GUIDANCE_UNREADABLE.format(files=", ".join(s.path.name for s in unreadable))
         elif any(not r.get("scope_rule") for r in results):

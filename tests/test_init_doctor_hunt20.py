@@ -175,3 +175,12 @@ def test_get_by_an_id_no_entry_has_says_so_when_nothing_shares_its_words(empty_p
     assert main(["get", "dec-999"]) == 0
     out = capsys.readouterr().out
     assert "Nothing recorded matches" not in out and out.startswith("No entry has the id dec-999")
+
+
+def test_the_tool_answer_for_an_unknown_id_speaks_of_no_results_when_there_are_none(empty_project):
+    service = Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)}, hook_cache_delay=None)
+    service.record("constraint", {"rule": "Never call the carrier API without a timeout", "reason": "r" * 45})
+    answer = service.get_context(query="dec-999")
+    assert answer["results"] == [] and answer["no_confident_match"] is True
+    assert answer["guidance"].startswith("No entry has the id dec-999")
+    assert "results below" not in answer["guidance"] and "nothing recorded shares its words" in answer["guidance"]
