@@ -225,3 +225,12 @@ def test_serving_to_a_terminal_says_what_it_is_doing_on_stderr_only(tmp_path):
 def test_serving_a_client_adds_nothing_to_stderr(tmp_path):
     proc = _serve(tmp_path, subprocess.DEVNULL, "-m", "context_keeper")
     assert proc.returncode == 0 and proc.stdout == b"" and b"serving MCP" not in proc.stderr
+
+
+def test_doctor_and_install_help_list_their_exit_codes(tmp_path):
+    doctor = " ".join(run("doctor", "--help", cwd=tmp_path).stdout.split())
+    assert "exit codes: 0 healthy" in doctor and "1 warnings only" in doctor and "4 no project" in doctor
+    assert "5 errors" in doctor
+    install = " ".join(run("install", "--help", cwd=tmp_path).stdout.split())
+    assert "exit codes: 0 done" in install and "2 bad input" in install and "--force" in install
+    assert "5 a config file install must edit does not parse or has a shape it cannot edit" in install
