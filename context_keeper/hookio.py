@@ -278,13 +278,15 @@ def run(
             # Nothing it says could reach the client; run anyway, a hook would count what it said as
             # shown this session and not say it again.
             return 0
+        if name and name.strip() in event.client_events and not isinstance(payload.get("hook_event_name"), str):
+            # Run as `hook PostToolUse` with a payload that does not say: the name does.
+            payload = {**payload, "hook_event_name": name.strip()}
         ctx = HookContext(event, payload, env)
         module = __import__(f"context_keeper.hooks.{event.module}", fromlist=["handle"])
         text = module.handle(ctx)
         if text:
             client = payload.get("hook_event_name")
-            if client not in event.client_events:  # a payload without it: the name it was run by
-                client = name.strip() if name and name.strip() in event.client_events else event.client_events[0]
+            client = client if client in event.client_events else event.client_events[0]
             stdout.write(output(client, text, ctx.decision))
             stdout.flush()
     except Exception as exc:  # the fail-open boundary: a hook must never break the agent's turn
