@@ -1,8 +1,9 @@
 """The ``context-keeper`` command: serves MCP over stdio by default; subcommands for people.
 
 Exit codes: 0 ok · 1 unexpected failure, or stdout closed (early, as by ``| head``, or before the
-start) · 2 bad input · 3 unknown id · 4 no project · 5 store unusable (e.g. a corrupt file, a
-read-only or full disk) · 6 the output could not be written (``> file`` on a full disk).
+start), and doctor's warnings only · 2 bad input · 3 unknown id · 4 no project · 5 a file that
+cannot be used (a corrupt store file, a client config install cannot edit, a read-only or full
+disk) · 6 the output could not be written (``> file`` on a full disk).
 """
 
 from __future__ import annotations

@@ -1857,6 +1857,10 @@ def register_cli(subparsers: argparse._SubParsersAction) -> None:
         help="check the store for corrupt files, malformed entries, broken links, and the Claude Code wiring for "
              "missing programs; --fix repairs what is safe",
         description=__doc__.split("\n\n")[0],
+        epilog="exit codes: 0 healthy; 1 warnings only (the store works, something deserves a look); 2 bad input (an "
+               "empty --project); 4 no project; 5 errors (a store file is unusable, or .context leads out of the "
+               "project); 6 the report could not be written. With --fix, the code describes the store after the "
+               "repairs.",
     )
     p.add_argument("--fix", action="store_true", help="repair what can be repaired without losing anything")
     p.add_argument("--project", help="project root (default: resolved from the current directory)")

@@ -76,18 +76,20 @@ _ALIASES = {
 }
 
 
+_TOOL_EVENTS = ("PreToolUse", "PostToolUse")  # two of our hooks each: which one, the tool says
+
+
 def event_named(name: str | None, payload: Mapping[str, Any] | None = None) -> Event | None:
-    """Our event for a command-line name (``scope-guard``, ``scope_guard``, ``SessionStart``...),
-    or — with no name — for the payload's ``hook_event_name``."""
-    if name:
-        key = name.strip()
-        key = _ALIASES.get(key, key).replace("_", "-").lower()
+    """Our event for a command-line name (``scope-guard``, ``scope_guard``, ``SessionStart``,
+    ``PreToolUse``...), or — with no name — for the payload's ``hook_event_name``."""
+    payload = payload or {}
+    client = name.strip() if name else payload.get("hook_event_name")
+    if name and client not in _TOOL_EVENTS:
+        key = _ALIASES.get(client, client).replace("_", "-").lower()
         if key.endswith(".py"):
             key = key[:-3]
         return EVENTS.get(_ALIASES.get(key, key))
-    payload = payload or {}
-    client = payload.get("hook_event_name")
-    if client in ("PreToolUse", "PostToolUse"):
+    if client in _TOOL_EVENTS:
         if client == "PostToolUse" and payload.get("tool_name") == "Bash":
             return EVENTS["commit-capture-reminder"]
         return EVENTS["scope-guard"]
@@ -276,6 +278,9 @@ def run(
             # Nothing it says could reach the client; run anyway, a hook would count what it said as
             # shown this session and not say it again.
             return 0
+        if name and name.strip() in event.client_events and not isinstance(payload.get("hook_event_name"), str):
+            # Run as `hook PostToolUse` with a payload that does not say: the name does.
+            payload = {**payload, "hook_event_name": name.strip()}
         ctx = HookContext(event, payload, env)
         module = __import__(f"context_keeper.hooks.{event.module}", fromlist=["handle"])
         text = module.handle(ctx)
@@ -305,6 +310,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _usage() -> str:
     lines = ["usage: context-keeper-hook <event>  (payload JSON on stdin)", "", "events:"]
     lines += [f"  {e.name:<25} {e.doc}" for e in EVENTS.values()]
+    lines += ["", "The client's event names work too (SessionStart, UserPromptSubmit, SubagentStart, PreCompact, Stop,",
+              "PreToolUse, PostToolUse). For the two tool events the payload's tool_name picks the hook:",
+              "PostToolUse of Bash runs commit-capture-reminder, any other scope-guard."]
     return "\n".join(lines) + "\n"
 
 

@@ -402,22 +402,23 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
     entry of ours for the same event and hook takes each one's place, keeping a matcher the person
     changed on it (``kept_matchers``) unless it is a 0.x launcher; one is not added where the
     person's own command already runs that hook under that event (see ``wrapped_hook``).
-    Raises ``InvalidInput`` (and changes nothing) when an event we must add to is not a list:
-    guessing how to merge into a shape Claude Code does not read could lose the user's entries.
+    Raises ``StoreError`` (and changes nothing) when ``hooks``, or an event we must add to, is not
+    of the shape Claude Code reads: guessing how to merge into it could lose the user's entries.
+    That is a file to fix by hand, as one that does not parse is, and exits as one does.
     """
     settings = json.loads(json.dumps(settings))  # deep copy, JSON types only
     hooks = settings.get("hooks")
     if hooks is None:
         hooks = {}
     if not isinstance(hooks, dict):
-        raise InvalidInput('"hooks" in the settings file is not an object; fix it by hand first', field="hooks")
+        raise StoreError('"hooks" in the settings file is not an object; fix it by hand first')
     for event in dict.fromkeys(event for event, *_ in desired):
         if event in hooks and not isinstance(hooks[event], list):
             found = "an object" if isinstance(hooks[event], dict) else f"a {type(hooks[event]).__name__}"
-            raise InvalidInput(
+            raise StoreError(
                 f'"hooks.{event}" is {found}; Claude Code expects a list of groups, '
                 f'e.g. "{event}": [{{"matcher": "", "hooks": [{{"type": "command", "command": "..."}}]}}]. '
-                "Fix it by hand first (nothing was written)", field=f"hooks.{event}")
+                "Fix it by hand first (nothing was written)")
     # Each wanted hook is matched to an entry of ours by event and hook, not by matcher, so that a
     # matcher the person changed on it (the edit guard narrowed to Edit|Write) stays. A wanted
     # command not in the file yet takes the place of the old one: appending it would move the
@@ -575,7 +576,7 @@ def merge_server(config: dict[str, Any], key: str, spec: dict[str, Any], *, remo
     if servers is None:
         servers = {}
     if not isinstance(servers, dict):
-        raise InvalidInput(f'"{key}" in the config file is not an object; fix it by hand first', field=key)
+        raise StoreError(f'"{key}" in the config file is not an object; fix it by hand first')
     existing = servers.get(SERVER_NAME)
     foreign = existing is not None and not is_our_server(existing)
     if foreign and not remove and not force:
@@ -892,6 +893,8 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *
         after_data = edit(data)
     except InvalidInput as exc:
         raise InvalidInput(f"{path}: {exc}", field=exc.field) from exc
+    except StoreError as exc:
+        raise StoreError(f"{path}: {exc}") from exc
     if before is not None and after_data == data:
         return Change(path, before, before)
     after = _dump_json(after_data, before or "")
@@ -1555,10 +1558,22 @@ def _add_common(parser: argparse.ArgumentParser, remove: bool) -> None:
                             help="edit a project file that is a symbolic link out of the project instead of refusing")
 
 
+def _exit_codes(command: str) -> str:
+    return (f"exit codes: 0 done (with --dry-run{'' if command == 'uninstall' else ' or --print'}: shown); 2 bad "
+            "input (an option that does not apply, a project directory that is the file system root or your home "
+            "directory, a project file that is a symbolic link out of the project without --force"
+            + ("" if command == "uninstall" else ", a context-keeper server entry that runs something else "
+               "without --force")
+            + f"); 5 a config file {command} must edit does not parse or has a shape it cannot edit (fix it by hand; "
+            "nothing was written), or the file system refused a write; 6 the output could not be written.")
+
+
 def register_cli(subparsers: Any) -> None:
-    p = subparsers.add_parser("install", help="wire the hooks and register the server in a client's config")
+    p = subparsers.add_parser("install", help="wire the hooks and register the server in a client's config",
+                              epilog=_exit_codes("install"))
     _add_common(p, remove=False)
     p.set_defaults(func=lambda args: _run(args, remove=False))
-    p = subparsers.add_parser("uninstall", help="remove context-keeper's hooks and server entry from a client's config")
+    p = subparsers.add_parser("uninstall", help="remove context-keeper's hooks and server entry from a client's config",
+                              epilog=_exit_codes("uninstall"))
     _add_common(p, remove=True)
     p.set_defaults(func=lambda args: _run(args, remove=True))

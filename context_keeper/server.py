@@ -563,11 +563,24 @@ def main() -> None:
     # Noted now: a project directory replaced before the first tool call is still found by its path.
     with contextlib.suppress(ContextKeeperError):
         working_directory(os.environ)
+    if _typed_at():
+        # Someone ran it in a terminal, where a silent wait looks like a hang. Never on stdout:
+        # that is the protocol's channel.
+        sys.stderr.write("context-keeper: serving MCP on stdio, for an MCP client to start (`context-keeper --help` "
+                         "lists the commands for people); Ctrl-D stops it.\n")
+        sys.stderr.flush()
     svc = Service()
     timer = threading.Timer(WARM_UP_DELAY_S, _warm_up, args=(svc,))
     timer.daemon = True
     timer.start()
     anyio.run(serve_stdio, build_server(svc))
+
+
+def _typed_at() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):  # a closed stream
+        return False
 
 
 async def serve_stdio(mcp: MCPServer) -> None:

@@ -197,3 +197,40 @@ def test_a_project_that_does_not_exist_is_named_by_its_flag(tmp_path):
     result = run("summary", "--project", str(tmp_path / "typo"), cwd=tmp_path)
     assert result.returncode == 4
     assert "--project '" in result.stderr and "project_dir" not in result.stderr
+
+
+def _serve(tmp_path, stdin, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("CONTEXT_KEEPER_PROJECT", "CLAUDE_PROJECT_DIR")}
+    env["PYTHONPATH"] = str(REPO)
+    return subprocess.run([sys.executable, *args], cwd=tmp_path, env=env, stdin=stdin, capture_output=True,
+                          timeout=60)
+
+
+def test_serving_to_a_terminal_says_what_it_is_doing_on_stderr_only(tmp_path):
+    import pty
+
+    for args in (["-m", "context_keeper"], [str(REPO / "server.py")]):
+        leader, follower = pty.openpty()
+        try:
+            os.write(leader, b"\x04")  # Ctrl-D, read as the end of input once the server reads
+            proc = _serve(tmp_path, follower, *args)
+        finally:
+            os.close(follower)
+            os.close(leader)
+        assert proc.returncode == 0 and proc.stdout == b"", proc.stderr  # stdout is the protocol's
+        hint = proc.stderr.decode()
+        assert "serving MCP on stdio" in hint and "--help" in hint and "Ctrl-D" in hint, args
+
+
+def test_serving_a_client_adds_nothing_to_stderr(tmp_path):
+    proc = _serve(tmp_path, subprocess.DEVNULL, "-m", "context_keeper")
+    assert proc.returncode == 0 and proc.stdout == b"" and b"serving MCP" not in proc.stderr
+
+
+def test_doctor_and_install_help_list_their_exit_codes(tmp_path):
+    doctor = " ".join(run("doctor", "--help", cwd=tmp_path).stdout.split())
+    assert "exit codes: 0 healthy" in doctor and "1 warnings only" in doctor and "4 no project" in doctor
+    assert "5 errors" in doctor
+    install = " ".join(run("install", "--help", cwd=tmp_path).stdout.split())
+    assert "exit codes: 0 done" in install and "2 bad input" in install and "--force" in install
+    assert "5 a config file install must edit does not parse or has a shape it cannot edit" in install

@@ -68,3 +68,16 @@ def test_the_question_carries_the_rule_text(project: Path):
     rules = {c["id"]: c["rule"] for c in json.loads((project / ".context" / "constraints.json").read_text(encoding="utf-8"))}
     reason = _output(project, "s6")["permissionDecisionReason"]
     assert rules["con-003"][:40] in reason
+
+
+def test_asks_when_the_command_line_names_the_event_the_payload_leaves_out(project: Path):
+    import subprocess
+    import sys
+
+    _set(project, True)
+    data = payload("pre_tool_use_edit", project, session_id="s7")
+    del data["hook_event_name"]
+    proc = subprocess.run([sys.executable, "-m", "context_keeper", "hook", "PreToolUse"], input=json.dumps(data).encode(),
+                          capture_output=True, env=hook_env(project), timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip(), proc.stderr
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "ask"

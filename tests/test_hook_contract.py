@@ -224,6 +224,20 @@ def test_the_cli_hook_form_never_exits_2(project: Path, args):
         assert "con-003" in injected(proc)
 
 
+@pytest.mark.parametrize("event, fixture, expected", [
+    ("PreToolUse", "pre_tool_use_edit", "con-003"), ("PostToolUse", "post_tool_use_edit", "con-003"),
+    ("PostToolUse", "post_tool_use_bash_commit", "does not hold it yet"),
+])
+def test_the_tool_events_are_names_too(project: Path, event, fixture, expected):
+    # As SessionStart or Stop are: the tool events go where the payload's tool_name sends them.
+    data = payload(fixture, project)
+    del data["hook_event_name"]  # the name on the command line is what says which event this is
+    proc = subprocess.run([sys.executable, "-m", "context_keeper", "hook", event], input=json.dumps(data).encode(),
+                          capture_output=True, env=hook_env(project), timeout=60)
+    assert expected in (injected(proc) or ""), proc.stderr
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["hookEventName"] == event
+
+
 def test_install_recognises_the_cli_hook_form_as_its_own():
     from context_keeper.install import is_our_command
 

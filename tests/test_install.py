@@ -394,7 +394,7 @@ def test_ownership_of_hook_commands(command, ours):
 
 
 def test_merge_refuses_a_non_object_hooks_key():
-    with pytest.raises(InvalidInput):
+    with pytest.raises(StoreError, match="fix it by hand"):
         install.merge_claude_hooks({"hooks": []}, [("Stop", None, "context-keeper-hook post-compact", 30)])
 
 
@@ -413,10 +413,23 @@ def test_an_event_that_is_not_a_list_is_refused_naming_file_and_key(project: Pat
     _write(path, {"hooks": {"Stop": value, "PreToolUse": OTHER_SETTINGS["hooks"]["PreToolUse"]}})
     before = path.read_bytes()
     proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.returncode == 5 and "Traceback" not in proc.stderr
     assert str(path) in proc.stderr and '"hooks.Stop"' in proc.stderr and "expects a list" in proc.stderr
     assert path.read_bytes() == before and not (project / ".mcp.json").exists()
     assert not list(project.rglob("*.bak-*"))
+
+
+@pytest.mark.parametrize("text", ['{"hooks": []}\n', '{"hooks": {},}\n', "[]\n", '{"mcpServers": []}\n'])
+def test_a_config_install_cannot_edit_is_one_exit_code_whatever_is_wrong_with_it(project: Path, tmp_path: Path,
+                                                                                    text):
+    # Unparsable or of the wrong shape, the remedy is the same (fix the file by hand), so is the code.
+    name = ".mcp.json" if "mcpServers" in text else ".claude/settings.json"
+    path = project / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 5 and "Traceback" not in proc.stderr and str(path) in proc.stderr, proc.stderr
+    assert path.read_text(encoding="utf-8") == text
 
 
 def test_an_odd_event_we_do_not_write_to_is_left_alone():

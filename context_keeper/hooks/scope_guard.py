@@ -74,10 +74,10 @@ def handle(ctx: HookContext) -> str | None:
 
     data = scope_index.load(ctx.root)
 
-    candidates: dict[str, tuple[str, list]] = {}  # id -> (kind, [(scope, is_glob)])
+    candidates: dict[str, tuple[str, list]] = {}  # id -> (kind, [(scope, is_glob, literal prefix)])
     for entry_id, scope, prefix, is_glob, kind in data.get("scoped", ()):
         if any(r.startswith(prefix) for r in rels):
-            candidates.setdefault(entry_id, (kind, []))[1].append((scope, is_glob))
+            candidates.setdefault(entry_id, (kind, []))[1].append((scope, is_glob, prefix))
     directories = list(dict.fromkeys(c for r in rels for c in r.lower().split("/")[:-1]))
     tagged: list[str] = []
     tags = data.get("tags") or {}
@@ -92,10 +92,18 @@ def handle(ctx: HookContext) -> str | None:
     # The confirmation is about this edit, not about what was shown: every edit of a file an
     # absolute constraint covers asks (a denied edit retried, or a rule the prompt hook already
     # showed, asks again).
-    covered = {i: kind for i, (kind, scopes) in candidates.items() if any(_covered(scopes, r, ctx.root) for r in rels)}
+    specificity = {i: _specificity(scopes, rels, ctx.root) for i, (_, scopes) in candidates.items()}
+    covered = {i: kind for i, (kind, _) in candidates.items() if specificity[i] is not None}
     asking = ctx.text("hook_event_name") == "PreToolUse" and _confirm_absolute(ctx.context_dir)
     absolute_ids = set(data.get("absolute") or ())
-    must_ask = sorted((i for i in covered if asking and i in absolute_ids), key=_id_number)[:MAX_CONSTRAINTS]
+
+    def rank(entry_id: str) -> tuple:
+        # What must not be broken first; then the rule written for this place over one for every
+        # file of a kind (src/billing/ before **/*.py), the longer literal part of its scope
+        # being the narrower place; then the older rule.
+        return entry_id not in absolute_ids, -(specificity[entry_id] or 0), _id_number(entry_id)
+
+    must_ask = sorted((i for i in covered if asking and i in absolute_ids), key=rank)[:MAX_CONSTRAINTS]
     state = ctx.state()
     keys = data.get("keys") or {}
     unseen = set(state.unseen([*(keys.get(i, i) for i in (*candidates, *tagged)),
@@ -111,7 +119,9 @@ def handle(ctx: HookContext) -> str | None:
     # bring the next five, and the next five after that (the rest is for get_context).
     tagged = sorted(tagged, key=_id_number, reverse=True)[: max(0, MAX_TAGGED_DECISIONS - scoped_decisions)]
     decisions += [i for i in tagged if i in fresh]
-    constraints = sorted(constraints, key=_id_number)[:MAX_CONSTRAINTS]
+    constraints = sorted(constraints, key=rank)
+    beyond = constraints[MAX_CONSTRAINTS:]  # left unseen, so the next edit shows them
+    constraints = constraints[:MAX_CONSTRAINTS]
     shown = list(dict.fromkeys(constraints + decisions + must_ask))
     read = scope_index.read_back(ctx.root, data, shown) if shown else {}
     text = {i: line for i, (line, _) in read.items()}
@@ -121,10 +131,11 @@ def handle(ctx: HookContext) -> str | None:
     notes = [name for name in broken if f"!broken:{name}" in fresh]
     if not constraints and not decisions and not notes and not must_ask:
         return None
-    wanted = len(constraints) + len(decisions)
+    wanted = len(constraints) + len(decisions) + len(beyond)
     header = f"Recorded project memory for {_clean(rel)} (from .context/; each entry is shown once per session):"
     tail = []  # room is kept for these first: a broken store file matters more than one more rule
-    earlier = [i for i in must_ask if i not in constraints]
+    # Only what this session was shown: one fresh here but left out for room is counted below.
+    earlier = [i for i in must_ask if i not in fresh]
     if earlier:
         tail.append(f"Absolute constraints covering this file, shown earlier in this session: {', '.join(earlier)}.")
     from context_keeper.lines import neutralize
@@ -137,7 +148,7 @@ def handle(ctx: HookContext) -> str | None:
                     + " `context-keeper doctor` has the details.")
     # Only what fits is shown and marked: the frame would cut the rest, and a cut entry marked as
     # shown would never reach this session.
-    room = frame_room() - js_len(header) - sum(js_len(line) + 1 for line in tail) - len(_left_out(wanted)) - 1
+    room = frame_room() - js_len(header) - sum(js_len(line) + 1 for line in tail) - len(_left_out(wanted, rel)) - 1
     constraints, room = _fitting(constraints, text, CONSTRAINTS_HEADING, room)
     decisions, room = _fitting(decisions, text, DECISIONS_HEADING, room)
     left_out = wanted - len(constraints) - len(decisions)
@@ -148,7 +159,7 @@ def handle(ctx: HookContext) -> str | None:
         lines += [DECISIONS_HEADING, *(text[i] for i in decisions)]
     lines += tail
     if left_out:
-        lines.append(_left_out(left_out))
+        lines.append(_left_out(left_out, rel))
     state.mark([read[i][1] for i in constraints + decisions] + [f"!broken:{name}" for name in notes])
     if must_ask:
         # The person asked sees the rules themselves, not only their ids.
@@ -177,9 +188,10 @@ def _fitting(ids: list[str], text: dict[str, str], heading: str, room: int) -> t
     return kept, room
 
 
-def _left_out(count: int) -> str:
+def _left_out(count: int, rel: str) -> str:
     return (f"{count} more entr{'y' if count == 1 else 'ies'} for this file did not fit here; the next edit "
-            "shows them (get_context has them all).")
+            f'shows them (query_entries with scope "{_clean(rel)}" lists every constraint covering it, '
+            "get_context has them all).")
 
 
 def _confirm_absolute(context_dir: str) -> bool:
@@ -198,13 +210,18 @@ def _confirm_absolute(context_dir: str) -> bool:
     return isinstance(section, dict) and section.get("confirm_absolute") is True
 
 
-def _covered(scopes: list, rel: str, root: str) -> bool:
+def _specificity(scopes: list, rels: list[str], root: str) -> int | None:
+    """The length of the longest literal part among ``scopes`` that cover one of ``rels``; None
+    when none covers them."""
     from context_keeper.scope import covers_literally, scope_covers
 
-    for scope, is_glob in scopes:
-        if covers_literally(scope, rel) if not is_glob else scope_covers(scope, rel, root):
-            return True
-    return False
+    best = None
+    for scope, is_glob, prefix in scopes:
+        if best is not None and len(prefix) <= best:
+            continue
+        if any(covers_literally(scope, r) if not is_glob else scope_covers(scope, r, root) for r in rels):
+            best = len(prefix)
+    return best
 
 
 def _id_number(entry_id: str) -> int:
