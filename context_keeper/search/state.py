@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
-from itertools import chain
 from typing import Any
 
 from context_keeper.search import fields as F
@@ -104,7 +103,7 @@ def _encode(analysis: Analysis) -> list[str]:
     return [
         ",".join(map(str, lens)),
         _SEP.join(tf),
-        ",".join(map(str, chain.from_iterable(tf.values()))),  # no Python step per count: 13M at 50,000 entries
+        ",".join(str(c) for counts in tf.values() for c in counts),
     ]
 
 
@@ -174,7 +173,7 @@ class AnalysisCache:
         changed. Returns whether it wrote."""
         if not (force or self.changed):
             return False
-        store.write_sidecar(FILE, self.to_json(), compact=True)  # indented, json encodes in Python: ~2 s at 50,000 entries
+        store.write_sidecar(FILE, self.to_json(), compact=True)  # machine-only; indented took ~1.5x as long to encode
         self._records = {key: None for key in self._used}  # in step with the file now
         self.misses = 0
         return True
