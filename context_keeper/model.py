@@ -440,7 +440,8 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
         return None, [f"item is {_json_kind(raw)}, not an object"]
     entry_id = raw.get("id")
     parsed = parse_id(entry_id)
-    home = misfiled_home(kind, entry_id)
+    # An id of this kind as the tools write it is one in any case too: no other kind's.
+    home = None if parsed is not None and parsed[0] == kind.prefix else misfiled_home(kind, entry_id)
     if home is not None or (parsed is not None and parsed[0] != kind.prefix):
         where = f": it is a {home.name} id, so move the item to {home.filename}" if home is not None else ""
         return None, [f"{entry_id}: id prefix does not belong in {kind.filename}{where}"]

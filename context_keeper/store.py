@@ -412,9 +412,16 @@ def _scrub(value: Any) -> tuple[Any, bool]:
 
 
 def _id_number(kind: Kind, item: Any) -> int:
+    return _own_number(kind, _item_id_key(item))
+
+
+def _item_id_key(item: Any) -> tuple[str, int, str] | None:
+    return model.id_key(item.get("id")) if isinstance(item, dict) else None
+
+
+def _own_number(kind: Kind, parsed: tuple[str, int, str] | None) -> int:
     # In any case: a hand-typed "DEC-004" is skipped as malformed, but the next record handing out
     # dec-004 too would make doctor's advice (lower-case it) collide.
-    parsed = model.id_key(item.get("id")) if isinstance(item, dict) else None
     return parsed[1] if parsed and parsed[0] == kind.prefix else 0
 
 
@@ -430,15 +437,17 @@ def _note_links(item: Any, link_max: dict[str, int]) -> None:
         return
     for field in _LINK_FIELDS:
         value = item.get(field)
+        if value is None:  # no link (the usual case): nothing to parse
+            continue
         for target in value if isinstance(value, list) else (value,):
             parsed = model.id_key(target)
             if parsed is not None and parsed[1] > link_max.get(parsed[0], 0):
                 link_max[parsed[0]] = parsed[1]
 
 
-def _note_misfiled(kind: Kind, item: Any, misfiled_max: dict[str, int]) -> None:
-    """Raise ``misfiled_max[prefix]`` to the number of ``item``'s id when it is of another kind."""
-    parsed = model.id_key(item.get("id")) if isinstance(item, dict) else None
+def _note_misfiled(kind: Kind, parsed: tuple[str, int, str] | None, misfiled_max: dict[str, int]) -> None:
+    """Raise ``misfiled_max[prefix]`` to the number of an item's id (``parsed``, its ``model.id_key``)
+    when it is of another kind."""
     if (parsed is not None and parsed[0] != kind.prefix and parsed[0] in model.BY_PREFIX
             and parsed[1] > misfiled_max.get(parsed[0], 0)):
         misfiled_max[parsed[0]] = parsed[1]
@@ -479,9 +488,10 @@ class _Builder:
             entry, replaced = _scrub(entry)
             if replaced:
                 problems = [*problems, f"{entry['id']}: text with a lone surrogate (invalid \\u escape), shown as \ufffd"]
-        self.max_number = max(self.max_number, _id_number(self.kind, item))
+        parsed = _item_id_key(item)  # once for both: this runs for every item of every file read
+        self.max_number = max(self.max_number, _own_number(self.kind, parsed))
         _note_links(item, self.link_max)
-        _note_misfiled(self.kind, item, self.misfiled_max)
+        _note_misfiled(self.kind, parsed, self.misfiled_max)
         if entry is not None and self.positions.get(entry["id"], index) != index:
             problems = [*problems, f"duplicate id {entry['id']} (first one kept)"]
             entry = None

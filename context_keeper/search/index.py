@@ -263,6 +263,7 @@ class InvertedIndex:
     def _post(self, slot: int, info: _Entry) -> None:
         t = self.tuning
         k1 = t.k1
+        k1_plus = k1 + 1.0  # the same float in every iteration: computed once
         norms = [
             w / (1.0 - b + b * (n / avg))
             for w, b, n, avg in zip(t.group_weights, t.group_b, info.lens, self._avg_used)
@@ -275,7 +276,7 @@ class InvertedIndex:
         n0, n1, n2, n3 = norms
         for term, (c0, c1, c2, c3) in info.tf.items():
             tfw = c0 * n0 + c1 * n1 + c2 * n2 + c3 * n3
-            sat = tfw * (k1 + 1.0) / (k1 + tfw)
+            sat = tfw * k1_plus / (k1 + tfw)
             plist = postings.get(term)
             if plist is None:
                 postings[term] = {slot: sat}

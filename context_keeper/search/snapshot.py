@@ -93,6 +93,33 @@ class _LazyPostings(dict):
             return default
 
 
+class _LazyEntries(list):
+    """``slot -> _Entry`` (None for a free slot), each entry analysed on first use: a query
+    reads the few dozen entries of its shortlist, and analysing all of them (dates, tags,
+    priors) was most of a restore at 50,000 entries. Read by slot or iterated, as the index
+    reads its list."""
+
+    def __init__(self, pending: list[Any]) -> None:
+        super().__init__([None] * len(pending))
+        self._pending = pending  # slot -> (doc, key, lens) until analysed, else None
+
+    def __getitem__(self, slot: Any) -> Any:
+        if type(slot) is not int:
+            raise TypeError("an index restored from a snapshot reads its entries one slot at a time")
+        info = list.__getitem__(self, slot)
+        if info is None:
+            todo = self._pending[slot]
+            if todo is not None:
+                doc, key, lens = todo
+                info = _analyse(doc, key, terms=({}, lens))
+                list.__setitem__(self, slot, info)
+                self._pending[slot] = None
+        return info
+
+    def __iter__(self) -> Any:
+        return map(self.__getitem__, range(len(self)))
+
+
 def fingerprint(tuning: Tuning) -> str:
     """Identifies what the saved weights depend on besides the store."""
     from context_keeper.search import index, state
@@ -164,17 +191,19 @@ def restore(data: Any, docs_by_kind: Mapping[str, Sequence[Doc]], stamps: Stamps
         # file could ask for gigabytes).
         if type(size) is not int or not isinstance(free, list) or size != len(by_key) + len(free):
             return None
-        entries: list[Any] = [None] * size
+        pending: list[Any] = [None] * size
         for slot, kind, eid, lens in data["entries"]:
-            if type(slot) is not int or not 0 <= slot < size or entries[slot] is not None or not _counts(lens):
+            if type(slot) is not int or not 0 <= slot < size or pending[slot] is not None or not _counts(lens):
                 return None
-            doc = by_key[(kind, eid)]
-            info = _analyse(doc, (kind, eid), terms=({}, tuple(lens)))
-            entries[slot] = info
+            pending[slot] = (by_key[(kind, eid)], (kind, eid), tuple(lens))
             index._slots[(kind, eid)] = slot
-            successor = index._successor_key(info)
-            if successor is not None:
-                index._predecessors.setdefault(successor, set()).add(slot)
+        entries = _LazyEntries(pending)
+        for slot, todo in enumerate(pending):
+            # Only an entry naming a successor can be one's predecessor: the others stay lazy.
+            if todo is not None and isinstance(todo[0].entry, Mapping) and todo[0].entry.get("superseded_by") is not None:
+                successor = index._successor_key(entries[slot])
+                if successor is not None:
+                    index._predecessors.setdefault(successor, set()).add(slot)
         postings = data["postings"]
         # Each list's shape now (cheap); its slots and weights when a query decodes it.
         if not isinstance(postings, dict) or not all(
@@ -183,7 +212,7 @@ def restore(data: Any, docs_by_kind: Mapping[str, Sequence[Doc]], stamps: Stamps
             return None
         avg_used, len_sums = data["avg_used"], data["len_sums"]
         if (not isinstance(avg_used, list) or len(avg_used) != len(GROUPS) or not _counts(len_sums, _MAX_SUM)
-                or any(type(s) is not int or not 0 <= s < size or entries[s] is not None for s in free)):
+                or any(type(s) is not int or not 0 <= s < size or pending[s] is not None for s in free)):
             return None
         index._entries = entries
         index._postings = _LazyPostings(postings, size)
