@@ -1,0 +1,61 @@
+"""Round-20 hunt: settings read without their rule, ids looked up in one case only, successor
+hints lost, future verification dates, filter-only listings, extensionless new files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from context_keeper.service import Service
+
+FIELDS = {"problem": "Background jobs in billing need a queue that survives restarts of the workers.",
+          "why_chosen": "It is simple to operate and the team has run it in production before, so on-call knows it."}
+DECISION = {"summary": "Jobs go through the alpha queue", **FIELDS}
+
+
+@pytest.fixture
+def svc(empty_project):
+    return Service(env={"CONTEXT_KEEPER_PROJECT": str(empty_project)}, hook_cache_delay=None)
+
+
+def _configure(project, settings) -> None:
+    (project / ".context" / "config.json").write_text(json.dumps(settings), encoding="utf-8")
+
+
+# ------------------------------------------------------------ 1. settings read by their rule
+
+def test_a_markdown_export_enabled_that_is_not_true_leaves_the_export_off_and_says_so(svc, empty_project):
+    _configure(empty_project, {"markdown_export": {"enabled": "false"}})
+    answer = svc.record("decision", DECISION)
+    assert not (empty_project / "DECISIONS.md").exists()
+    assert any('"markdown_export.enabled"' in w and "Fix or remove" in w for w in answer["warnings"]), answer
+
+
+def test_a_markdown_export_that_is_not_an_object_is_warned_about(svc, empty_project):
+    _configure(empty_project, {"markdown_export": "DECISIONS.md"})
+    answer = svc.record("decision", DECISION)
+    assert not (empty_project / "DECISIONS.md").exists()
+    assert any('"markdown_export" is "DECISIONS.md"' in w for w in answer["warnings"]), answer
+
+
+def test_a_markdown_export_turned_on_properly_warns_of_nothing(svc, empty_project):
+    _configure(empty_project, {"markdown_export": {"enabled": True}})
+    answer = svc.record("decision", DECISION)
+    assert (empty_project / "DECISIONS.md").exists() and "warnings" not in answer
+
+
+@pytest.mark.parametrize("tool", ["summary", "export"])
+def test_a_project_name_that_is_not_text_is_warned_about_where_it_is_used(svc, empty_project, tool):
+    _configure(empty_project, {"project_name": 123})
+    svc.record("decision", DECISION)
+    answer = svc.get_project_summary() if tool == "summary" else svc.export_markdown()
+    assert any('"project_name" is 123' in w and empty_project.name in w for w in answer["warnings"]), answer
+
+
+def test_doctor_names_a_project_name_that_is_not_text_once(svc, empty_project):
+    from context_keeper import doctor
+
+    _configure(empty_project, {"project_name": 123})
+    findings = [f for f in doctor.diagnose(empty_project).findings if "project_name" in f.message]
+    assert len(findings) == 1, findings
