@@ -17,7 +17,7 @@ from context_keeper.config import checked, unapproved_host_problem
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
 from context_keeper.model import CONSTRAINT, KINDS
 from context_keeper.scope import is_global, leaves_project, project_area, scope_parts, split_scope
-from context_keeper.store import odd_statuses, readable_entries
+from context_keeper.store import as_stored, odd_statuses, readable_entries
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -492,9 +492,10 @@ def _id_named_by(store: Store, query: str | None) -> str | None:
     padded = model.format_id(kind, number) + suffix
     as_given = f"{prefix}-{match[2]}{suffix}"
     present = store.state(kind).entries_by_id
-    # Suffixes are written in lower-case hex (dec-013-a7f3): "DEC-013-A7F3" is that id.
-    candidates = dict.fromkeys((as_given, padded, as_given.lower(), padded.lower()))
-    return next((c for c in candidates if c in present), padded)
+    # A suffix's case does not make another id (model.id_key): the tools write dec-013-a7f3,
+    # a hand edit may write dec-013-A7F3, and either spelling names it.
+    stored = (as_stored(present, c) for c in (as_given, padded))
+    return next((c for c in stored if c in present), padded)
 
 
 _AROUND_ID = "?!.,;:'\"`()[]<>"

@@ -1156,7 +1156,8 @@ class Store:
         state = self.state(kind)
         if state.error is not None:
             raise state.error
-        entry = state.entries_by_id.get(entry_id.strip())
+        # In any case, as FileTxn.require: "dec-010-a7f3" names a hand-written dec-010-A7F3.
+        entry = state.entries_by_id.get(as_stored(state.entries_by_id, entry_id))
         if entry is None:
             raise _not_usable(state, entry_id) or self._misfiled(kind, entry_id) or NotFound(
                 f"no entry with id {model.shown(entry_id)}{spelled_otherwise(state.entries_by_id, entry_id)}; "

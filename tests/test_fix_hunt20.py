@@ -59,3 +59,46 @@ def test_doctor_names_a_project_name_that_is_not_text_once(svc, empty_project):
     _configure(empty_project, {"project_name": 123})
     findings = [f for f in doctor.diagnose(empty_project).findings if "project_name" in f.message]
     assert len(findings) == 1, findings
+
+
+# ------------------------------------------------------------ 2. ids looked up in any case
+
+@pytest.fixture
+def suffixed(svc, empty_project):
+    """dec-001, and a decision whose suffix was written by hand in upper case: dec-010-A7F3."""
+    svc.record("decision", DECISION)
+    svc.record("decision", {**DECISION, "summary": "Jobs go through the beta queue"})
+    path = empty_project / ".context" / "decisions.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"dec-002"', '"dec-010-A7F3"'), encoding="utf-8")
+    return svc
+
+
+@pytest.mark.parametrize("asked", ["dec-010-a7f3", "DEC-010-a7f3", "dec-010-A7F3", "DEC-10-A7F3"])
+def test_get_context_by_id_takes_a_suffix_in_any_case(suffixed, asked):
+    assert suffixed.get_context(id=asked)["entry"]["id"] == "dec-010-A7F3"
+
+
+def test_a_query_that_is_a_suffixed_id_in_another_case_answers_with_it(suffixed):
+    answer = suffixed.get_context(query="dec-010-a7f3")
+    assert answer["results"][0]["entry"]["id"] == "dec-010-A7F3" and not answer.get("no_confident_match"), answer
+
+
+def test_update_entry_takes_a_suffix_in_another_case(suffixed):
+    answer = suffixed.update_entry("dec-010-a7f3", {"summary": "Jobs go through the gamma queue"})
+    assert answer["id"] == "dec-010-A7F3" and answer["entry"]["summary"] == "Jobs go through the gamma queue"
+
+
+def test_deprecate_entry_takes_a_suffix_in_another_case(suffixed):
+    assert suffixed.deprecate_entry("dec-010-a7f3", "the queue is gone now")["id"] == "dec-010-A7F3"
+
+
+@pytest.mark.parametrize("how", ["superseded_by", "merge_into"])
+def test_a_successor_with_a_suffix_in_another_case_is_linked_as_stored(suffixed, how):
+    answer = suffixed.deprecate_entry("dec-001", "beta replaced it", **{how: "dec-010-a7f3"})
+    assert answer["entry"]["superseded_by"] == "dec-010-A7F3", answer
+
+
+def test_related_to_with_a_suffix_in_another_case_is_linked_as_stored(suffixed):
+    answer = suffixed.record("decision", {**DECISION, "summary": "Jobs go through the delta queue",
+                                          "related_to": ["dec-010-a7f3"]})
+    assert answer["entry"]["related_to"] == ["dec-010-A7F3"] and "warnings" not in answer, answer
