@@ -960,7 +960,11 @@ def _check_successor(ftxn: Any, kind: Kind, target: Mapping[str, Any], successor
         )
     try:
         found = ftxn.require(successor)
-    except NotFound:
+    except NotFound as exc:
+        if spelled_otherwise({e["id"]: e for e in ftxn.entries}, successor):
+            # It exists spelled otherwise (dec-005 for "DEC-5"): "record it first" sent people to
+            # record a duplicate; the id it may have meant is the answer.
+            raise NotFound(f"superseded_by: {exc}") from None
         raise NotFound(
             f"superseded_by: no {kind.name} with id {successor!r}; record the replacement first "
             "(or use query_entries to find its id)"

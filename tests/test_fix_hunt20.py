@@ -102,3 +102,26 @@ def test_related_to_with_a_suffix_in_another_case_is_linked_as_stored(suffixed):
     answer = suffixed.record("decision", {**DECISION, "summary": "Jobs go through the delta queue",
                                           "related_to": ["dec-010-a7f3"]})
     assert answer["entry"]["related_to"] == ["dec-010-A7F3"] and "warnings" not in answer, answer
+
+
+# ------------------------------------------------------------ 3. a successor spelled otherwise
+
+def test_a_superseded_by_spelled_otherwise_is_answered_with_the_id_meant(svc, empty_project):
+    from context_keeper.errors import NotFound
+    from tests.conftest import snapshot_files
+
+    for n in range(5):
+        svc.record("decision", {**DECISION, "summary": f"Jobs go through queue number {n}"})
+    before = snapshot_files(empty_project)
+    with pytest.raises(NotFound) as refused:
+        svc.deprecate_entry("dec-003", "queue four replaced it", superseded_by="DEC-5")
+    assert "did you mean dec-005?" in str(refused.value) and "record the replacement" not in str(refused.value)
+    assert snapshot_files(empty_project) == before
+
+
+def test_a_superseded_by_naming_nothing_still_says_to_record_the_replacement(svc):
+    from context_keeper.errors import NotFound
+
+    svc.record("decision", DECISION)
+    with pytest.raises(NotFound, match="superseded_by: no decision with id 'dec-9'; record the replacement first"):
+        svc.deprecate_entry("dec-001", "queue nine replaced it", superseded_by="dec-9")
