@@ -483,7 +483,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         days: Annotated[int, Field(ge=0, le=100_000, description="Default: config stale_threshold_days"), NotBoolean] | None = None,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
-        """List active entries not verified within `days` (changes nothing)."""
+        """List active entries not verified within `days`, or dated in the future (changes nothing)."""
         return svc.prune_stale(days, project_dir=project_dir or None)
 
     @tool(READ)

@@ -125,3 +125,32 @@ def test_a_superseded_by_naming_nothing_still_says_to_record_the_replacement(svc
     svc.record("decision", DECISION)
     with pytest.raises(NotFound, match="superseded_by: no decision with id 'dec-9'; record the replacement first"):
         svc.deprecate_entry("dec-001", "queue nine replaced it", superseded_by="dec-9")
+
+
+# ------------------------------------------------------------ 4. verification dates in the future
+
+def _verified(project, entry_id, when) -> None:
+    path = project / ".context" / "decisions.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    for item in items:
+        if item["id"] == entry_id:
+            item["verified_at"] = when
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+
+
+def test_prune_stale_reports_an_entry_verified_in_the_future(svc, empty_project):
+    svc.record("decision", DECISION)
+    svc.record("decision", {**DECISION, "summary": "Jobs go through the beta queue"})
+    _verified(empty_project, "dec-002", "9999-01-01T00:00:00Z")
+    answer = svc.prune_stale(30)
+    assert [s["id"] for s in answer["stale"]] == ["dec-002"] and answer["stale_count"] == 1, answer
+    reason = answer["stale"][0]["reason"]
+    assert "9999-01-01T00:00:00Z" in reason and "in the future" in reason and "update_entry" in reason
+
+
+def test_prune_stale_does_not_report_a_clock_a_few_hours_ahead(svc, empty_project):
+    from datetime import datetime, timedelta, timezone
+
+    svc.record("decision", DECISION)
+    _verified(empty_project, "dec-001", (datetime.now(timezone.utc) + timedelta(hours=3)).isoformat())
+    assert svc.prune_stale(30)["stale"] == []
