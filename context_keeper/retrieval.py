@@ -315,8 +315,10 @@ def _answer(
     envelope.update(top_relevance=0.001, no_confident_match=True)
     answer = _pack(store, result.hits, budget, max_entry, threshold if searchable else None, include_related, admits,
                    predecessors, rules, unlisted, reserve=_prose_tokens(prose), envelope=_envelope_tokens(envelope))
-    # The lexical signal alone: a rule added for the scope says nothing about the question.
-    answer["top_relevance"] = round(result.top_relevance, 3) if text else None
+    # The lexical signal alone: a rule added for the scope says nothing about the question. A
+    # listing by filters alone ranked nothing: 0, as each of its results, never a confident match
+    # (a number, as the answer's shape promises: null broke a client comparing it to a threshold).
+    answer["top_relevance"] = round(result.top_relevance, 3) if text else 0.0
     said = guidance(answer["results"])
     if said is not None:
         answer["no_confident_match"] = True

@@ -154,3 +154,22 @@ def test_prune_stale_does_not_report_a_clock_a_few_hours_ahead(svc, empty_projec
     svc.record("decision", DECISION)
     _verified(empty_project, "dec-001", (datetime.now(timezone.utc) + timedelta(hours=3)).isoformat())
     assert svc.prune_stale(30)["stale"] == []
+
+
+# ------------------------------------------------------------ 5. a listing by filters alone
+
+def test_a_listing_by_filters_alone_reports_a_top_relevance_of_zero_and_no_abstention(service):
+    answer = service.get_context(types=["decisions"])
+    assert answer["results"] and all(r["type"] == "decision" for r in answer["results"])
+    # A number, as in every get_context answer, and one no threshold reads as confident.
+    assert answer["top_relevance"] == 0.0 and isinstance(answer["top_relevance"], float)
+    # It asked no question, so there is none it failed to answer.
+    assert "no_confident_match" not in answer and "guidance" not in answer
+
+
+def test_the_cli_shows_a_listing_by_filters_alone_without_relevance(project):
+    from tests.test_cli import run
+
+    got = run("get", "", "--type", "decisions", cwd=project)
+    assert got.returncode == 0, got.stderr
+    assert "dec-" in got.stdout and "relevance" not in got.stdout, got.stdout
