@@ -120,7 +120,9 @@ def _work_path(path: str, scope: str, project_root: str, *, listed: bool = False
         hint = "give the path of a file or directory in the project, absolute or relative to its root (e.g. 'src/app.py')"
         which = f": its path {path!r}" if listed else ""
         raise InvalidInput(f"scope: {scope!r}{which} {reason}; {hint}", field="scope")
-    return project_area(path, project_root)
+    area = project_area(path, project_root)
+    # The slash says a directory the project may not have yet (scope_overlaps reads it).
+    return area + "/" if area and path.rstrip().endswith(("/", "\\")) else area
 
 
 def parse_date(value: str | None, field: str) -> datetime | None:

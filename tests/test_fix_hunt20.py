@@ -173,3 +173,39 @@ def test_the_cli_shows_a_listing_by_filters_alone_without_relevance(project):
     got = run("get", "", "--type", "decisions", cwd=project)
     assert got.returncode == 0, got.stderr
     assert "dec-" in got.stdout and "relevance" not in got.stdout, got.stdout
+
+
+# ------------------------------------------------------------ 6. paths that do not exist yet
+
+SQL_RULE = {"rule": "SQL files use lower-case keywords", "scope": "*.sql", "hardness": "advisory",
+            "reason": "The linter in CI rejects upper-case keywords in every SQL file of the repository."}
+
+
+def _listed(service, scope) -> list[str]:
+    return [r["entry"]["id"] for r in service.get_context(types=["constraints"], scope=scope)["results"]]
+
+
+@pytest.mark.parametrize("new_file", ["Dockerfile", "docs/README"])
+def test_a_new_file_without_an_extension_is_not_read_as_a_directory(service, project, new_file):
+    rule = service.record("constraint", SQL_RULE)["id"]
+    assert not (project / new_file).exists()
+    assert rule not in _listed(service, new_file)
+    assert rule not in [e["entry"]["id"] for e in service.query_entries(types=["constraints"], scope=new_file)["results"]]
+
+
+@pytest.mark.parametrize("directory", ["newdir/", "docs/drafts/", "migrations"])
+def test_a_directory_written_with_a_slash_or_on_disk_holds_files(service, project, directory):
+    rule = service.record("constraint", SQL_RULE)["id"]
+    assert rule in _listed(service, directory)
+
+
+def test_the_edit_guard_reads_a_new_file_without_an_extension_as_a_file(project):
+    from tests.hook_helpers import hook_env, injected, payload, run_hook
+
+    rule = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}, hook_cache_delay=None).record(
+        "constraint", {**SQL_RULE, "hardness": "absolute"})["id"]
+    data = payload("pre_tool_use_write_migration", project)
+    data["tool_input"]["file_path"] = str(project / "Dockerfile")
+    assert rule not in (injected(run_hook("scope_guard", data, env=hook_env(project))) or "")
+    data["tool_input"]["file_path"] = str(project / "migrations" / "0099_new.sql")
+    assert rule in injected(run_hook("scope_guard", data, env=hook_env(project)))
