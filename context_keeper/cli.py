@@ -176,7 +176,7 @@ def cmd_get(args: argparse.Namespace) -> int:
         else:
             _print(f"No confident match (top relevance {result['top_relevance']:.2f}). Weak matches{rules}:")
     for item in result["results"]:
-        _print(_format_hit(item, ranked=result.get("top_relevance") is not None and not listed))
+        _print(_format_hit(item, ranked=bool((args.query or "").strip()) and not listed))
     if result.get("omitted"):
         _print(f"({result['omitted']} more did not fit in the budget; --budget N shows more.)")
     return 0

@@ -103,14 +103,22 @@ def prune_stale(store: Store, days: int, now: datetime) -> dict[str, Any]:
         for entry in readable_entries(store, store.state(kind))[0]:
             if entry.get("status", "active") != "active":
                 continue
-            when = (model.parse_time(entry.get("verified_at")) or model.parse_time(entry.get("updated_at"))
-                    or model.parse_time(entry.get("created_at")))
-            age = (now - when).days if when else None
+            dated = next(((name, when) for name in ("verified_at", "updated_at", "created_at")
+                          if (when := model.parse_time(entry.get(name))) is not None), None)
+            item = {"id": entry["id"], "type": kind.name, "summary": model.entry_title(kind, entry),
+                    "verified_at": entry.get("verified_at")}
+            if dated is not None and dated[1] - now > FUTURE_SLACK:
+                # A typo (9999-...) or a clock far ahead: by its date the entry would never go
+                # stale, so it is reported now; it has no age to give.
+                field, when = dated
+                stale.append({**item, "days_since_verified": None, "reason": (
+                    f"{field} {entry.get(field)} is in the future, so this entry would never be reported as stale; "
+                    "check the clock of the machine that wrote it, then re-verify it with update_entry (which "
+                    f"stamps it with the current time) or correct the date by hand in {store.state(kind).path.name}")})
             # Not verified within ``days``: 47 hours is past one day, though its whole days are 1.
-            if when is None or now - when > timedelta(days=days):
-                stale.append({"id": entry["id"], "type": kind.name, "summary": model.entry_title(kind, entry),
-                              "verified_at": entry.get("verified_at"), "days_since_verified": age})
-    # Undated first, then the longest unverified (0 days is a day, not "undated").
+            elif dated is None or now - dated[1] > timedelta(days=days):
+                stale.append({**item, "days_since_verified": (now - dated[1]).days if dated else None})
+    # Undated and future-dated first, then the longest unverified (0 days is a day, not "undated").
     stale.sort(key=lambda s: (-(10**6 if s["days_since_verified"] is None else s["days_since_verified"]),
                               model.id_sort_key(s["id"])))
     answer = {
@@ -130,3 +138,6 @@ def prune_stale(store: Store, days: int, now: datetime) -> dict[str, Any]:
 
 
 MAX_STALE_LISTED = 100
+# How far in the future a date may be before prune_stale reports it: a teammate's clock minutes or
+# hours ahead (or a time zone written wrong) is not worth a report, as the entry ages normally soon.
+FUTURE_SLACK = timedelta(days=1)

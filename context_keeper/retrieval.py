@@ -18,7 +18,7 @@ from context_keeper.config import checked, unapproved_host_problem
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
 from context_keeper.model import CONSTRAINT, KINDS
 from context_keeper.scope import is_global, leaves_project, project_area, scope_parts, split_scope
-from context_keeper.store import odd_statuses, readable_entries
+from context_keeper.store import as_stored, odd_statuses, readable_entries
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -128,7 +128,9 @@ def _work_path(path: str, scope: str, project_root: str, *, listed: bool = False
         hint = "give the path of a file or directory in the project, absolute or relative to its root (e.g. 'src/app.py')"
         which = f": its path {path!r}" if listed else ""
         raise InvalidInput(f"scope: {scope!r}{which} {reason}; {hint}", field="scope")
-    return project_area(path, project_root)
+    area = project_area(path, project_root)
+    # The slash says a directory the project may not have yet (scope_overlaps reads it).
+    return area + "/" if area and path.rstrip().endswith(("/", "\\")) else area
 
 
 def parse_date(value: str | None, field: str) -> datetime | None:
@@ -334,8 +336,10 @@ def _answer(
     envelope.update(top_relevance=0.001, no_confident_match=True)
     answer = _pack(store, result.hits, budget, max_entry, threshold if searchable else None, include_related, admits,
                    predecessors, rules, unlisted, reserve=_prose_tokens(prose), envelope=_envelope_tokens(envelope))
-    # The lexical signal alone: a rule added for the scope says nothing about the question.
-    answer["top_relevance"] = round(result.top_relevance, 3) if text else None
+    # The lexical signal alone: a rule added for the scope says nothing about the question. A
+    # listing by filters alone ranked nothing: 0, as each of its results, never a confident match
+    # (a number, as the answer's shape promises: null broke a client comparing it to a threshold).
+    answer["top_relevance"] = round(result.top_relevance, 3) if text else 0.0
     said = guidance(answer["results"])
     if said is not None:
         answer["no_confident_match"] = True
@@ -515,9 +519,10 @@ def _stored_id(store: Store, match: re.Match[str]) -> str | None:
     padded = model.format_id(kind, number) + suffix
     as_given = f"{prefix}-{match[2]}{suffix}"
     present = store.state(kind).entries_by_id
-    # Suffixes are written in lower-case hex (dec-013-a7f3): "DEC-013-A7F3" is that id.
-    candidates = dict.fromkeys((as_given, padded, as_given.lower(), padded.lower()))
-    return next((c for c in candidates if c in present), padded)
+    # A suffix's case does not make another id (model.id_key): the tools write dec-013-a7f3,
+    # a hand edit may write dec-013-A7F3, and either spelling names it.
+    stored = (as_stored(present, c) for c in (as_given, padded))
+    return next((c for c in stored if c in present), padded)
 
 
 # An id among other words, not a piece of a longer word, path or file name ("codec-7",

@@ -412,11 +412,11 @@ _OVERLAP_CACHE_SIZE = 4096
 _overlap_cache: dict[tuple[str, str, str, bool, bool], bool] = {}
 
 
-def _may_hold_files(path: str, raw: str, project_root: str | None, glob: bool) -> bool:
+def _may_hold_files(path: str, raw: str, project_root: str | None, glob: bool, *, guess: bool = True) -> bool:
     """Whether the last component of ``path`` (normalised; ``raw`` as written) may be a
     directory with files below it: written with a trailing slash, ``**``, a directory in the
-    project, or, when the project does not say, a name without an extension ("hooks", not
-    "server.py" or "*.sql")."""
+    project, or, when the project does not say and ``guess``, a name without an extension
+    ("hooks", not "server.py" or "*.sql"); without ``guess``, such a name is a file."""
     if raw.rstrip().endswith(("/", "\\")):
         return True
     last = path.rsplit("/", 1)[-1]
@@ -430,7 +430,7 @@ def _may_hold_files(path: str, raw: str, project_root: str | None, glob: bool) -
             return True
         if os.path.exists(full):
             return False
-    return "." not in last.lstrip(".")
+    return guess and "." not in last.lstrip(".")
 
 
 def _ends(component: str) -> tuple[str, str]:
@@ -507,6 +507,9 @@ def scope_overlaps(scope: str | None, area: str, project_root: str | None = None
 
 def _part_overlaps(scope: str, area: str, project_root: str | None) -> bool:
     pattern = normalize_path(scope, project_root)
+    # An area ending in "/" was written as a directory (work_area keeps the slash).
+    written_as_directory = area.endswith("/")
+    area = area.rstrip("/")
     if not pattern or not area:
         return True
     pattern_glob, area_glob = is_glob(pattern), is_glob(area)
@@ -514,7 +517,10 @@ def _part_overlaps(scope: str, area: str, project_root: str | None) -> bool:
         return covers_literally(pattern, area) or covers_literally(area, pattern)
     # Whether a name without a glob holds files is read off the project as it is now (a
     # directory may appear later), so those answers are part of the key, not of the cached value.
-    area_open = _may_hold_files(area, area, project_root, area_glob)
+    # A path being worked on that the project does not have yet is a file unless written with a
+    # slash: a new Dockerfile is not a directory that *.sql files could be in. A stored scope
+    # keeps the guess by extension ("scanner-app" is the directory its rule was written for).
+    area_open = written_as_directory or _may_hold_files(area, area, project_root, area_glob, guess=False)
     pattern_open = _may_hold_files(pattern, str(scope), project_root, pattern_glob)
     key = (pattern, str(scope), area, area_open, pattern_open)
     cached = _overlap_cache.get(key)

@@ -401,7 +401,8 @@ def build_server(service: Service | None = None) -> MCPServer:
         query: Annotated[str, Field(description="What you are about to do or ask, in your own words")] = "",
         id: Annotated[str, Field(description="Fetch one entry by id instead")] = "",
         tags: Annotated[Strs, Field(description="Only entries with any of these tags")] = [],
-        scope: Annotated[Short, Field(description="File or dir being worked on (or several, comma-separated)")] = "",
+        scope: Annotated[Short, Field(description="File or dir being worked on (or several, comma-separated); "
+                                                  "a dir not created yet ends in /")] = "",
         types: Types = [],
         since: IsoDate = "",
         before: IsoDate = "",
@@ -483,7 +484,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         days: Annotated[int, Field(ge=0, le=100_000, description="Default: config stale_threshold_days"), NotBoolean] | None = None,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
-        """List active entries not verified within `days` (changes nothing)."""
+        """List active entries not verified within `days`, or dated in the future (changes nothing)."""
         return svc.prune_stale(days, project_dir=project_dir or None)
 
     @tool(READ)

@@ -33,8 +33,8 @@ from context_keeper.project import CONTEXT_DIR, repository_root, resolve_project
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
 from context_keeper.store_owner import store_owner
-from context_keeper.store import (Store, as_stored, folder_name, in_the_way, odd_statuses, readable_entries, readable_stamp,
-                                  spelled_otherwise, write_gitignore)
+from context_keeper.store import (Store, as_stored, folder_name, in_the_way, odd_statuses, project_name_of, readable_entries,
+                                  readable_stamp, spelled_otherwise, write_gitignore)
 from context_keeper.summary import build_summary
 
 Clock = Callable[[], datetime]
@@ -212,6 +212,24 @@ class Service:
         if reads is not None:
             reads.extend(problems)
         return config
+
+    def _said(self, problem: str | None) -> None:
+        """``problem`` (a setting that breaks its rule) into the warnings of the tool answering, as
+        config.json's other problems go (_warns_of_config_problems)."""
+        reads = getattr(self._config_reads, "problems", None)
+        if problem and reads is not None:
+            reads.append(problem)
+
+    def _setting(self, store: Store, key: str) -> Any:
+        """A setting by its rule (config.checked): "false" is not true. What is wrong with it is said."""
+        value, problem = checked(self.config(store), key)
+        self._said(problem)
+        return value
+
+    def _project_name(self, store: Store) -> str:
+        name, problem = project_name_of(self.config(store), store.root)
+        self._said(problem)
+        return name
 
     def _warnings(self, store: Store) -> list[str]:
         warnings = list(store.config()[1])
@@ -657,15 +675,14 @@ class Service:
 
         chains: dict = {}  # shared: a long chain is walked once, not once per entry on it
         replacements = {e["id"]: current_replacement(store, e, chains) for e in state.entries if e.get("superseded_by")}
-        text = render.decisions_markdown(self.config(store)["project_name"], state.entries, replacements)
+        text = render.decisions_markdown(self._project_name(store), state.entries, replacements)
         atomic_write_text(target, text)
         return {"success": True, "path": str(target), "decisions": len(state.entries)}
 
     def _export_path(self, store: Store) -> str:
         """Where the Markdown projection goes: config ``markdown_export.path``, else DECISIONS.md.
         export_markdown without a path and the export after each write use it, so they write one file."""
-        export = self.config(store).get("markdown_export")
-        return (export.get("path") if isinstance(export, Mapping) else None) or "DECISIONS.md"
+        return self._setting(store, "markdown_export.path") or "DECISIONS.md"
 
     @contextmanager
     def _exported_after(self, store: Store, kind: Kind) -> Iterator[list[str]]:
@@ -689,8 +706,7 @@ class Service:
         """Refresh DECISIONS.md after a decision changed (with the store lock held). The change is
         already on disk, so a failure here is a warning in the answer, never an error (a client
         would retry the write)."""
-        export = self.config(store).get("markdown_export")
-        if isinstance(export, Mapping) and export.get("enabled"):
+        if self._setting(store, "markdown_export.enabled") is True:
             path = self._export_path(store)
             try:
                 self._write_markdown(store, markdown_target(store.root, path))
@@ -713,6 +729,7 @@ class Service:
         # The entry keeps the config it was made with: by id() alone, a later config read that
         # got a freed config's address was served that older config's summary (another name).
         config = self.config(store)
+        title = self._project_name(store)  # before the cache: a summary served from it says the problem too
         key = (store.root, budget, tuple(readable_stamp(store, s) for s in states.values()), id(config))
         cached = self._summaries.get(key)
         if cached is not None and cached[0] is config:
@@ -728,7 +745,7 @@ class Service:
         warnings = self._warnings(store) + from_backup + list(odd_statuses(store, shown).values())
 
         def built(envelope: int) -> dict[str, Any]:
-            answer = build_summary(config["project_name"], entries["decision"], entries["pipeline"],
+            answer = build_summary(title, entries["decision"], entries["pipeline"],
                                    entries["constraint"], token_budget=budget, envelope=envelope)
             if warnings:
                 answer["warnings"] = warnings
@@ -957,7 +974,11 @@ def _check_successor(ftxn: Any, kind: Kind, target: Mapping[str, Any], successor
         )
     try:
         found = ftxn.require(successor)
-    except NotFound:
+    except NotFound as exc:
+        if spelled_otherwise({e["id"]: e for e in ftxn.entries}, successor):
+            # It exists spelled otherwise (dec-005 for "DEC-5"): "record it first" sent people to
+            # record a duplicate; the id it may have meant is the answer.
+            raise NotFound(f"superseded_by: {exc}") from None
         raise NotFound(
             f"superseded_by: no {kind.name} with id {successor!r}; record the replacement first "
             "(or use query_entries to find its id)"

@@ -30,7 +30,7 @@ from context_keeper import model
 from context_keeper.bounded_read import (CACHE_LIMIT, STORE_FILE_LIMIT, FileTooLarge, NotRegularFile, read_regular,
                                         shown_size, special_kind)
 from context_keeper.confine import leads_out, refusal
-from context_keeper.config import read_config_file
+from context_keeper.config import checked, read_config_file
 from context_keeper.errors import (CorruptStoreFile, InvalidInput, MisencodedStoreFile, NotAStoreFile, NotFound,
                                    StoreError)
 from context_keeper.fsio import FileInUse, atomic_write_bytes, atomic_write_text
@@ -380,6 +380,15 @@ class FileState:
                      and (self.raw[index]["id"].strip() == entry_id.strip()
                           or key is not None and model.id_key(self.raw[index]["id"]) == key)
                      for p in self.item_problems[index])
+
+
+def project_name_of(config: dict[str, Any], root: Path) -> tuple[str, str | None]:
+    """The project's name: config's ``project_name``, else the folder's name; and, when the
+    setting is there but unusable, a sentence saying so (a number or a list was shown as its
+    repr, "['a']", and one replaced without a word read as a setting ignored)."""
+    folder = folder_name(root)
+    name, problem = checked(config, "project_name", instead=f"the folder name {folder!r} is used")
+    return name or folder, problem
 
 
 def folder_name(root: Path) -> str:
@@ -1157,7 +1166,8 @@ class Store:
         state = self.state(kind)
         if state.error is not None:
             raise state.error
-        entry = state.entries_by_id.get(entry_id.strip())
+        # In any case, as FileTxn.require: "dec-010-a7f3" names a hand-written dec-010-A7F3.
+        entry = state.entries_by_id.get(as_stored(state.entries_by_id, entry_id))
         if entry is None:
             raise _not_usable(state, entry_id) or self._misfiled(kind, entry_id) or NotFound(
                 f"no entry with id {model.shown(entry_id)}{spelled_otherwise(state.entries_by_id, entry_id)}; "
@@ -1197,10 +1207,6 @@ class Store:
         with self._mutex:
             if self._config is None or self._config[0] != stamp:
                 config, warnings = read_config_file(path)
-                name = config.get("project_name")
-                if not isinstance(name, str) or not name.strip():
-                    # A number or a list (a typo doctor names) was shown as its repr: "['a']".
-                    config["project_name"] = folder_name(self.root)
                 self._config = (stamp, config, warnings)
             return self._config[1], self._config[2]
 

@@ -325,7 +325,7 @@ def build(root: str) -> dict:
 
     from context_keeper.lines import neutralize
     from context_keeper.model import KINDS
-    from context_keeper.store import Store, readable_entries
+    from context_keeper.store import Store, project_name_of, readable_entries
     from context_keeper.summary import build_summary
 
     context_dir = os.path.join(root, CONTEXT_DIR)
@@ -341,7 +341,7 @@ def build(root: str) -> dict:
         entries[name], backed = readable_entries(store, state)
         if backed:
             from_backup.add(name)
-    name = config.get("project_name") or os.path.basename(root)
+    name = project_name_of(config, store.root)[0]
     full = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=SUMMARY_BUDGET)
     briefing = build_summary(name, entries["decision"], entries["pipeline"], entries["constraint"], token_budget=BRIEFING_BUDGET)
     # config.json included: an unreadable one means defaults (project name, confirm_absolute).
