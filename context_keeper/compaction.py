@@ -1,4 +1,5 @@
-"""Compaction loss check: snapshot the active entries before a compaction, compare after.
+"""Compaction loss check: snapshot the live (active and superseded) entries before a compaction,
+compare after.
 
 Files in ``.context/`` (shapes as in COMPAT.md; extra keys are additions):
 
@@ -13,8 +14,8 @@ Files in ``.context/`` (shapes as in COMPAT.md; extra keys are additions):
 - ``compaction_report.json`` ``{"timestamp", "snapshot_timestamp", "session_id", "status":
   "clean" | "discrepancies_found", "missing_entries": [{type, id, summary, entry}],
   "modified_entries": [{type, id, summary, changes: {field: {before, after}}}], "missing_count",
-  "modified_count", "checked_count"}`` — the last check, read by ``Service.get_compaction_report``
-  and by the checked session's next SessionStart.
+  "modified_count", "checked_count", "checked_superseded_count"}`` — the last check, read by
+  ``Service.get_compaction_report`` and by the checked session's next SessionStart.
 - ``sessions/<session>.compaction_failed.json`` ``{"error"}`` — that session's check could not run.
 
 What counts as loss: an entry of the snapshot that is gone from the store, or whose fields
@@ -98,8 +99,8 @@ def _now(now: datetime | None) -> datetime:
 
 def take_snapshot(root: str, *, session_id: object = None, trigger: str | None = None,
                   now: datetime | None = None) -> dict[str, Any]:
-    """Write the snapshot of the active (non-deprecated) entries and mark a check as pending for
-    ``session_id``."""
+    """Write the snapshot of the non-deprecated (active and superseded) entries and mark a check
+    as pending for ``session_id``."""
     from context_keeper.model import KINDS, now_iso
 
     store = _store(root)
@@ -166,7 +167,7 @@ def compare(snapshot: Mapping[str, Any], current: Mapping[str, Sequence[Mapping[
     taken = parse_time(snapshot.get("timestamp"))
     missing: list[dict] = []
     modified: list[dict] = []
-    checked = 0
+    checked = superseded = 0
     entries = snapshot.get("entries")
     for plural, before_items in (entries.items() if isinstance(entries, dict) else ()):
         kind = BY_PLURAL.get(plural)
@@ -177,6 +178,7 @@ def compare(snapshot: Mapping[str, Any], current: Mapping[str, Sequence[Mapping[
             if not isinstance(before, dict) or not isinstance(before.get("id"), str) or not before["id"]:
                 continue
             checked += 1
+            superseded += before.get("status") == "superseded"
             entry_id = before["id"]
             after = now_by_id.get(entry_id)
             if after is None:
@@ -212,6 +214,7 @@ def compare(snapshot: Mapping[str, Any], current: Mapping[str, Sequence[Mapping[
         "missing_count": len(missing),
         "modified_count": len(modified),
         "checked_count": checked,
+        "checked_superseded_count": superseded,  # the rest of checked_count are active
     }
 
 
@@ -370,7 +373,15 @@ def describe(report: Mapping[str, Any]) -> str | None:
         checked = report.get("checked_count")
         if checked == 0 and not unchecked:
             return None  # nothing was recorded before the compaction: nothing to say
-        count = f"all {checked} active entries" if isinstance(checked, int) else "all active entries"
+        superseded = report.get("checked_superseded_count")
+        if not isinstance(checked, int):
+            count = "all entries"
+        elif not isinstance(superseded, int):  # a report from before superseded entries were counted
+            count = f"all {checked} entries"
+        elif superseded:
+            count = f"all {checked} entries ({checked - superseded} active, {superseded} superseded)"
+        else:
+            count = f"all {checked} active entries"
         return (f"Compaction check: {count} recorded before the compaction (snapshot {when}) are unchanged in the "
                 f"store.{not_checked}")
     lines = [

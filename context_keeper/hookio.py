@@ -63,7 +63,7 @@ EVENTS: dict[str, Event] = {
         Event("user-prompt-submit", "user_prompt", ("UserPromptSubmit",), "user_prompt_submit.py",
               "entries confidently relevant to the prompt, once per session"),
         Event("pre-compact", "pre_compact", ("PreCompact",), "pre_compact.py",
-              "snapshot the active entries before the conversation is compacted"),
+              "snapshot the active and superseded entries before the conversation is compacted"),
         Event("post-compact", "post_compact", ("Stop",), "post_compact.py",
               "compare the store with the snapshot and write the compaction report"),
     )

@@ -296,10 +296,22 @@ def write_json(path: str, data: Any) -> bool:
 
 def _quality_hint(store: Any) -> str | None:
     from context_keeper.quality import verify_quality
+
+    return quality_hint(verify_quality(store, include_isolated=False))  # the link suggestions are the costly part
+
+
+# Which note session start shows first; a kind not listed comes after these, in its own words.
+QUALITY_NOTE_ORDER = ("malformed_entry", "thin_reasoning", "thin_steps", "isolated", "missing_tags", "legacy_entry")
+
+
+def quality_hint(report: dict) -> str | None:
+    """The one quality note of session start, from a ``verify_quality`` report: the issue that
+    matters most, and how many others there are. Any issue kind is worded (from its own
+    ``detail`` when there is no phrase for it here): a KeyError at this point once made session
+    start and every subagent briefing go silent."""
     from context_keeper.render import clip
 
-    report = verify_quality(store, include_isolated=False)  # the link suggestions are the costly part
-    order = ("malformed_entry", "thin_reasoning", "isolated", "missing_tags", "legacy_entry")
+    order = QUALITY_NOTE_ORDER
     # A file that does not parse is already one of the store warnings session start shows.
     issues = sorted((i for i in report["issues"] if i["issue"] != "corrupt_file"),
                     key=lambda i: order.index(i["issue"]) if i["issue"] in order else len(order))
@@ -308,14 +320,16 @@ def _quality_hint(store: Any) -> str | None:
     first = issues[0]
     others = len(issues) - 1
     more = f" ({others} other quality note{'s' if others != 1 else ''}: verify_quality lists them)" if others > 0 else ""
-    if first["issue"] == "malformed_entry":
-        return f"Store health: {clip(first['detail'], 240)}{more}."
+    detail = clip(first.get("detail", ""), 240).rstrip(".")
+    if first["issue"] == "malformed_entry" or "id" not in first:
+        return f"Store health: {detail}{more}."
     what = {
-        "thin_reasoning": "has little recorded reasoning",
+        "thin_reasoning": "has little recorded reasoning; update_entry can add why it holds and what it prevents",
         "isolated": "shares tags with " + ", ".join(first.get("suggested_links", [])) + " but has no related_to links",
         "missing_tags": "has no tags",
-        "legacy_entry": "predates the current schema",
-    }[first["issue"]]
+        "legacy_entry": "was written by an older version: review it and save it with update_entry, which marks it "
+                        "as reviewed",
+    }.get(first["issue"], f"— {detail}")
     return f"Store quality note: {first['id']} ({clip(first.get('summary', ''), 80)}) {what}{more}."
 
 

@@ -1,5 +1,5 @@
-"""PreCompact: snapshot the active entries and refresh the quality scan. Prints nothing
-(PreCompact output never reaches the model)."""
+"""PreCompact: snapshot the active and superseded entries and refresh the quality scan. Prints
+nothing (PreCompact output never reaches the model)."""
 
 from __future__ import annotations
 

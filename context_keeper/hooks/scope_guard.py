@@ -2,8 +2,9 @@
 
 Injects, once per session, the active constraints whose ``scope`` covers the file and the
 active decisions tied to its area (a ``scope``/path-like tag covering it, or a tag naming one
-of its directories, e.g. ``labels`` for ``src/packwise/labels/printer.py``). Global
-constraints are left to the session-start summary.
+of its directories, e.g. ``labels`` for ``src/packwise/labels/printer.py``): of those tied by a
+tag, at most five, the closest to the file (``_closest``), the rest counted. Global constraints
+are left to the session-start summary.
 
 Fast path: the scope index (``scope_index.py``; rebuilt from the two source files when they
 changed), a literal-prefix pre-filter, the session's seen-set (keyed by id and content, so a
@@ -78,13 +79,16 @@ def handle(ctx: HookContext) -> str | None:
     for entry_id, scope, prefix, is_glob, kind in data.get("scoped", ()):
         if any(r.startswith(prefix) for r in rels):
             candidates.setdefault(entry_id, (kind, []))[1].append((scope, is_glob, prefix))
-    directories = list(dict.fromkeys(c for r in rels for c in r.lower().split("/")[:-1]))
-    tagged: list[str] = []
+    depth: dict[str, int] = {}  # an area decision -> how deep the directory its tag names lies
+    area_tags: dict[str, int] = {}
     tags = data.get("tags") or {}
-    for component in directories:
-        for entry_id in tags.get(component, ()):
-            if entry_id not in candidates and entry_id not in tagged:
-                tagged.append(entry_id)
+    for r in rels:
+        for level, component in enumerate(r.lower().split("/")[:-1]):
+            for entry_id in tags.get(component, ()):
+                if entry_id not in candidates:
+                    depth[entry_id] = max(depth.get(entry_id, level), level)
+                    area_tags[component] = max(area_tags.get(component, level), level)
+    tagged = list(depth)
     broken = data.get("broken") or {}  # a store file that does not parse: said once per session
     if not candidates and not tagged and not broken:
         return None
@@ -115,15 +119,21 @@ def handle(ctx: HookContext) -> str | None:
     constraints = [i for i, kind in covered.items() if kind == "constraint" and i in fresh]
     decisions = [i for i, kind in covered.items() if kind != "constraint" and i in fresh]
     scoped_decisions = sum(kind != "constraint" for kind in covered.values())
-    # The area's newest decisions minus those already shown: editing the same file again must not
-    # bring the next five, and the next five after that (the rest is for get_context).
-    tagged = sorted(tagged, key=_id_number, reverse=True)[: max(0, MAX_TAGGED_DECISIONS - scoped_decisions)]
+    # The area's decisions closest to this file minus those already shown: editing the same file
+    # again must not bring the next five, and the next five after that (the rest is for get_context).
+    room_for_area = max(0, MAX_TAGGED_DECISIONS - scoped_decisions)
+    read = {}
+    if len(tagged) > room_for_area:
+        tagged, read = _closest(tagged, depth, rel, lambda ids: scope_index.read_back(ctx.root, data, ids))
+    area_more = len(tagged) - room_for_area
+    tagged = tagged[:room_for_area]
     decisions += [i for i in tagged if i in fresh]
     constraints = sorted(constraints, key=rank)
     beyond = constraints[MAX_CONSTRAINTS:]  # left unseen, so the next edit shows them
     constraints = constraints[:MAX_CONSTRAINTS]
     shown = list(dict.fromkeys(constraints + decisions + must_ask))
-    read = scope_index.read_back(ctx.root, data, shown) if shown else {}
+    unread = [i for i in shown if i not in read]
+    read = {**read, **(scope_index.read_back(ctx.root, data, unread) if unread else {})}
     text = {i: line for i, (line, _) in read.items()}
     constraints = [i for i in constraints if i in text]  # an entry that could not be read back
     decisions = [i for i in decisions if i in text]  # stays unseen: the next edit shows it
@@ -146,6 +156,11 @@ def handle(ctx: HookContext) -> str | None:
                     + ("The entries above from it come from its last good copy (.context/.last-good/)."
                        if broken[name] else "Its entries cannot be shown until it is fixed.")
                     + " `context-keeper doctor` has the details.")
+    if area_more > 0:
+        named = ", ".join(f'"{_clean(t)}"' for t in sorted(area_tags, key=lambda t: -area_tags[t]))
+        tail.append(f"{area_more} more decision{'s' if area_more != 1 else ''} recorded for this area "
+                    f"{'is' if area_more == 1 else 'are'} not shown here (get_context with tags [{named}] and "
+                    'types ["decision"] lists them).')
     # Only what fits is shown and marked: the frame would cut the rest, and a cut entry marked as
     # shown would never reach this session.
     room = frame_room() - js_len(header) - sum(js_len(line) + 1 for line in tail) - len(_left_out(wanted, rel)) - 1
@@ -162,13 +177,7 @@ def handle(ctx: HookContext) -> str | None:
         lines.append(_left_out(left_out, rel))
     state.mark([read[i][1] for i in constraints + decisions] + [f"!broken:{name}" for name in notes])
     if must_ask:
-        # The person asked sees the rules themselves, not only their ids.
-        rules = " ".join(text[i].lstrip("- ") for i in must_ask)
-        ctx.decision = {
-            "permissionDecision": "ask",
-            "permissionDecisionReason": (f"{_clean(rel)} is covered by absolute constraint(s): {rules} "
-                                         "Confirm the edit respects them.")[:MAX_REASON_CHARS],
-        }
+        ctx.decision = {"permissionDecision": "ask", "permissionDecisionReason": _question(rel, must_ask, text)}
     return frame("\n".join(lines))
 
 
@@ -186,6 +195,24 @@ def _fitting(ids: list[str], text: dict[str, str], heading: str, room: int) -> t
             kept.append(entry_id)
             room -= need
     return kept, room
+
+
+def _question(rel: str, ids: list[str], text: dict[str, str]) -> str:
+    """The confirmation question: the person asked sees the rules themselves, not only their
+    ids, each whole on its own line. Rules past ``MAX_REASON_CHARS`` are named by id; the
+    question itself always ends it."""
+    head = f"{_clean(rel)} is covered by absolute constraint(s):"
+    ask = "Confirm the edit respects them."
+
+    def more(rest: list[str]) -> list[str]:
+        return [f"and {len(rest)} more: {', '.join(rest)} (get_context has them in full)."] if rest else []
+
+    for count in range(len(ids), -1, -1):  # the most whole rules that fit, the rest named
+        question = "\n".join([head, *(text[i] for i in ids[:count]), *more(ids[count:]), ask])
+        if len(question) <= MAX_REASON_CHARS:
+            return question
+    # Not reached with MAX_CONSTRAINTS ids of at most 40 characters; the question still ends it.
+    return question[:MAX_REASON_CHARS - len(ask) - 1].rstrip() + "\n" + ask
 
 
 def _left_out(count: int, rel: str) -> str:
@@ -222,6 +249,43 @@ def _specificity(scopes: list, rels: list[str], root: str) -> int | None:
         if any(covers_literally(scope, r) if not is_glob else scope_covers(scope, r, root) for r in rels):
             best = len(prefix)
     return best
+
+
+AREA_POOL = 40  # the area decisions read back to be ranked by their text: the deepest, newest ones
+
+
+def _closest(ids: list[str], depth: dict[str, int], rel: str, read_back) -> tuple[list[str], dict]:
+    """``ids`` (area decisions), those closest to the file ``rel`` first: the tag naming its
+    deepest directory, then the more words of the file's name in the decision's text
+    ("Journal.kt", a scan-journal decision), then the newer. Returns them and the lines read
+    back (``read_back(ids)``: id -> (line, seen-key)) to rank them, for reuse."""
+    ids = sorted(ids, key=lambda i: (-depth[i], -_id_number(i)))
+    words = _name_words(rel)
+    if not words:  # ".env": no name to match, nothing worth reading back
+        return ids, {}
+    pool, rest = ids[:AREA_POOL], ids[AREA_POOL:]
+    read = read_back(pool)
+
+    def matched(entry_id: str) -> int:
+        line = read[entry_id][0].lower() if entry_id in read else ""
+        return sum(w in line for w in words)
+
+    return sorted(pool, key=lambda i: (-depth[i], -matched(i), -_id_number(i))) + rest, read
+
+
+def _name_words(rel: str) -> list[str]:
+    """The words of a file's name, lower-cased: ``ScanJournal.kt`` and ``scan_journal.py`` both
+    give scan and journal. Words under three letters say little."""
+    stem = rel.rsplit("/", 1)[-1].split(".")[0]
+    words, word = [], ""
+    for ch in stem:
+        if ch.isalnum() and not (ch.isupper() and word and not word[-1].isupper()):
+            word += ch
+        else:
+            words.append(word)
+            word = ch if ch.isalnum() else ""
+    words.append(word)
+    return list(dict.fromkeys(w.lower() for w in words if len(w) >= 3))
 
 
 def _id_number(entry_id: str) -> int:

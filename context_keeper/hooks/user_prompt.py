@@ -35,7 +35,6 @@ def handle(ctx: HookContext) -> str | None:
     from context_keeper.hooks.cache import heavy
 
     heavy()
-    from context_keeper import render
     from context_keeper.model import KINDS
     from context_keeper.oneshot import IndexNotReady
 
@@ -59,9 +58,20 @@ def handle(ctx: HookContext) -> str | None:
     if not chosen:
         return None
     lines = ["Recorded project memory that matches this prompt (from .context/; full entries via get_context):"]
-    lines += [render.entry_line(KINDS[r["type"]], r["entry"]) for r in chosen]
+    lines += [_line(KINDS[r["type"]], r) for r in chosen]
     state.mark([keys[r["entry"]["id"]] for r in chosen])
     return frame("\n".join(lines))
+
+
+def _line(kind, result: dict) -> str:  # kind: a model.Kind
+    """A result's line; one the budget shortened (it may have lost its reasoning or steps) says
+    so and how to read it whole, so it is not taken for the entry."""
+    from context_keeper import render
+
+    line = render.entry_line(kind, result["entry"])
+    if result.get("shortened"):
+        line += f' (shortened to fit; get_context with id "{render.clip(result["entry"]["id"], 40)}" has it in full)'
+    return line
 
 
 def _slash_command(prompt: str) -> bool:
