@@ -120,7 +120,7 @@ def _format_hit(item: dict[str, Any], ranked: bool = True) -> str:
     detail = entry.get("why_chosen") or entry.get("reason") or entry.get("purpose") or ""
     lines = [head]
     if detail:
-        lines.append("    " + " ".join(detail.split())[:300])
+        lines.append("    " + render.shorten(" ".join(detail.split()), 300))
     replaced = item.get("replaced_by")
     if replaced:
         via = f" (via {render.via_phrase(replaced)})" if replaced.get("via") else ""

@@ -49,8 +49,22 @@ def _without_format_characters(text: str) -> str:
 
 
 def clip(text: Any, limit: int) -> str:
-    value = neutralize(text)
-    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
+    return shorten(neutralize(text), limit)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` (one line) within ``limit`` characters, cut after a whole word and marked with
+    "…". Cut anywhere, "at or above 99.5" read "at or above 99." and a reason ended in "cha"."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    if not text[limit - 1].isspace():
+        space = head.rfind(" ")
+        # A word longer than half the room (a path, a URL) is cut inside it: dropped whole, it
+        # would leave next to nothing.
+        if space >= limit // 2:
+            head = head[:space]
+    return head.rstrip(" ,;:—") + "…"
 
 
 def constraint_line(entry: Mapping[str, Any], *, reason_chars: int = 160) -> str:

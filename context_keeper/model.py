@@ -778,6 +778,8 @@ def new_entry(kind: Kind, values: Mapping[str, Any], entry_id: str, now: str) ->
     # refused again for "why_chosen", one round trip per field.
     problems: list[InvalidInput] = []
     for spec in kind.fields:
+        if spec.name == "status":
+            entry["schema_version"] = SCHEMA_VERSION  # COMPAT.md's order: ..., origin, schema_version, status
         try:
             if spec.name in values and values[spec.name] is not None:
                 entry[spec.name] = clean_value(kind, spec.name, values[spec.name])
@@ -785,6 +787,10 @@ def new_entry(kind: Kind, values: Mapping[str, Any], entry_id: str, now: str) ->
                 raise _fail(spec.name, f"is required (at least {spec.min_len} characters); " + _MIN_HINTS.get(spec.name, ""))
             elif spec.name == "steps":
                 raise _fail("steps", "needs at least 1 step")
+            elif spec.name == "superseded_by" and kind is not DECISION:
+                # COMPAT.md lists it for decisions only: a pipeline or constraint gets it when it is
+                # superseded, and read_entry defaults it meanwhile.
+                continue
             else:
                 entry[spec.name] = spec.empty()
         except InvalidInput as exc:
@@ -794,7 +800,6 @@ def new_entry(kind: Kind, values: Mapping[str, Any], entry_id: str, now: str) ->
     if problems:
         raise InvalidInput(f"{len(problems)} fields need fixing: " + "; ".join(str(p) for p in problems),
                            field=problems[0].field)
-    entry["schema_version"] = SCHEMA_VERSION
     entry["created_at"] = now
     entry["updated_at"] = now
     entry["verified_at"] = now

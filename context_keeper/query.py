@@ -207,9 +207,10 @@ def query_entries(
         # Not even the counts and the note fit: an answer over the budget it was asked to keep,
         # saying only that nothing fitted, is no answer.
         floor = _needed(0, len(matches), len(shown), warnings)
+        first = "its one matching entry" if len(shown) == 1 else f"the first of its {len(shown)} matching entries"
         raise InvalidInput(f"token_budget {token_budget} is too small for this listing: its counts and budget note "
-                           f"alone take about {floor} tokens, and an answer with the first of its {len(shown)} "
-                           f"matching entries about {_needed(next_cost, len(matches), len(shown), warnings)}; ask with at "
+                           f"alone take about {floor} tokens, and an answer with {first} about "
+                           f"{_needed(next_cost, len(matches), len(shown), warnings)}; ask with at "
                            "least that, give 0 for no limit, or narrow the filters", field="token_budget")
     if truncated and odd:
         listed = {item["entry"]["id"] for item in results}

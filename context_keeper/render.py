@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from context_keeper.lines import clip, constraint_line, decision_line, neutralize, pipeline_line, via_phrase  # noqa: F401 - re-exported
+from context_keeper.lines import clip, constraint_line, decision_line, neutralize, pipeline_line, shorten, via_phrase  # noqa: F401 - re-exported
 from context_keeper.model import DECISION, Kind, entry_title, id_sort_key
 
 TYPE_CHECKING = False  # typing costs ~5 ms to import on the hooks' cold path
@@ -36,7 +36,7 @@ def decisions_markdown(project_name: str, decisions: Iterable[Mapping[str, Any]]
     ``replacements`` maps a retired entry's id to what replaced it today (the end of its
     successor chain, as get_context's ``replaced_by``); without it the stored link is named."""
     items = sorted(decisions, key=lambda e: id_sort_key(e["id"]))
-    lines = [f"# Decisions — {_one_line(project_name)}", "", GENERATED_BY, ""]
+    lines = [f"# Decisions — {_inline(project_name)}", "", GENERATED_BY, ""]
     for status in ("active", "superseded", "deprecated"):
         group = [e for e in items if e.get("status", "active") == status]
         if not group:
@@ -45,21 +45,25 @@ def decisions_markdown(project_name: str, decisions: Iterable[Mapping[str, Any]]
         for e in group:
             # One line: a line break in a summary ended the heading, and the rest could pose as
             # another entry's heading ("### dec-999: ...").
-            lines.append(f"### {e['id']}: {_one_line(entry_title(DECISION, e))}")
+            lines.append(f"### {_inline(e['id'])}: {_inline(entry_title(DECISION, e))}")
             lines.append("")
             fields = [("Problem", "problem"), ("Why", "why_chosen"), ("Tried", "what_we_tried"),
                       ("Tradeoffs", "tradeoffs")]
-            if status != "active":
+            if status != "active" and not _says_only_the_successor(e):
                 fields.append((f"Why {status}", "deprecated_reason"))
             for label, key in fields:
                 if e.get(key):
                     lines.append(f"**{label}:** {_inert_body(e[key])}")
                     lines.append("")
+            rejected = []
             for alt in e.get("alternatives", []):
-                option, reason = (_one_line(alt.get(k)) for k in ("option", "reason_rejected"))
-                lines.append(f"- Rejected *{option}*: {reason}")
-            if e.get("alternatives"):
-                lines.append("")
+                option, reason = (_inline(alt.get(k)) for k in ("option", "reason_rejected"))
+                # A hand-edited alternative may lack its option: "- Rejected **:" is no sentence.
+                named = f" *{option}*" if option else ""
+                if named or reason:
+                    rejected.append(f"- Rejected{named}" + (f": {reason}" if reason else ""))
+            if rejected:
+                lines += [*rejected, ""]
             meta = []
             if e.get("tags"):
                 meta.append("tags: " + ", ".join(_one_line(t) for t in e["tags"]))
@@ -68,12 +72,50 @@ def decisions_markdown(project_name: str, decisions: Iterable[Mapping[str, Any]]
             if e.get("related_to"):
                 meta.append("related: " + ", ".join(_one_line(r) for r in e["related_to"]))
             if meta:
-                lines += ["_" + " · ".join(meta) + "_", ""]
+                lines += ["_" + _inline(" · ".join(meta)) + "_", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
 def _one_line(text: Any) -> str:
     return " ".join(str(text or "").split())
+
+
+def _says_only_the_successor(entry: Mapping[str, Any]) -> bool:
+    """Whether the reason is deprecate_entry's default, "superseded by dec-032": the successor
+    note under the entry says it already."""
+    successor = _one_line(entry.get("superseded_by"))
+    return bool(successor) and _one_line(entry.get("deprecated_reason")).lower() == f"superseded by {successor}".lower()
+
+
+_inline_markup = None
+
+
+def _inline(text: Any) -> str:
+    """``text`` on one line, its inline Markdown backslash-escaped so that it renders as written:
+    ``<timestamp>`` was dropped as an HTML tag, ``__init__`` turned bold, ``*`` and ``~`` made
+    emphasis and strikethrough, ``[a](b)`` a link. Code spans the author wrote (a backtick run
+    closed by one of the same length) are kept as they are: nothing in them is markup, and an
+    identifier in backticks reads best as code. An underscore inside a word (``snake_case``)
+    cannot make emphasis and is left alone."""
+    return _inline_line(_one_line(text))
+
+
+def _inline_line(line: str) -> str:
+    global _inline_markup
+    if _inline_markup is None:
+        import re
+
+        _inline_markup = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)|[`*_<\[~]|&(?=#?\w+;)|\\(?=[!-/:-@\[-`{-~]|$)")
+
+    def escaped(match) -> str:
+        mark = match.group()
+        if match.group(1):
+            return mark
+        if mark == "_" and line[match.start() - 1: match.start()].isalnum() and line[match.end(): match.end() + 1].isalnum():
+            return mark
+        return "\\" + mark
+
+    return _inline_markup.sub(escaped, line)
 
 
 def _successor_note(entry: Mapping[str, Any], replacement: Mapping[str, Any] | None) -> str:
@@ -104,14 +146,16 @@ def _inert_body(text: Any) -> str:
         # List markers and quote marks: a heading or a fence opens after them as well.
         _block_prefix = re.compile(r"(?:[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+|[ \t]*>[ \t]?)*[ \t]*")
     first, *rest = str(text).splitlines() or [""]
-    out = [first]  # it follows the field's label, so it opens no block
+    out = [_inline_line(first)]  # it follows the field's label, so it opens no block
     for line in rest:
         underline = line.lstrip(" \t>")
         if underline and set(underline.rstrip(" \t")) in ({"="}, {"-"}):
             out.append(line[: len(line) - len(underline)] + "\\" + underline)
             continue
         start = _block_prefix.match(line).end()
-        if line.startswith(("#", "<", "```", "~~~"), start):
+        # The list and quote marks stay markup; escaped, the list would read as one paragraph.
+        line = line[:start] + _inline_line(line[start:])
+        if line.startswith(("#", "```", "~~~"), start):
             line = line[:start] + "\\" + line[start:]
         out.append(line)
     return "\n".join(out)

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from context_keeper import render
-from context_keeper.budget import estimate_tokens
+from context_keeper.budget import CHARS_PER_TOKEN, estimate_tokens
 from context_keeper.model import id_sort_key, tag_key
 
 TYPE_CHECKING = False  # typing costs ~5 ms to import on the hooks' cold path
@@ -182,12 +182,20 @@ def build_summary(
         if active_decisions or active_pipelines or advisory:
             packer.budget = min(full, packer.used + int(full * 0.5))
         # Reasons are the first thing to go: the longest with which every rule fits, else none.
+        heading = "\nConstraints (absolute):"
         room = packer.budget - packer.used
         reason_chars = next((r for r in (160, 80) if _capped_cost(
-            "\nConstraints (absolute):", absolute, lambda c, r=r: render.constraint_line(c, reason_chars=r), room) < room), 0)
-        packer.section("\nConstraints (absolute):", absolute,
-                       lambda c: render.constraint_line(c, reason_chars=reason_chars), "constraints")
+            heading, absolute, lambda c, r=r: render.constraint_line(c, reason_chars=r), room) < room), 0)
+        packer.section(heading, absolute, lambda c: render.constraint_line(c, reason_chars=reason_chars), "constraints")
         packer.budget = full
+        room = packer.budget - packer.used - _cost([heading])
+        if packer.dropped["constraints"] == len(absolute) and room >= MIN_ROOM:
+            # Not even the first rule fitted in its half of the budget, and a short decision took
+            # its place: the rules no longer came first. Cut short (and marked), it still says
+            # what not to do.
+            packer.add(heading)
+            packer.add(render.clip(render.constraint_line(absolute[0], reason_chars=0), (room - 1) * CHARS_PER_TOKEN))
+            packer.dropped["constraints"] -= 1
 
     # Decisions are the largest section: the sections after them keep a share of the budget
     # (what they need, at most a fifth for pipelines and a tenth for advisory constraints), so
@@ -210,7 +218,9 @@ def build_summary(
         why_chars = next((w for w in (120, 60) if _capped_cost("", ordered, lambda d, w=w: render.decision_line(d, why_chars=w),
                                                                room) + 2 * len(groups) < room), 0)
         opening = ["\nDecisions:", f"[{render.clip(groups[0][0], 60)}]"]
-        if (packer.fits([*opening, render.decision_line(groups[0][1][0], why_chars=why_chars)])
+        # No decision where not one absolute rule could be shown: it would be read before the rules.
+        if ((not absolute or packer.dropped["constraints"] < len(absolute))
+                and packer.fits([*opening, render.decision_line(groups[0][1][0], why_chars=why_chars)])
                 and packer.budget - packer.used - _cost(opening) >= MIN_ROOM):
             packer.add("\nDecisions:")
             _fill_groups_in_rounds(packer, groups, lambda d: render.decision_line(d, why_chars=why_chars), "decisions")
@@ -226,10 +236,11 @@ def build_summary(
 
     dropped = {what: n for what, n in packer.dropped.items() if n > 0}  # a zero is not a cut
     if dropped:
-        parts = ", ".join(f"{n} {what}" for what, n in dropped.items())
+        parts = ", ".join(_count(n, what[:-1]) for what, n in dropped.items())  # "constraints" → "1 constraint"
         note = f"\n(Budget of {token_budget} tokens reached: {parts} not shown; get_context or query_entries retrieves them.)"
         if packer.used + estimate_tokens(note) > token_budget - envelope:
-            note = f"\n(Budget reached: {sum(dropped.values())} entries not shown; get_context retrieves them.)"
+            total = sum(dropped.values())
+            note = f"\n(Budget reached: {total} {'entry' if total == 1 else 'entries'} not shown; get_context retrieves them.)"
         packer.lines.append(note)
         packer.used += estimate_tokens(note)
     return {
