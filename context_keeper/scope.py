@@ -519,8 +519,10 @@ def _part_overlaps(scope: str, area: str, project_root: str | None) -> bool:
     # directory may appear later), so those answers are part of the key, not of the cached value.
     # A path being worked on that the project does not have yet is a file unless written with a
     # slash: a new Dockerfile is not a directory that *.sql files could be in. A stored scope
-    # keeps the guess by extension ("scanner-app" is the directory its rule was written for).
-    area_open = written_as_directory or _may_hold_files(area, area, project_root, area_glob, guess=False)
+    # keeps the guess by extension ("scanner-app" is the directory its rule was written for), as
+    # does an area asked about with no project to look in.
+    area_open = written_as_directory or _may_hold_files(area, area, project_root, area_glob,
+                                                        guess=project_root is None)
     pattern_open = _may_hold_files(pattern, str(scope), project_root, pattern_glob)
     key = (pattern, str(scope), area, area_open, pattern_open)
     cached = _overlap_cache.get(key)
