@@ -77,6 +77,33 @@ _IRREGULAR = {
     "trafficked": "traffic", "trafficking": "traffic", "indices": "index", "vertices": "vertex",
     "matrices": "matrix", "appendices": "appendix", "criteria": "criterion", "analyses": "analysis",
 }
+# Irregular verbs: a past form or participle → its verb ("the job was held" meets "hold the job").
+# Left out, a form that is as often a word of its own: left (the side), found (founded), saw,
+# felt, led (LED), bound (a limit), wound, ground, shot (a vaccine), bit (a bit), rose, spoke
+# (hub and spoke), stuck (in the freeze group), lay, went/gone/done (the language Go, "done"
+# a state), mistaken (wrong), driven (data-driven); "won", "got", "knew" are stop words. Kept:
+# "fell" and "sat", rarely a hill's or Saturday's name in a question, and then read the same way
+# in the entry that has it.
+_VERB_FORMS = """
+arise arose arisen|awake awoke awoken|become became|begin began begun|bend bent|bite bitten
+bleed bled|blow blew blown|break broke broken|breed bred|bring brought|build built|burn burnt
+buy bought|catch caught|choose chose chosen|come came|creep crept|deal dealt|dig dug
+draw drew drawn|eat ate eaten|fall fell fallen|feed fed|fight fought|flee fled|fly flew flown
+forbid forbade forbidden|forget forgot forgotten|forgive forgave forgiven|freeze froze frozen
+give gave given|grow grew grown|hang hung|hear heard|hide hid hidden|hold held|keep kept
+lay laid|leap leapt|learn learnt|lend lent|lose lost|make made|mean meant|meet met
+overcome overcame|overpay overpaid|overrun overran|overtake overtook overtaken
+overwrite overwrote overwritten|pay paid|prepay prepaid|rebuild rebuilt|repay repaid|rerun reran
+rewrite rewrote rewritten|ride rode ridden|ring rang|rise risen|run ran|see seen|seek sought
+sell sold|send sent|shake shook shaken|shrink shrank shrunk|sing sang sung|sink sank sunk
+sit sat|sleep slept|slide slid|speak spoken|speed sped|spend spent|spill spilt|spin spun
+spring sprang sprung|stand stood|steal stole stolen|strike struck|swear swore sworn|sweep swept
+swim swam swum|swing swung|take took taken|teach taught|tear tore torn|think thought
+throw threw thrown|undertake undertook undertaken|understand understood|undo undid undone
+uphold upheld|wake woke woken|wear wore worn|weave wove woven|withdraw withdrew withdrawn
+withhold withheld|withstand withstood|write wrote written
+"""
+_IRREGULAR.update({form: verb for verb, *forms in (g.split() for g in re.split(r"[|\n]", _VERB_FORMS) if g) for form in forms})
 
 
 def _spelled(match: re.Match[str]) -> str:
