@@ -32,6 +32,64 @@ _APOSTROPHE = re.compile(r"(?<=\w)['’](?:(?:s|re|ve|ll|d|m|t)\b)?", re.IGNOREC
 # kept, and "hang" alone is a freeze. Read as the verb they mean.
 _PHRASAL = re.compile(r"\b(?:hang|hangs|hanging|hung|hold|holds|holding|held) on ?to\b|\b(?:keep|keeps|keeping|kept) around\b",
                       re.IGNORECASE)
+# More phrasal verbs, each read as the one word that names its act ("the shipper called off the
+# load" is a cancellation, "the request timed out" a timeout, "log in" a login): the verb alone
+# says something else, and the particle is a stop word. Also written hyphenated ("logged-in",
+# "sign-up") and around a pronoun ("call it off"). Left out: "sign off" (to approve); "back up",
+# as often a queue backing up as a backup; "turn/switch on/off", since an entry that "switched
+# X off" stops mentioning the switch a how-to question asks about (answer_type.asked_action).
+_PARTICLE_VERBS = {
+    ("call", "off"): "cancel", ("turn", "up"): "show", ("set", "up"): "setup", ("shut", "down"): "shutdown",
+    ("log", "in"): "login", ("log", "on"): "login", ("log", "out"): "logout", ("log", "off"): "logout",
+    ("sign", "in"): "signin", ("sign", "out"): "signout", ("sign", "up"): "signup", ("roll", "over"): "rollover",
+    ("roll", "back"): "rollback", ("roll", "out"): "rollout", ("pay", "out"): "payout", ("time", "out"): "timeout",
+    ("clean", "up"): "cleanup", ("tear", "down"): "teardown", ("fall", "back"): "fallback", ("lock", "out"): "lockout",
+    ("start", "up"): "startup", ("look", "up"): "lookup",
+}
+_PARTICLE_VERB_FORMS = {
+    "call": "calls calling called", "turn": "turns turning turned", "set": "sets setting", "shut": "shuts shutting",
+    "log": "logs logged logging", "sign": "signs signing signed", "roll": "rolls rolling rolled",
+    "pay": "pays paying paid", "time": "times timing timed", "clean": "cleans cleaning cleaned",
+    "tear": "tears tearing tore torn", "fall": "falls falling fell fallen", "lock": "locks locking locked",
+    "start": "starts starting started", "look": "looks looking looked",
+}
+_PARTICLE_VERB_OF = {form: verb for verb, forms in _PARTICLE_VERB_FORMS.items() for form in [verb, *forms.split()]}
+# Found from the particle back to its verb: an alternation of the verbs' forms tried at every
+# letter cost six times the chunking.
+_PARTICLE = re.compile(r"(?<=[A-Za-z])(-| it | them | )(up|on|off|in|out|down|over|back)\b", re.IGNORECASE)
+_WORD_BEFORE = re.compile(r"(?<![A-Za-z])[A-Za-z]{3,9}$")
+# Where the verb and particle mean something else: "turn up the log level" (or "turn it up")
+# raises it; a log's "in" is often the place it is in ("the error log in production", "errors are
+# logged in Sentry", "keep the logs in S3"), so, unhyphenated, "log in" is the act only before a
+# word that goes with the act ("log in with Google", "logged in as admin") or at a clause's end.
+_RAISE_OBJECT = re.compile(r" (?:the|a|an|its|their|our|your|this|that|it|them)\b", re.IGNORECASE)
+_A_LOG = re.compile(r"(?<![A-Za-z])(?:a|an|the|this|that|our|their|its|no)[ -]+$", re.IGNORECASE)
+_LOGGING_IN = re.compile(r" +(?:to|with|as|again|using|via|through|from|of|on|at|and|or|but|before|after|when|if|until"
+                         r"|twice|automatically|successfully|users?)\b|\s*(?:[.,;:!?)]|$)", re.IGNORECASE)
+
+
+def _particle_verbs(text: str) -> str:
+    """``text`` with each phrasal verb of ``_PARTICLE_VERBS`` replaced by its word."""
+    out: list[str] = []
+    done = 0
+    for match in _PARTICLE.finditer(text):
+        start, end = match.start(), match.end()
+        before = _WORD_BEFORE.search(text, max(done, start - 9), start)
+        verb = before and _PARTICLE_VERB_OF.get(before.group().lower())
+        word = verb and _PARTICLE_VERBS.get((verb, match.group(2).lower()))
+        if not word:
+            continue
+        between = match.group(1)
+        if (verb, word) == ("turn", "show") and (between.strip() or _RAISE_OBJECT.match(text, end)):
+            continue
+        if verb == "log" and between != "-" and (_A_LOG.search(text, max(0, before.start() - 8), before.start())
+                                                  or not _LOGGING_IN.match(text, end)):
+            continue
+        out += (text[done:before.start()], word)
+        done = end
+    return "".join(out) + text[done:] if out else text
+
+
 # Names made of a letter and symbols the chunking drops ("C++" was no term at all): spelled as
 # people also write them.
 _SYMBOL_NAMES = re.compile(r"(?<![\w+#])([cCfF])(\+\+|#)(?![\w+#])")
@@ -260,6 +318,7 @@ def _prepared(text: str) -> str:
     folded = text.lower()  # the pattern ignores case, so its cheap pre-check must too ("Hang On To")
     if " on" in folded or " around" in folded:
         text = _PHRASAL.sub("keep", text)
+    text = _particle_verbs(text)
     if "+" in text or "#" in text:
         text = _SYMBOL_NAMES.sub(_spelled, text)
     if 'File "' in text or "Traceback (" in text:
