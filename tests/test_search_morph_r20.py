@@ -1,11 +1,11 @@
-"""Irregular verb forms and phrasal verbs read as the word they mean."""
+"""Irregular verb forms, phrasal verbs and version numbers read as the word or token they mean."""
 
 from __future__ import annotations
 
 import pytest
 
 from context_keeper.search import Doc, SearchIndex, SearchOptions
-from context_keeper.search.tokenize import stem, terms
+from context_keeper.search.tokenize import iter_tagged, stem, terms
 
 
 @pytest.mark.parametrize("form, base", [
@@ -69,3 +69,43 @@ def test_a_phrasal_verb_finds_the_entry_that_names_the_act():
     ix.upsert(Doc("decision", {"id": "dec-001", "summary": "One load per truck", "status": "active"}))
     hits = ix.search("the shipper called off the load", SearchOptions(limit=2)).hits
     assert [h.entry["id"] for h in hits] == ["pipe-001", "dec-001"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("release 1.5.0", ["releas", "1.5.0"]), ("the 1.14.1 image", ["1.14.1", "imag"]), ("v2.3", ["2.3"]),
+    ("V2.3", ["2.3"]), ("Python 3.11", ["python", "3.11"]), ("host 10.0.0.1", ["host", "10.0.0.1"]),
+])
+def test_a_dotted_version_is_one_term(text, expected):
+    assert terms(text) == expected
+    assert all(not compound for term, compound in iter_tagged(text) if "." in term)  # an asked word, not a bonus
+
+
+def test_a_decimal_glued_to_letters_splits_as_before():
+    assert terms("an M4.3 near the coast") == ["m4.3", "m4", "3", "near", "coast"]
+
+
+def test_a_version_inside_a_name_is_one_term_too():
+    got = terms("the v2.4.0-rc1 tag of python:3.12-slim")
+    assert {"2.4.0", "rc1", "3.12", "python", "slim"} <= set(got) and not {"2", "4", "0", "3", "12"} & set(got)
+
+
+def test_a_decimal_is_a_value_and_a_version_a_name():
+    from context_keeper.search.numbers import is_value
+
+    assert is_value("0.5") and is_value("3.11") and is_value("200")
+    assert not is_value("1.5.0") and not is_value("10.0.0.1")
+
+
+def test_a_version_finds_the_entry_that_states_it_not_entries_sharing_its_digits():
+    ix = SearchIndex()
+    ix.upsert(Doc("decision", {"id": "dec-001", "summary": "Release 1.5.0 drops the legacy importer", "status": "active"}))
+    ix.upsert(Doc("decision", {"id": "dec-002", "summary": "A release is retried 5 times, 1 minute apart, from attempt 0",
+                               "status": "active"}))
+    ix.upsert(Doc("decision", {"id": "dec-003", "summary": "Release 7.7.7 moved the importer", "status": "active"}))
+
+    def relevance(query: str) -> dict[str, float]:
+        return {h.entry["id"]: h.relevance for h in ix.search(query, SearchOptions(limit=3)).hits}
+
+    assert next(iter(relevance("release 1.5.0"))) == "dec-001"
+    # dec-002 has "release" and the digits 1, 5 and 0, which are no match: as for another entry's version
+    assert relevance("release 1.5.0")["dec-002"] == pytest.approx(relevance("release 7.7.7")["dec-002"])

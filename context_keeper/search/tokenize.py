@@ -2,8 +2,10 @@
 
 Lowercase; punctuation stripped (``"storage?"`` → ``storag``); identifiers and paths split
 (``getUserName``, ``snake_case``, ``kebab-case``, ``hooks/scope_guard.py``) while the whole
-identifier is kept as one more, unstemmed term so an exact mention still scores higher; parts
-stemmed with the Snowball English stemmer; stop words dropped so they never count as a match.
+identifier is kept as one more, unstemmed term so an exact mention still scores higher; a dotted
+number (``1.5.0``, ``v2.3``, ``0.5``) kept whole; parts stemmed with the Snowball English stemmer,
+irregular verb forms read as their verb (``held`` → ``hold``) and some phrasal verbs as the word
+of their act (``called off`` → ``cancel``); stop words dropped so they never count as a match.
 """
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ from context_keeper.search.spelling import american
 # (16,000 underscores: 6 s), and a match starting inside a run can only repeat one from its start.
 _CHUNK = re.compile(r"[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*|(?<!_)_+[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*", re.UNICODE)
 _SEPARATORS = re.compile(r"[_./\-:@+#]+")
+# ... and where a chunk splits into parts: not inside a dotted number. A version (1.5.0, v2.3,
+# Python's 3.11, a host's 10.0.0.1) or a decimal (0.5) is one term that an entry stating it
+# matches exactly: split, its digits were asked numbers that any "5" or "0" matched. Glued to
+# letters ("M4.3", "2.5GB") it splits as before.
+_PART_SEPARATORS = re.compile(r"(?:[_/\-:@+#]|\.(?!\d)|(?<!\d)\.)+")
+_VERSION = re.compile(r"[vV]?(\d+(?:\.\d+)+)")
 # camelCase / PascalCase / acronym boundaries: getUserName, HTTPServer, utf8Decode, v2Api; an
 # acronym's plural is one word ("GPUs", "URLs"), not "GP" and "Us".
 _CAMEL = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
@@ -276,10 +284,23 @@ def _camel_words(piece: str) -> list[str]:
     return words
 
 
+def _pieces(chunk: str) -> Iterator[str]:
+    """``chunk`` split at its separators, a dotted number (``_VERSION``) kept whole."""
+    for piece in _PART_SEPARATORS.split(chunk):
+        if "." in piece and not _VERSION.fullmatch(piece):
+            yield from piece.split(".")
+        else:
+            yield piece
+
+
 def _parts(chunk: str) -> Iterator[str]:
     """Atomic lowercase words of an identifier/path chunk (original case still present)."""
-    for piece in _SEPARATORS.split(chunk):
+    for piece in _pieces(chunk):
         if not piece:
+            continue
+        version = _VERSION.fullmatch(piece)
+        if version:  # "v2.3" is the "2.3" an entry may write without its "v"
+            yield version.group(1)
             continue
         if not piece.isascii() or piece.islower() or piece.isupper() or piece.isdigit():
             yield piece.lower()
