@@ -27,8 +27,10 @@ from typing import Any
 from context_keeper.search.fields import group_texts
 from context_keeper.search.tokenize import terms
 
-# A number, or a number with the unit it is glued to ("500ms", "2gb"): a value, not a topic.
-_VALUE = re.compile(r"\d+(?:ms|us|ns|s|sec|secs|m|min|mins|h|hr|hrs|d|kb|mb|gb|tb|kib|mib|gib|k|x|px)?")
+# A number, or a number with the unit it is glued to ("500ms", "2gb"), a decimal ("0.5", one term
+# of tokenize): a value, not a topic. A version with two dots or more ("1.5.0", one term of tokenize) names a
+# release on its own, as a year says when.
+_VALUE = re.compile(r"\d+(?:\.\d+)?(?:ms|us|ns|s|sec|secs|m|min|mins|h|hr|hrs|d|kb|mb|gb|tb|kib|mib|gib|k|x|px)?")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 # Where a sentence ends in an entry's text; each list item and field is a line of its own
 # (fields.group_texts). Not at a colon: "Page size limit: at most 200 items per page." is one

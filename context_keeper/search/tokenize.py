@@ -2,8 +2,10 @@
 
 Lowercase; punctuation stripped (``"storage?"`` → ``storag``); identifiers and paths split
 (``getUserName``, ``snake_case``, ``kebab-case``, ``hooks/scope_guard.py``) while the whole
-identifier is kept as one more, unstemmed term so an exact mention still scores higher; parts
-stemmed with the Snowball English stemmer; stop words dropped so they never count as a match.
+identifier is kept as one more, unstemmed term so an exact mention still scores higher; a dotted
+number (``1.5.0``, ``v2.3``, ``0.5``) kept whole; parts stemmed with the Snowball English stemmer,
+irregular verb forms read as their verb (``held`` → ``hold``) and some phrasal verbs as the word
+of their act (``called off`` → ``cancel``); stop words dropped so they never count as a match.
 """
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ from context_keeper.search.spelling import american
 # (16,000 underscores: 6 s), and a match starting inside a run can only repeat one from its start.
 _CHUNK = re.compile(r"[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*|(?<!_)_+[^\W_]+(?:[_./\-:@+#]+[^\W_]+)*", re.UNICODE)
 _SEPARATORS = re.compile(r"[_./\-:@+#]+")
+# ... and where a chunk splits into parts: not inside a dotted number. A version (1.5.0, v2.3,
+# Python's 3.11, a host's 10.0.0.1) or a decimal (0.5) is one term that an entry stating it
+# matches exactly: split, its digits were asked numbers that any "5" or "0" matched. Glued to
+# letters ("M4.3", "2.5GB") it splits as before.
+_PART_SEPARATORS = re.compile(r"(?:[_/\-:@+#]|\.(?!\d)|(?<!\d)\.)+")
+_VERSION = re.compile(r"[vV]?(\d+(?:\.\d+)+)")
 # camelCase / PascalCase / acronym boundaries: getUserName, HTTPServer, utf8Decode, v2Api; an
 # acronym's plural is one word ("GPUs", "URLs"), not "GP" and "Us".
 _CAMEL = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
@@ -32,6 +40,64 @@ _APOSTROPHE = re.compile(r"(?<=\w)['’](?:(?:s|re|ve|ll|d|m|t)\b)?", re.IGNOREC
 # kept, and "hang" alone is a freeze. Read as the verb they mean.
 _PHRASAL = re.compile(r"\b(?:hang|hangs|hanging|hung|hold|holds|holding|held) on ?to\b|\b(?:keep|keeps|keeping|kept) around\b",
                       re.IGNORECASE)
+# More phrasal verbs, each read as the one word that names its act ("the shipper called off the
+# load" is a cancellation, "the request timed out" a timeout, "log in" a login): the verb alone
+# says something else, and the particle is a stop word. Also written hyphenated ("logged-in",
+# "sign-up") and around a pronoun ("call it off"). Left out: "sign off" (to approve); "back up",
+# as often a queue backing up as a backup; "turn/switch on/off", since an entry that "switched
+# X off" stops mentioning the switch a how-to question asks about (answer_type.asked_action).
+_PARTICLE_VERBS = {
+    ("call", "off"): "cancel", ("turn", "up"): "show", ("set", "up"): "setup", ("shut", "down"): "shutdown",
+    ("log", "in"): "login", ("log", "on"): "login", ("log", "out"): "logout", ("log", "off"): "logout",
+    ("sign", "in"): "signin", ("sign", "out"): "signout", ("sign", "up"): "signup", ("roll", "over"): "rollover",
+    ("roll", "back"): "rollback", ("roll", "out"): "rollout", ("pay", "out"): "payout", ("time", "out"): "timeout",
+    ("clean", "up"): "cleanup", ("tear", "down"): "teardown", ("fall", "back"): "fallback", ("lock", "out"): "lockout",
+    ("start", "up"): "startup", ("look", "up"): "lookup",
+}
+_PARTICLE_VERB_FORMS = {
+    "call": "calls calling called", "turn": "turns turning turned", "set": "sets setting", "shut": "shuts shutting",
+    "log": "logs logged logging", "sign": "signs signing signed", "roll": "rolls rolling rolled",
+    "pay": "pays paying paid", "time": "times timing timed", "clean": "cleans cleaning cleaned",
+    "tear": "tears tearing tore torn", "fall": "falls falling fell fallen", "lock": "locks locking locked",
+    "start": "starts starting started", "look": "looks looking looked",
+}
+_PARTICLE_VERB_OF = {form: verb for verb, forms in _PARTICLE_VERB_FORMS.items() for form in [verb, *forms.split()]}
+# Found from the particle back to its verb: an alternation of the verbs' forms tried at every
+# letter cost six times the chunking.
+_PARTICLE = re.compile(r"(?<=[A-Za-z])(-| it | them | )(up|on|off|in|out|down|over|back)\b", re.IGNORECASE)
+_WORD_BEFORE = re.compile(r"(?<![A-Za-z])[A-Za-z]{3,9}$")
+# Where the verb and particle mean something else: "turn up the log level" (or "turn it up")
+# raises it; a log's "in" is often the place it is in ("the error log in production", "errors are
+# logged in Sentry", "keep the logs in S3"), so, unhyphenated, "log in" is the act only before a
+# word that goes with the act ("log in with Google", "logged in as admin") or at a clause's end.
+_RAISE_OBJECT = re.compile(r" (?:the|a|an|its|their|our|your|this|that|it|them)\b", re.IGNORECASE)
+_A_LOG = re.compile(r"(?<![A-Za-z])(?:a|an|the|this|that|our|their|its|no)[ -]+$", re.IGNORECASE)
+_LOGGING_IN = re.compile(r" +(?:to|with|as|again|using|via|through|from|of|on|at|and|or|but|before|after|when|if|until"
+                         r"|twice|automatically|successfully|users?)\b|\s*(?:[.,;:!?)]|$)", re.IGNORECASE)
+
+
+def _particle_verbs(text: str) -> str:
+    """``text`` with each phrasal verb of ``_PARTICLE_VERBS`` replaced by its word."""
+    out: list[str] = []
+    done = 0
+    for match in _PARTICLE.finditer(text):
+        start, end = match.start(), match.end()
+        before = _WORD_BEFORE.search(text, max(done, start - 9), start)
+        verb = before and _PARTICLE_VERB_OF.get(before.group().lower())
+        word = verb and _PARTICLE_VERBS.get((verb, match.group(2).lower()))
+        if not word:
+            continue
+        between = match.group(1)
+        if (verb, word) == ("turn", "show") and (between.strip() or _RAISE_OBJECT.match(text, end)):
+            continue
+        if verb == "log" and between != "-" and (_A_LOG.search(text, max(0, before.start() - 8), before.start())
+                                                  or not _LOGGING_IN.match(text, end)):
+            continue
+        out += (text[done:before.start()], word)
+        done = end
+    return "".join(out) + text[done:] if out else text
+
+
 # Names made of a letter and symbols the chunking drops ("C++" was no term at all): spelled as
 # people also write them.
 _SYMBOL_NAMES = re.compile(r"(?<![\w+#])([cCfF])(\+\+|#)(?![\w+#])")
@@ -77,6 +143,33 @@ _IRREGULAR = {
     "trafficked": "traffic", "trafficking": "traffic", "indices": "index", "vertices": "vertex",
     "matrices": "matrix", "appendices": "appendix", "criteria": "criterion", "analyses": "analysis",
 }
+# Irregular verbs: a past form or participle → its verb ("the job was held" meets "hold the job").
+# Left out, a form that is as often a word of its own: left (the side), found (founded), saw,
+# felt, led (LED), bound (a limit), wound, ground, shot (a vaccine), bit (a bit), rose, spoke
+# (hub and spoke), stuck (in the freeze group), lay, went/gone/done (the language Go, "done"
+# a state), mistaken (wrong), driven (data-driven); "won", "got", "knew" are stop words. Kept:
+# "fell" and "sat", rarely a hill's or Saturday's name in a question, and then read the same way
+# in the entry that has it.
+_VERB_FORMS = """
+arise arose arisen|awake awoke awoken|become became|begin began begun|bend bent|bite bitten
+bleed bled|blow blew blown|break broke broken|breed bred|bring brought|build built|burn burnt
+buy bought|catch caught|choose chose chosen|come came|creep crept|deal dealt|dig dug
+draw drew drawn|eat ate eaten|fall fell fallen|feed fed|fight fought|flee fled|fly flew flown
+forbid forbade forbidden|forget forgot forgotten|forgive forgave forgiven|freeze froze frozen
+give gave given|grow grew grown|hang hung|hear heard|hide hid hidden|hold held|keep kept
+lay laid|leap leapt|learn learnt|lend lent|lose lost|make made|mean meant|meet met
+overcome overcame|overpay overpaid|overrun overran|overtake overtook overtaken
+overwrite overwrote overwritten|pay paid|prepay prepaid|rebuild rebuilt|repay repaid|rerun reran
+rewrite rewrote rewritten|ride rode ridden|ring rang|rise risen|run ran|see seen|seek sought
+sell sold|send sent|shake shook shaken|shrink shrank shrunk|sing sang sung|sink sank sunk
+sit sat|sleep slept|slide slid|speak spoken|speed sped|spend spent|spill spilt|spin spun
+spring sprang sprung|stand stood|steal stole stolen|strike struck|swear swore sworn|sweep swept
+swim swam swum|swing swung|take took taken|teach taught|tear tore torn|think thought
+throw threw thrown|undertake undertook undertaken|understand understood|undo undid undone
+uphold upheld|wake woke woken|wear wore worn|weave wove woven|withdraw withdrew withdrawn
+withhold withheld|withstand withstood|write wrote written
+"""
+_IRREGULAR.update({form: verb for verb, *forms in (g.split() for g in re.split(r"[|\n]", _VERB_FORMS) if g) for form in forms})
 
 
 def _spelled(match: re.Match[str]) -> str:
@@ -191,10 +284,23 @@ def _camel_words(piece: str) -> list[str]:
     return words
 
 
+def _pieces(chunk: str) -> Iterator[str]:
+    """``chunk`` split at its separators, a dotted number (``_VERSION``) kept whole."""
+    for piece in _PART_SEPARATORS.split(chunk):
+        if "." in piece and not _VERSION.fullmatch(piece):
+            yield from piece.split(".")
+        else:
+            yield piece
+
+
 def _parts(chunk: str) -> Iterator[str]:
     """Atomic lowercase words of an identifier/path chunk (original case still present)."""
-    for piece in _SEPARATORS.split(chunk):
+    for piece in _pieces(chunk):
         if not piece:
+            continue
+        version = _VERSION.fullmatch(piece)
+        if version:  # "v2.3" is the "2.3" an entry may write without its "v"
+            yield version.group(1)
             continue
         if not piece.isascii() or piece.islower() or piece.isupper() or piece.isdigit():
             yield piece.lower()
@@ -235,6 +341,7 @@ def _prepared(text: str) -> str:
     folded = text.lower()  # the pattern ignores case, so its cheap pre-check must too ("Hang On To")
     if " on" in folded or " around" in folded:
         text = _PHRASAL.sub("keep", text)
+    text = _particle_verbs(text)
     if "+" in text or "#" in text:
         text = _SYMBOL_NAMES.sub(_spelled, text)
     if 'File "' in text or "Traceback (" in text:
