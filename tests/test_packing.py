@@ -567,3 +567,10 @@ def test_a_field_cut_to_fit_ends_after_a_whole_word(allowed):
                     assert _cut_at_a_word(short, whole), (allowed, key, short[-30:])
                     cuts += 1
     assert cuts  # the case: fields were cut
+
+
+def test_a_text_cut_just_after_a_line_break_ends_in_its_last_word():
+    # Stored fields may hold line breaks (shorten_entry cuts them): the cut read "audits.\n…".
+    from context_keeper.lines import shorten
+
+    assert shorten("Kept for audits.\n Then archived.", 18) == "Kept for audits.…"
