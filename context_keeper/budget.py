@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from context_keeper.lines import shorten
+
 TYPE_CHECKING = False  # typing costs ~5 ms to import on the hooks' cold path
 if TYPE_CHECKING:
     from typing import Any
@@ -67,7 +69,7 @@ def shorten_entry(entry: Mapping[str, Any], max_tokens: int, chars: int | None =
         for key in text_keys:
             value = shorter.get(key)
             if isinstance(value, str) and len(value) > cap:
-                shorter[key] = value[:cap].rstrip() + "…"
+                shorter[key] = shorten(value, cap + 1)
         return shorter
 
     def within(candidate: Mapping[str, Any]) -> bool:
@@ -146,7 +148,7 @@ def _gist(entry: Mapping[str, Any], max_tokens: int) -> dict | None:
             # Cut by the excess, then again by what escaping adds ("\n", "\"" count twice).
             cap = len(value) - excess - 1
             while cap >= MIN_REASON_CHARS:
-                gist[key] = value[:cap].rstrip() + "…"
+                gist[key] = shorten(value, cap + 1)
                 excess = json_chars(gist) - budget_chars
                 if excess <= 0:
                     break
@@ -165,10 +167,10 @@ def _fitting_steps(gist: Mapping[str, Any], key: str, steps: list, max_tokens: i
     kept: list = []
     for position, step in enumerate(steps):
         if isinstance(step, dict):
-            step = {k: (v[:_STEP_CHARS].rstrip() + "…" if isinstance(v, str) and len(v) > _STEP_CHARS else v)
+            step = {k: (shorten(v, _STEP_CHARS + 1) if isinstance(v, str) else v)
                     for k, v in step.items()}
-        elif isinstance(step, str) and len(step) > _STEP_CHARS:
-            step = step[:_STEP_CHARS].rstrip() + "…"
+        elif isinstance(step, str):
+            step = shorten(step, _STEP_CHARS + 1)
         left = len(steps) - position - 1
         trial = kept + [step] + ([f"… {left} more"] if left else [])
         if entry_tokens({**gist, key: trial}) > max_tokens:
@@ -184,4 +186,4 @@ def _cut_title(out: dict, cap: int) -> None:
         value = out.get(key)
         if isinstance(value, str) and len(value) > cap:
             # Marked, like every other cut: a rule missing its exception reads as stricter.
-            out[key] = value[: cap - 1].rstrip() + "…"
+            out[key] = shorten(value, cap)

@@ -53,7 +53,7 @@ def clip(text: Any, limit: int) -> str:
 
 
 def shorten(text: str, limit: int) -> str:
-    """``text`` (one line) within ``limit`` characters, cut after a whole word and marked with
+    """``text`` within ``limit`` characters, cut after a whole word and marked with
     "…". Cut anywhere, "at or above 99.5" read "at or above 99." and a reason ended in "cha"."""
     if len(text) <= limit:
         return text
@@ -64,7 +64,7 @@ def shorten(text: str, limit: int) -> str:
         # would leave next to nothing.
         if space >= limit // 2:
             head = head[:space]
-    return head.rstrip(" ,;:—") + "…"
+    return head.rstrip(" \t\r\n,;:—") + "…"
 
 
 def constraint_line(entry: Mapping[str, Any], *, reason_chars: int = 160) -> str:

@@ -529,3 +529,48 @@ def test_query_entries_refuses_a_negative_budget_and_one_too_small_for_an_empty_
         svc.query_entries(text="no-such-word-anywhere", token_budget=5)
     least = int(re.search(r"about (\d+) tokens", str(refused.value)).group(1))
     assert svc.query_entries(text="no-such-word-anywhere", token_budget=least)["tokens_used"] <= least
+
+
+# Text where a cut by character count lands inside a word or a number ("99.5" read "99.").
+_PROSE = ("Checkout latency stays at or above 99.5 percent through regional failover drills, "
+          "and the ledger keeps every refund record for 7 years before archival sweeps run. ")
+
+
+def _cut_at_a_word(short: str, whole: str) -> bool:
+    kept = short[:-1]
+    return short.endswith("…") and whole.startswith(kept) and whole[len(kept)] in " ,;:—"
+
+
+@pytest.mark.parametrize("allowed", [12, 40, 80, 150, 300])
+def test_a_field_cut_to_fit_ends_after_a_whole_word(allowed):
+    # Cut by character count, "at or above 99.5" read "at or above 99." and "archival" "arch".
+    from context_keeper.budget import shorten_entry
+
+    steps = [{"order": i, "action": f"Drill step {i}: " + _PROSE * 2} for i in range(1, 4)]
+    entries = [
+        {"id": "dec-001", "summary": "Failover " + _PROSE * 2, "problem": _PROSE * 6,
+         "why_chosen": "Chosen " + _PROSE * 5, "tradeoffs": _PROSE * 4, "status": "active"},
+        {"id": "con-001", "rule": "Refunds " + _PROSE * 2, "reason": "Because " + _PROSE * 4,
+         "hardness": "absolute", "scope": "global"},
+        {"id": "pipe-001", "name": "Drill " + _PROSE, "purpose": _PROSE * 3, "steps": steps},
+    ]
+    cuts = 0
+    for entry in entries:
+        out, _ = shorten_entry(entry, allowed)
+        for key, value in out.items():
+            if key == "steps":
+                pairs = [(s["action"], entry["steps"][i]["action"]) for i, s in enumerate(value) if isinstance(s, dict)]
+            else:
+                pairs = [(value, entry[key])]
+            for short, whole in pairs:
+                if isinstance(short, str) and short != whole:
+                    assert _cut_at_a_word(short, whole), (allowed, key, short[-30:])
+                    cuts += 1
+    assert cuts  # the case: fields were cut
+
+
+def test_a_text_cut_just_after_a_line_break_ends_in_its_last_word():
+    # Stored fields may hold line breaks (shorten_entry cuts them): the cut read "audits.\n…".
+    from context_keeper.lines import shorten
+
+    assert shorten("Kept for audits.\n Then archived.", 18) == "Kept for audits.…"

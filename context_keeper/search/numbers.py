@@ -35,7 +35,8 @@ _YEAR = re.compile(r"(?:19|20)\d\d")
 # Where a sentence ends in an entry's text; each list item and field is a line of its own
 # (fields.group_texts). Not at a colon: "Page size limit: at most 200 items per page." is one
 # statement, its heading naming what the number is of. Nor at a semicolon, which joins the
-# clauses of one sentence ("pages were unbounded; 200 keeps them under 1 MB").
+# clauses of one sentence ("pages were unbounded; 200 keeps them under 1 MB"). answer_type
+# splits at both, on purpose (see there).
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
 # A number written with thousands separators ("1,500", "$2,000"): one number, not "1" and "500".
 # The tokenizer splits it at the commas, so an entry stating "1,500 users" has the term "500":
