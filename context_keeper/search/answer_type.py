@@ -122,8 +122,8 @@ _KINDS: tuple[tuple[str, re.Pattern[str] | _Then | _AnyOf, re.Pattern[str]], ...
 # Where a sentence ends for this check: at a semicolon and a colon too, unlike numbers.py, where
 # they join the clauses of one statement. Read that way here, a value in one clause counted as
 # stated beside the words of the other ("refunds go to cold storage; the archive holds them for
-# 7 years"), and on the eval's dev split fewer unanswered questions were flagged: 0.338 -> 0.324,
-# and 0.338 -> 0.328 recalibrated to the same share of answered ones flagged (AUC 0.732 -> 0.727).
+# 7 years"), and on the eval's dev split fewer unanswered questions were flagged, recalibrated to
+# the same share of answered ones flagged or not (tried in round 20 and not kept; evals/README.md).
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+|\n")
 
 # Where a question names what its value is of: the words right after it asks ("how many mid-roll
