@@ -72,7 +72,13 @@ def cmd_init(args: argparse.Namespace) -> int:
            "or try `context-keeper summary`.")
     if not args.directory and result["project_dir"] != here:
         root = result["project_dir"]
-        where = (f"{root} is the root of the git repository holding the current directory: the memory is kept "
+        from context_keeper.project import ENV_CLIENT_PROJECT, ENV_PROJECT
+
+        named_by = next((name for name in (ENV_PROJECT, ENV_CLIENT_PROJECT)
+                         if os.environ.get(name, "").strip()
+                         and os.path.realpath(os.path.expanduser(os.environ[name].strip())) == os.path.realpath(root)), None)
+        where = (f"{named_by} names the project {root}, so init acted there" if named_by else
+                 f"{root} is the root of the git repository holding the current directory: the memory is kept "
                  "there, where Claude Code opened on the repository and the server started anywhere in it find it"
                  if os.path.exists(os.path.join(root, ".git")) else
                  f"the current directory belongs to the project {root}, whose memory tools and hooks started here use")

@@ -77,6 +77,7 @@ _ALIASES = {
 
 
 _TOOL_EVENTS = ("PreToolUse", "PostToolUse")  # two of our hooks each: which one, the tool says
+_CLIENT_NAMES = {n.lower(): n for n in (*_TOOL_EVENTS, *(k for k in _ALIASES if k[0].isupper()))}
 
 
 def event_named(name: str | None, payload: Mapping[str, Any] | None = None) -> Event | None:
@@ -84,6 +85,8 @@ def event_named(name: str | None, payload: Mapping[str, Any] | None = None) -> E
     ``PreToolUse``...), or — with no name — for the payload's ``hook_event_name``."""
     payload = payload or {}
     client = name.strip() if name else payload.get("hook_event_name")
+    if name:  # "pretooluse" typed by hand is PreToolUse, as "SCOPE_GUARD" is scope-guard
+        client = _CLIENT_NAMES.get(client.lower(), client)
     if name and client not in _TOOL_EVENTS:
         key = _ALIASES.get(client, client).replace("_", "-").lower()
         if key.endswith(".py"):

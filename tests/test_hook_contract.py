@@ -275,3 +275,16 @@ def test_a_hand_written_absolute_scope_is_honoured_by_the_tools_as_by_the_edit_g
         assert "con-003" in [r["entry"]["id"] for r in exact["results"]], scope
     elsewhere = service.query_entries(scope="src/packwise/carriers/client.py", types=["constraints"])
     assert "con-003" not in [r["entry"]["id"] for r in elsewhere["results"]]
+
+
+@pytest.mark.parametrize(("typed", "payload_", "hook"), [
+    ("pretooluse", {"tool_name": "Edit"}, "scope-guard"),
+    ("posttooluse", {"tool_name": "Bash"}, "commit-capture-reminder"),
+    ("sessionstart", {}, "session-start"),
+    ("USERPROMPTSUBMIT", {}, "user-prompt-submit"),
+])
+def test_a_client_event_name_typed_in_another_case_runs_its_hook(typed, payload_, hook):
+    # "pretooluse" was an unknown event (nothing ran), while "SCOPE_GUARD" was scope-guard.
+    from context_keeper.hookio import event_named
+
+    assert event_named(typed, payload_).name == hook

@@ -1,4 +1,5 @@
-"""init, doctor and get defects found in round 20's hunt, each test failing before its fix."""
+"""init, doctor and get defects found in round 20's hunt: each test failed before its fix, but for the
+controls that say they hold what was already right."""
 
 from __future__ import annotations
 
@@ -71,7 +72,24 @@ def test_init_with_no_directory_in_a_repository_subdirectory_uses_the_repository
     assert f"Already initialised: {repo.resolve() / '.context'}" in capsys.readouterr().out
 
 
+def test_init_with_no_directory_follows_context_keeper_project_and_says_so(tmp_path, here, capsys, monkeypatch):
+    # The note said "the current directory belongs to the project …", which it did not.
+    other = tmp_path / "other"
+    other.mkdir()
+    assert main(["init", str(other)]) == 0
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    here(fresh)
+    monkeypatch.setenv("CONTEXT_KEEPER_PROJECT", str(other))
+    capsys.readouterr()
+    assert main(["init"]) == 0
+    out = capsys.readouterr().out
+    assert f"CONTEXT_KEEPER_PROJECT names the project {other.resolve()}" in out
+    assert "belongs to" not in out and not (fresh / ".context").exists()
+
+
 def test_init_with_no_directory_at_a_repository_root_or_outside_one_says_nothing_more(tmp_path, here, capsys):
+    # A control: nothing was wrong here before; it holds that the new notes stay away.
     repo = _git_init(tmp_path / "r")
     here(repo)
     assert main(["init"]) == 0

@@ -160,7 +160,7 @@ def handle(ctx: HookContext) -> str | None:
         named = ", ".join(f'"{_clean(t)}"' for t in sorted(area_tags, key=lambda t: -area_tags[t]))
         tail.append(f"{area_more} more decision{'s' if area_more != 1 else ''} recorded for this area "
                     f"{'is' if area_more == 1 else 'are'} not shown here (get_context with tags [{named}] and "
-                    'types ["decision"] lists them).')
+                    'types ["decisions"] lists them).')
     # Only what fits is shown and marked: the frame would cut the rest, and a cut entry marked as
     # shown would never reach this session.
     room = frame_room() - js_len(header) - sum(js_len(line) + 1 for line in tail) - len(_left_out(wanted, rel)) - 1

@@ -263,7 +263,7 @@ class InvertedIndex:
     def _post(self, slot: int, info: _Entry) -> None:
         t = self.tuning
         k1 = t.k1
-        k1_plus = k1 + 1.0  # the same float in every iteration: computed once
+        k1_plus = k1 + 1.0
         norms = [
             w / (1.0 - b + b * (n / avg))
             for w, b, n, avg in zip(t.group_weights, t.group_b, info.lens, self._avg_used)
