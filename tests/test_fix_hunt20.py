@@ -200,6 +200,8 @@ def test_a_directory_written_with_a_slash_or_on_disk_holds_files(service, projec
 
 
 def test_the_edit_guard_reads_a_new_file_without_an_extension_as_a_file(project):
+    # A control: the guard already read Write's file_path as a file; it holds that against the
+    # scope change made for get_context.
     from tests.hook_helpers import hook_env, injected, payload, run_hook
 
     rule = Service(env={"CONTEXT_KEEPER_PROJECT": str(project)}, hook_cache_delay=None).record(

@@ -1,4 +1,5 @@
-"""Three guards carried as known gaps, each test failing before its fix: uninstall through a
+"""Three guards carried as known gaps, each test failing before its fix but for the controls, which
+hold what was already right: uninstall through a
 project settings file linked out of the project, a session's ``.seen`` file that is a FIFO or
 far too large (links and recovery: tests/test_session_file_links.py), and a stored constraint
 scope whose brace group is never closed."""
@@ -68,6 +69,7 @@ def test_uninstall_with_force_edits_a_settings_file_linked_out_of_the_project(tm
 
 
 def test_uninstall_through_a_link_inside_the_project_needs_no_force(tmp_path):
+    # A control: the refusal must not catch a link that stays inside the project.
     project, home = tmp_path / "p", tmp_path / "home"
     _init(project)
     real = project / "config" / "claude-settings.json"
