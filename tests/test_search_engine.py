@@ -112,12 +112,37 @@ def test_camel_case_query_matches_spaced_words():
 
 
 @pytest.mark.parametrize(("text", "words"), [("kWh", ["kwh"]), ("GiB", ["gib"]), ("MHz", ["mhz"]), ("mAh", ["mah"]), ("kW", ["kw"]),
-                                             ("16GiB", ["16", "gib"]), ("iOS", ["io"]), ("PyPI", ["pypi"]),
+                                             ("16GiB", ["16", "gib"]), ("iOS", ["ios"]), ("PyPI", ["pypi"]), ("IoT", ["iot"]),
                                              ("GPUs", ["gpu"]), ("URLs", ["url"]), ("IDs", ["id"])])
 def test_a_unit_or_a_plural_acronym_in_mixed_case_is_one_word(text, words):
     # The camelCase split tore "kWh" into "k" and "wh", "GiB" into "gi" and "b" and "GPUs" into "gp"
     # and "us": the fragments were asked words that no entry has, and "kW" was no asked word at all.
     assert [term for term, compound in iter_tagged(text) if not compound] == words
+
+
+@pytest.mark.parametrize(("text", "words"), [("findByID", ["find", "id"]), ("sizeInMB", ["size", "mb"]), ("myDB", ["db"]), ("toUI", ["ui"]),
+                                             ("findOrderByID", ["find", "order", "id"])])
+def test_a_short_camel_case_word_after_a_stop_word_stays_a_word(text, words):
+    # Joining every run of short pieces (for "kWh", "GiB") glued "By" and "ID" into "byid": an
+    # identifier's "ID", "MB" or "DB" was no asked word any more.
+    assert [term for term, compound in iter_tagged(text) if not compound] == words
+
+
+def test_ios_is_not_the_io_of_disk_io():
+    # "iOS" and "ios" stemmed to "io", so a question about the iOS build matched disk IO.
+    ix = index(dec("dec-001", "Disk IO is throttled", "batch writes to limit IO on the shared volume"),
+               dec("dec-002", "Other", "nothing related"))
+    assert terms("iOS ios") == ["ios", "ios"]
+    assert ix.search("why does the iOS build crash").top_relevance == 0.0
+
+
+@pytest.mark.parametrize(("acronym", "word"), [("HID", "hid"), ("RAN", "ran"), ("SAT", "sat")])
+def test_an_acronym_is_not_read_as_an_irregular_verb(acronym, word):
+    # The verb table made "HID" (a human interface device) "hide", "RAN" (a radio access
+    # network) "run" and "SAT" "sit": an acronym in capitals is no verb form.
+    assert terms(acronym) == [word]
+    assert terms(f"the {acronym} driver") == [word, "driver"]
+    assert terms(word.lower()) != [word]  # written in lower case it is still the verb's form
 
 
 @pytest.mark.parametrize(("written", "asked"), [("kwh", "kWh"), ("kWh", "kwh"), ("GiB", "gib"), ("GPU", "GPUs"), ("URL", "URLs")])

@@ -24,12 +24,9 @@ def words() -> list[str]:
 
 def live_stems() -> dict[str, str]:
     """The table as the live stemmer computes it (bypassing the seeded cache)."""
-    from context_keeper.search.spelling import american
-    from context_keeper.search.tokenize import _IRREGULAR, _english_stemmer
+    from context_keeper.search.tokenize import live_stem
 
-    stemmer = _english_stemmer()
-    # As tokenize.stem computes a stem: a word seeded here skips its irregular-form lookup.
-    return {w: (w if w.isdigit() or len(w) <= 2 else stemmer.stemWord(american(_IRREGULAR.get(w, w)))) for w in words()}
+    return {w: live_stem(w) for w in words()}
 
 
 def generate() -> str:
@@ -570,7 +567,7 @@ STEMS: dict[str, str] = {
     'invalidate': 'invalid',
     'invalidation': 'invalid',
     'invoice': 'invoic',
-    'ios': 'io',
+    'ios': 'ios',
     'isolation': 'isol',
     'issue': 'issu',
     'issues': 'issu',

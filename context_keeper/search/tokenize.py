@@ -4,8 +4,9 @@ Lowercase; punctuation stripped (``"storage?"`` → ``storag``); identifiers and
 (``getUserName``, ``snake_case``, ``kebab-case``, ``hooks/scope_guard.py``) while the whole
 identifier is kept as one more, unstemmed term so an exact mention still scores higher; a dotted
 number (``1.5.0``, ``v2.3``, ``0.5``) kept whole; parts stemmed with the Snowball English stemmer,
-irregular verb forms read as their verb (``held`` → ``hold``) and some phrasal verbs as the word
-of their act (``called off`` → ``cancel``); stop words dropped so they never count as a match.
+irregular verb forms read as their verb (``held`` → ``hold``; an acronym in capitals, ``HID``, is
+no ``hide``) and some phrasal verbs as the word of their act (``called off`` → ``cancel``); stop
+words dropped so they never count as a match.
 """
 
 from __future__ import annotations
@@ -169,7 +170,10 @@ throw threw thrown|undertake undertook undertaken|understand understood|undo und
 uphold upheld|wake woke woken|wear wore worn|weave wove woven|withdraw withdrew withdrawn
 withhold withheld|withstand withstood|write wrote written
 """
-_IRREGULAR.update({form: verb for verb, *forms in (g.split() for g in re.split(r"[|\n]", _VERB_FORMS) if g) for form in forms})
+_VERB_OF = {form: verb for verb, *forms in (g.split() for g in re.split(r"[|\n]", _VERB_FORMS) if g) for form in forms}
+_IRREGULAR.update(_VERB_OF)
+# Names the stemmer reads as plurals: "iOS" stemmed to "io", the IO of "disk IO".
+_NAMES = frozenset({"ios", "ipados", "tvos", "watchos", "bios"})
 
 
 def _spelled(match: re.Match[str]) -> str:
@@ -248,31 +252,44 @@ def _seed() -> dict[str, str]:
 _stem_cache: dict[str, str] = _seed()
 
 
-def stem(word: str) -> str:
-    """Snowball stem of a lowercase word, cached (the vocabulary of a store is small)."""
-    global _stemmer
+def stem(word: str, acronym: bool = False) -> str:
+    """Snowball stem of a lowercase word, cached (the vocabulary of a store is small). An
+    ``acronym`` (the word was written in capitals) is no verb form: "HID", "RAN" and "SAT" are
+    not "hide", "run" and "sit"."""
+    if acronym and word in _VERB_OF:
+        return live_stem(word, irregular=False)
     cached = _stem_cache.get(word)
     if cached is None:
-        if word.isdigit() or len(word) <= 2:
-            cached = word
-        else:
-            if _stemmer is None:
-                _stemmer = _english_stemmer()
-            cached = _stemmer.stemWord(american(_IRREGULAR.get(word, word)))
+        cached = live_stem(word)
         if len(_stem_cache) < 200_000:
             _stem_cache[word] = cached
     return cached
 
 
+def live_stem(word: str, irregular: bool = True) -> str:
+    """``stem`` computed, not looked up; ``irregular`` reads an irregular form as its word."""
+    global _stemmer
+    if word.isdigit() or len(word) <= 2 or word in _NAMES:
+        return word
+    if _stemmer is None:
+        _stemmer = _english_stemmer()
+    return _stemmer.stemWord(american(_IRREGULAR.get(word, word) if irregular else word))
+
+
+_TWO_LETTER_STOPS = frozenset(word for word in STOP_WORDS if len(word) == 2)
+
+
 def _camel_words(piece: str) -> list[str]:
     """The words of a mixed-case piece. Neighbouring words of one or two letters are one word:
     they are a unit or a name written in mixed case ("kWh", "GiB", "MHz", "iOS", "PyPI"), and
-    "wh" or "gi" alone is an asked word no entry has. An acronym's plural is the acronym
-    ("GPUs" → "GPU"), as a word's plural stems to the word."""
+    "wh" or "gi" alone is an asked word no entry has. A two-letter stop word is not joined: in
+    an identifier it is a word ("findByID", "sizeInMB", "myDB", "toUI"), and the "ID", "MB"
+    after it is the word asked for. An acronym's plural is the acronym ("GPUs" → "GPU"), as a
+    word's plural stems to the word."""
     words: list[str] = []
     run: list[str] = []
     for sub in _CAMEL.findall(piece):
-        if len(sub) <= 2 and not sub.isdigit():
+        if len(sub) <= 2 and not sub.isdigit() and sub.lower() not in _TWO_LETTER_STOPS:
             run.append(sub)
             continue
         if run:
@@ -294,7 +311,7 @@ def _pieces(chunk: str) -> Iterator[str]:
 
 
 def _parts(chunk: str) -> Iterator[str]:
-    """Atomic lowercase words of an identifier/path chunk (original case still present)."""
+    """Atomic words of an identifier/path chunk, as written (the case says what an acronym is)."""
     for piece in _pieces(chunk):
         if not piece:
             continue
@@ -303,11 +320,10 @@ def _parts(chunk: str) -> Iterator[str]:
             yield version.group(1)
             continue
         if not piece.isascii() or piece.islower() or piece.isupper() or piece.isdigit():
-            yield piece.lower()
+            yield piece
         else:
             subs = _camel_words(piece)
-            for sub in subs:
-                yield sub.lower()
+            yield from subs
             # What the camelCase split tears apart but people write on its own: a lone capital
             # before a word ("OAuth2Token" → "oauth", "XCode" → "xcode") and letters run into
             # digits ("S3Bucket" → "s3", "x509Cert" → "x509", "IPv6Addr" → "ipv6").
@@ -404,10 +420,11 @@ def _chunk_terms(chunk: str) -> tuple[tuple[str, bool], ...]:
                     base = seg.rsplit(".", 1)[0]
                     if base and base != seg and _SEPARATORS.search(base):
                         out.append((base, True))
-    for part in parts:
+    for written in parts:
+        part = written.lower()
         if part in STOP_WORDS or (len(part) == 1 and not part.isdigit()):
             continue
-        out.append((stem(part), False))
+        out.append((stem(part, acronym=written.isupper()), False))
     return tuple(out)
 
 
