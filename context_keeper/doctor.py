@@ -31,14 +31,16 @@ on, which environment variable's value is sent as a key, and to which host.
   ``gitshared``; else the later one) gets the next free id and keeps the old one as
   ``previous_id``, and a link naming that id moves with it when the other end of the link is on
   the renumbered item (``superseded_by`` for a ``supersedes``, and so on); a link no other end
-  decides is left as it is and reported; two that also share ``created_at`` and say the same in
-  their title field (reworded or not) are one entry edited on two sides, reported for a person
-  to merge and left alone;
+  decides is left as it is and reported; two that also share ``created_at`` are one entry
+  edited on two sides (each edit re-stamps ``updated_at`` or ``verified_at``) unless they are a
+  copy and its original (below), reported for a person to merge and left alone;
 - an entry without an id (none, null or blank; a hand-added entry, or half of a split merge
-  hunk) that has its title field gets the next free id, and the time of the fix as its
-  ``created_at`` and ``updated_at`` where it has none (else ``--since`` leaves it out);
-- an item that shares its id and ``created_at`` with an earlier one but whose title field says
-  something else is a copy used as a template for a new entry: it gets the next free id (no
+  hunk) that has its title field gets the next free id, the time of the fix as its
+  ``created_at`` where it has none and its ``created_at`` as its ``updated_at`` where it has
+  none (else ``--since`` leaves it out);
+- an item that shares its id and every date stamp (``created_at``, ``updated_at``,
+  ``verified_at``) with an earlier one but whose title field says something else is a copy used
+  as a template for a new entry: it gets the next free id (no
   ``previous_id``; links naming the id stay with the original), unless a link naming the id may
   be meant for the copy (the copy links back to the entry holding it), then it is reported;
 - a missing or unusable last-good copy is replaced with a copy of the current (good) file;
@@ -470,8 +472,8 @@ def _id_finding(kind: Kind, index: int, item: dict, suggested: str) -> Finding:
             WARNING, "missing_id",
             f"{name} item {index + 1}: {what} has no id, so every tool and hook skips it (it stays in the "
             f"file as written). Add \"id\": \"{suggested}\" to it, or let `doctor --fix` do that",
-            file=name, fix=f"give it the next free id ({suggested}), and the time of the fix as its created_at "
-                           "and updated_at where it has none")
+            file=name, fix=f"give it the next free id ({suggested}), the time of the fix as its created_at where "
+                           "it has none, and its created_at as its updated_at where it has none")
     entry_id = item.get("id")
     if entry_id is None or (isinstance(entry_id, str) and not entry_id.strip()):
         remedy = f"Give it a {field} and \"id\": \"{suggested}\" by hand, or remove the item"
@@ -512,21 +514,19 @@ def _duplicates(store: Store, kind: Kind) -> dict[int, bool]:
     return out
 
 
-def _same_title(kind: Kind, a: dict, b: dict) -> bool:
-    """Whether two titles say the same thing, reworded or not: at least half their words shared
-    ("24h TTL" edited to "1h TTL" is; a new rule written over a copied one is not)."""
-    words = [set(re.findall(r"\w+", str(item.get(kind.title_field) or "").lower())) for item in (a, b)]
-    together = words[0] | words[1]
-    return not together or len(words[0] & words[1]) * 2 >= len(together)
+_STAMPS = ("created_at", "updated_at", "verified_at")
 
 
 def _a_copy(kind: Kind, item: dict, first: dict) -> bool:
     """Whether ``item``, sharing its id with the earlier ``first``, is a copy of it used as a
-    template for a new entry: the same ``created_at`` (copied along with the rest) under a title
-    that says something else. The likelier story than one entry edited on two sides."""
+    template for a new entry: every date stamp copied along with the rest (a set ``created_at``,
+    the same ``updated_at`` and ``verified_at``) under another title. Two edits of one entry
+    re-stamp ``updated_at`` or ``verified_at`` each; how many title words they share tells
+    nothing ("24h TTL" edited to "1h TTL" shares one of three)."""
     created = item.get("created_at")
-    return (isinstance(created, str) and bool(created.strip()) and created == first.get("created_at")
-            and not _same_title(kind, item, first))
+    return (isinstance(created, str) and bool(created.strip())
+            and all(item.get(stamp) == first.get(stamp) for stamp in _STAMPS)
+            and len({" ".join(str(i.get(kind.title_field) or "").split()) for i in (item, first)}) == 2)
 
 
 def _copies(kind: Kind, raw: list[Any], skip: list[bool], duplicates: dict[int, bool],
@@ -563,7 +563,7 @@ def _copy_link(copy: dict, key: str, holders: list[dict]) -> str | None:
 
 def _copy_finding(kind: Kind, raw: list[Any], index: int, original: int, new_id: str, linked: str | None) -> Finding:
     key, field = raw[index]["id"].strip(), kind.title_field
-    said = (f"{kind.filename} item {index + 1}: {_title(kind, raw[index])} has the id {key} and the created_at of item "
+    said = (f"{kind.filename} item {index + 1}: {_title(kind, raw[index])} has the id {key} and the dates of item "
             f"{original + 1}, {_title(kind, raw[original])}, but a different {field}: most likely a copy of it used "
             f"as a template for a new {kind.name}, not an edit of it. Tools see only the first, so this {kind.name} "
             f"is missing from every answer. Give it its own id (\"id\": \"{new_id}\")")
@@ -576,8 +576,8 @@ def _copy_finding(kind: Kind, raw: list[Any], index: int, original: int, new_id:
 
 def _edited_on_two_sides(kind: Kind, items: list[Any], skip: list[bool]) -> dict[str, list[int]]:
     """id -> indexes (in file order) of every item with that id, for each id where two items
-    that differ have the same ``created_at`` and the same title (``_same_title``): one entry
-    edited on two sides of a merge, not two entries. Renumbering would split one decision in two,
+    that differ have the same ``created_at`` and are not a copy and its original (``_a_copy``):
+    one entry edited on two sides of a merge, not two entries. Renumbering would split one decision in two,
     so ``--fix`` leaves the whole id to a person. Items in ``skip`` (repeated keys: not
     comparable) are left out."""
     by_id: dict[str, list[int]] = {}
@@ -590,7 +590,7 @@ def _edited_on_two_sides(kind: Kind, items: list[Any], skip: list[bool]) -> dict
         for index in indexes:
             created, item = items[index].get("created_at"), items[index]
             if isinstance(created, str) and created.strip():
-                if created in stamps and stamps[created] != item and _same_title(kind, stamps[created], item):
+                if created in stamps and stamps[created] != item and not _a_copy(kind, item, stamps[created]):
                     out[key] = indexes
                     break
                 stamps.setdefault(created, item)
@@ -1573,7 +1573,7 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
                 old_id = item["id"].strip()
                 kept[index] = ({**item, "id": new_id}, None)
                 ftxn.replace_items(kept)
-                done.append(f"{kind.filename}: item {index + 1}, {_title(kind, item)}, had the id and created_at of "
+                done.append(f"{kind.filename}: item {index + 1}, {_title(kind, item)}, had the id and dates of "
                             f"{old_id} {_title(kind, kept[first[old_id]][0])} (item {first[old_id] + 1}) but "
                             f"another {kind.title_field}, a copy used as a template, and is now {new_id}; the links "
                             f"naming {old_id} stay with item {first[old_id] + 1}")
