@@ -63,7 +63,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -348,10 +348,10 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
     for index in sorted({i for group in edited.values() for i in group[1:]}):
         duplicates.pop(index, None)  # not renumbered: no id to suggest
     copies = _copies(kind, state.raw, skip, duplicates, edited)
-    readable = all(other.error is None for other in store.all_states())
-    holders = [item for other in store.all_states() for item in other.raw if isinstance(item, dict)]
-    linked = {index: _copy_link(state.raw[index], state.raw[index]["id"].strip(), holders) if readable else
-              "another store file does not parse, so the links naming its id could not be checked" for index in copies}
+    holders, unreadable = _link_holders(kind, list(state.raw), lambda other: _parsed(store.state(other)))
+    linked = {index: "another store file does not parse, so the links naming its id could not be checked"
+              if unreadable else _copy_link(state.raw[index], state.raw[index]["id"].strip(), holders)
+              for index in copies}
     for index, why in linked.items():
         if why:
             duplicates.pop(index, None)  # left for a person: no id to suggest
@@ -545,11 +545,11 @@ def _copies(kind: Kind, raw: list[Any], skip: list[bool], duplicates: dict[int, 
     return out
 
 
-def _copy_link(copy: dict, key: str, holders: list[dict]) -> str | None:
+def _copy_link(copy: dict, key: str, holders: list[Holder]) -> str | None:
     """A link naming ``key`` that may be meant for ``copy`` (it links back to the entry holding
     the link), said as "dec-017.related_to names con-001 ..."; None when no link is. Without one,
     every link naming the id was written for the original, and giving the copy a new id is safe."""
-    for holder in holders:
+    for _, holder, _ in holders:
         if not isinstance(holder.get("id"), str) or holder["id"].strip() == key:
             continue
         for field in ("supersedes", "superseded_by", "related_to"):
@@ -1524,7 +1524,7 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
         items = ftxn.items()
         # Reported by diagnose as conflicting_edit, which says --fix leaves them alone.
         edited = _edited_on_two_sides(kind, [item for item, _ in items], [ftxn.repeats_keys(item) for item, _ in items])
-        holders = _every_item(txn, kind, [item for item, _ in items])
+        holders, unreadable = _link_holders(kind, [item for item, _ in items], txn.file)
         first: dict[str, int] = {}
         kept: list[tuple[Any, str | None]] = []
         renumber: list[int] = []
@@ -1546,7 +1546,7 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
                     pass
                 elif not _a_copy(kind, item, kept[first[key]][0]):
                     renumber.append(len(kept))
-                elif holders is not None and _copy_link(item, key, holders) is None:
+                elif not unreadable and _copy_link(item, key, holders) is None:
                     copies.append(len(kept))  # else reported by diagnose for a person, and left
             elif key is not None:
                 first[key] = len(kept)
@@ -1602,19 +1602,34 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
     return done + moved, unresolved
 
 
-def _every_item(txn: Any, kind: Kind, items: list[Any]) -> list[dict] | None:
-    """The items of ``kind`` (as given) and of every other store file, for a look at their
-    links; None when another file does not parse, so its links cannot be looked at."""
-    out = [item for item in items if isinstance(item, dict)]
+Holder = tuple[str, dict, Any]  # an item that may hold a link: (its file's name, it, its FileState / FileTxn or None)
+
+
+def _link_holders(kind: Kind, items: list[Any], open_file: Callable[[Kind], Any]) -> tuple[list[Holder], list[str]]:
+    """Every item whose links may name an id of ``kind``: the items of its file (as given) and
+    the entries of every other store file (what tools see), each with its file's name and the
+    FileState or FileTxn ``open_file`` gave for it (None for ``kind``'s own); and the names of
+    the files ``open_file`` found do not parse (CorruptStoreFile), whose links cannot be looked
+    at. Diagnose and ``--fix`` both ask this, so what one says is left for a person the other leaves."""
+    holders: list[Holder] = [(kind.filename, item, None) for item in items if isinstance(item, dict)]
+    unreadable = []
     for other in KINDS.values():
         if other is kind:
             continue
         try:
-            other_txn = txn.file(other)
+            source = open_file(other)
         except CorruptStoreFile:
-            return None
-        out += [other_txn.raw_item(entry["id"]) for entry in other_txn.entries]
-    return out
+            unreadable.append(other.filename)
+            continue
+        holders += [(other.filename, source.raw_item(entry["id"]), source) for entry in source.entries]
+    return holders, unreadable
+
+
+def _parsed(state: Any) -> Any:
+    """``state`` when its file parses; else its error raised, as ``txn.file`` does."""
+    if state.error is not None:
+        raise state.error
+    return state
 
 
 def _choose_keepers(versions: CommittedVersions, kind: Kind, kept: list[tuple[Any, str | None]],
@@ -1673,20 +1688,10 @@ def _relink(txn: Any, kind: Kind, kept: list[tuple[Any, str | None]],
     if not groups:
         return [], []
     owners = {old_id: [kept[i][0] for i in indexes] for old_id, indexes in groups.items()}
-    holders: list[tuple[str, dict, Any]] = []  # (file name, item, the FileTxn of another file or None)
-    holders += [(kind.filename, item, None) for item, _ in kept if isinstance(item, dict)]
+    holders, unreadable = _link_holders(kind, [item for item, _ in kept], txn.file)
     moved: list[str] = []
-    unresolved: list[str] = []
-    for other in KINDS.values():
-        if other is kind:
-            continue
-        try:
-            other_txn = txn.file(other)
-        except CorruptStoreFile:
-            unresolved.append(f"{other.filename} does not parse, so its links to {', '.join(sorted(owners))} could not "
-                              f"be checked after the renumbering in {kind.filename}: once it is fixed, check them")
-            continue
-        holders += [(other.filename, other_txn.raw_item(e["id"]), other_txn) for e in other_txn.entries]
+    unresolved = [f"{name} does not parse, so its links to {', '.join(sorted(owners))} could not be checked after "
+                  f"the renumbering in {kind.filename}: once it is fixed, check them" for name in unreadable]
     changed: dict[int, dict] = {}
     for name, item, other_txn in holders:
         holder = _names(item)
