@@ -31,14 +31,16 @@ on, which environment variable's value is sent as a key, and to which host.
   ``gitshared``; else the later one) gets the next free id and keeps the old one as
   ``previous_id``, and a link naming that id moves with it when the other end of the link is on
   the renumbered item (``superseded_by`` for a ``supersedes``, and so on); a link no other end
-  decides is left as it is and reported; two that also share ``created_at`` and say the same in
-  their title field (reworded or not) are one entry edited on two sides, reported for a person
-  to merge and left alone;
+  decides is left as it is and reported; two that also share ``created_at`` are one entry
+  edited on two sides (each edit re-stamps ``updated_at`` or ``verified_at``) unless they are a
+  copy and its original (below), reported for a person to merge and left alone;
 - an entry without an id (none, null or blank; a hand-added entry, or half of a split merge
-  hunk) that has its title field gets the next free id, and the time of the fix as its
-  ``created_at`` and ``updated_at`` where it has none (else ``--since`` leaves it out);
-- an item that shares its id and ``created_at`` with an earlier one but whose title field says
-  something else is a copy used as a template for a new entry: it gets the next free id (no
+  hunk) that has its title field gets the next free id, the time of the fix as its
+  ``created_at`` where it has none and its ``created_at`` as its ``updated_at`` where it has
+  none (else ``--since`` leaves it out);
+- an item that shares its id and every date stamp (``created_at``, ``updated_at``,
+  ``verified_at``) with an earlier one but whose title field says something else is a copy used
+  as a template for a new entry: it gets the next free id (no
   ``previous_id``; links naming the id stay with the original), unless a link naming the id may
   be meant for the copy (the copy links back to the entry holding it), then it is reported;
 - a missing or unusable last-good copy is replaced with a copy of the current (good) file;
@@ -61,7 +63,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -346,10 +348,10 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
     for index in sorted({i for group in edited.values() for i in group[1:]}):
         duplicates.pop(index, None)  # not renumbered: no id to suggest
     copies = _copies(kind, state.raw, skip, duplicates, edited)
-    readable = all(other.error is None for other in store.all_states())
-    holders = [item for other in store.all_states() for item in other.raw if isinstance(item, dict)]
-    linked = {index: _copy_link(state.raw[index], state.raw[index]["id"].strip(), holders) if readable else
-              "another store file does not parse, so the links naming its id could not be checked" for index in copies}
+    holders, unreadable = _link_holders(kind, list(state.raw), lambda other: _parsed(store.state(other)))
+    linked = {index: "another store file does not parse, so the links naming its id could not be checked"
+              if unreadable else _copy_link(state.raw[index], state.raw[index]["id"].strip(), holders)
+              for index in copies}
     for index, why in linked.items():
         if why:
             duplicates.pop(index, None)  # left for a person: no id to suggest
@@ -470,8 +472,8 @@ def _id_finding(kind: Kind, index: int, item: dict, suggested: str) -> Finding:
             WARNING, "missing_id",
             f"{name} item {index + 1}: {what} has no id, so every tool and hook skips it (it stays in the "
             f"file as written). Add \"id\": \"{suggested}\" to it, or let `doctor --fix` do that",
-            file=name, fix=f"give it the next free id ({suggested}), and the time of the fix as its created_at "
-                           "and updated_at where it has none")
+            file=name, fix=f"give it the next free id ({suggested}), the time of the fix as its created_at where "
+                           "it has none, and its created_at as its updated_at where it has none")
     entry_id = item.get("id")
     if entry_id is None or (isinstance(entry_id, str) and not entry_id.strip()):
         remedy = f"Give it a {field} and \"id\": \"{suggested}\" by hand, or remove the item"
@@ -512,21 +514,19 @@ def _duplicates(store: Store, kind: Kind) -> dict[int, bool]:
     return out
 
 
-def _same_title(kind: Kind, a: dict, b: dict) -> bool:
-    """Whether two titles say the same thing, reworded or not: at least half their words shared
-    ("24h TTL" edited to "1h TTL" is; a new rule written over a copied one is not)."""
-    words = [set(re.findall(r"\w+", str(item.get(kind.title_field) or "").lower())) for item in (a, b)]
-    together = words[0] | words[1]
-    return not together or len(words[0] & words[1]) * 2 >= len(together)
+_STAMPS = ("created_at", "updated_at", "verified_at")
 
 
 def _a_copy(kind: Kind, item: dict, first: dict) -> bool:
     """Whether ``item``, sharing its id with the earlier ``first``, is a copy of it used as a
-    template for a new entry: the same ``created_at`` (copied along with the rest) under a title
-    that says something else. The likelier story than one entry edited on two sides."""
+    template for a new entry: every date stamp copied along with the rest (a set ``created_at``,
+    the same ``updated_at`` and ``verified_at``) under another title. Two edits of one entry
+    re-stamp ``updated_at`` or ``verified_at`` each; how many title words they share tells
+    nothing ("24h TTL" edited to "1h TTL" shares one of three)."""
     created = item.get("created_at")
-    return (isinstance(created, str) and bool(created.strip()) and created == first.get("created_at")
-            and not _same_title(kind, item, first))
+    return (isinstance(created, str) and bool(created.strip())
+            and all(item.get(stamp) == first.get(stamp) for stamp in _STAMPS)
+            and len({" ".join(str(i.get(kind.title_field) or "").split()) for i in (item, first)}) == 2)
 
 
 def _copies(kind: Kind, raw: list[Any], skip: list[bool], duplicates: dict[int, bool],
@@ -545,11 +545,11 @@ def _copies(kind: Kind, raw: list[Any], skip: list[bool], duplicates: dict[int, 
     return out
 
 
-def _copy_link(copy: dict, key: str, holders: list[dict]) -> str | None:
+def _copy_link(copy: dict, key: str, holders: list[Holder]) -> str | None:
     """A link naming ``key`` that may be meant for ``copy`` (it links back to the entry holding
     the link), said as "dec-017.related_to names con-001 ..."; None when no link is. Without one,
     every link naming the id was written for the original, and giving the copy a new id is safe."""
-    for holder in holders:
+    for _, holder, _ in holders:
         if not isinstance(holder.get("id"), str) or holder["id"].strip() == key:
             continue
         for field in ("supersedes", "superseded_by", "related_to"):
@@ -563,7 +563,7 @@ def _copy_link(copy: dict, key: str, holders: list[dict]) -> str | None:
 
 def _copy_finding(kind: Kind, raw: list[Any], index: int, original: int, new_id: str, linked: str | None) -> Finding:
     key, field = raw[index]["id"].strip(), kind.title_field
-    said = (f"{kind.filename} item {index + 1}: {_title(kind, raw[index])} has the id {key} and the created_at of item "
+    said = (f"{kind.filename} item {index + 1}: {_title(kind, raw[index])} has the id {key} and the dates of item "
             f"{original + 1}, {_title(kind, raw[original])}, but a different {field}: most likely a copy of it used "
             f"as a template for a new {kind.name}, not an edit of it. Tools see only the first, so this {kind.name} "
             f"is missing from every answer. Give it its own id (\"id\": \"{new_id}\")")
@@ -576,8 +576,8 @@ def _copy_finding(kind: Kind, raw: list[Any], index: int, original: int, new_id:
 
 def _edited_on_two_sides(kind: Kind, items: list[Any], skip: list[bool]) -> dict[str, list[int]]:
     """id -> indexes (in file order) of every item with that id, for each id where two items
-    that differ have the same ``created_at`` and the same title (``_same_title``): one entry
-    edited on two sides of a merge, not two entries. Renumbering would split one decision in two,
+    that differ have the same ``created_at`` and are not a copy and its original (``_a_copy``):
+    one entry edited on two sides of a merge, not two entries. Renumbering would split one decision in two,
     so ``--fix`` leaves the whole id to a person. Items in ``skip`` (repeated keys: not
     comparable) are left out."""
     by_id: dict[str, list[int]] = {}
@@ -590,7 +590,7 @@ def _edited_on_two_sides(kind: Kind, items: list[Any], skip: list[bool]) -> dict
         for index in indexes:
             created, item = items[index].get("created_at"), items[index]
             if isinstance(created, str) and created.strip():
-                if created in stamps and stamps[created] != item and _same_title(kind, stamps[created], item):
+                if created in stamps and stamps[created] != item and not _a_copy(kind, item, stamps[created]):
                     out[key] = indexes
                     break
                 stamps.setdefault(created, item)
@@ -1524,7 +1524,7 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
         items = ftxn.items()
         # Reported by diagnose as conflicting_edit, which says --fix leaves them alone.
         edited = _edited_on_two_sides(kind, [item for item, _ in items], [ftxn.repeats_keys(item) for item, _ in items])
-        holders = _every_item(txn, kind, [item for item, _ in items])
+        holders, unreadable = _link_holders(kind, [item for item, _ in items], txn.file)
         first: dict[str, int] = {}
         kept: list[tuple[Any, str | None]] = []
         renumber: list[int] = []
@@ -1546,7 +1546,7 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
                     pass
                 elif not _a_copy(kind, item, kept[first[key]][0]):
                     renumber.append(len(kept))
-                elif holders is not None and _copy_link(item, key, holders) is None:
+                elif not unreadable and _copy_link(item, key, holders) is None:
                     copies.append(len(kept))  # else reported by diagnose for a person, and left
             elif key is not None:
                 first[key] = len(kept)
@@ -1573,7 +1573,7 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
                 old_id = item["id"].strip()
                 kept[index] = ({**item, "id": new_id}, None)
                 ftxn.replace_items(kept)
-                done.append(f"{kind.filename}: item {index + 1}, {_title(kind, item)}, had the id and created_at of "
+                done.append(f"{kind.filename}: item {index + 1}, {_title(kind, item)}, had the id and dates of "
                             f"{old_id} {_title(kind, kept[first[old_id]][0])} (item {first[old_id] + 1}) but "
                             f"another {kind.title_field}, a copy used as a template, and is now {new_id}; the links "
                             f"naming {old_id} stay with item {first[old_id] + 1}")
@@ -1602,19 +1602,34 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
     return done + moved, unresolved
 
 
-def _every_item(txn: Any, kind: Kind, items: list[Any]) -> list[dict] | None:
-    """The items of ``kind`` (as given) and of every other store file, for a look at their
-    links; None when another file does not parse, so its links cannot be looked at."""
-    out = [item for item in items if isinstance(item, dict)]
+Holder = tuple[str, dict, Any]  # an item that may hold a link: (its file's name, it, its FileState / FileTxn or None)
+
+
+def _link_holders(kind: Kind, items: list[Any], open_file: Callable[[Kind], Any]) -> tuple[list[Holder], list[str]]:
+    """Every item whose links may name an id of ``kind``: the items of its file (as given) and
+    the entries of every other store file (what tools see), each with its file's name and the
+    FileState or FileTxn ``open_file`` gave for it (None for ``kind``'s own); and the names of
+    the files ``open_file`` found do not parse (CorruptStoreFile), whose links cannot be looked
+    at. Diagnose and ``--fix`` both ask this, so what one says is left for a person the other leaves."""
+    holders: list[Holder] = [(kind.filename, item, None) for item in items if isinstance(item, dict)]
+    unreadable = []
     for other in KINDS.values():
         if other is kind:
             continue
         try:
-            other_txn = txn.file(other)
+            source = open_file(other)
         except CorruptStoreFile:
-            return None
-        out += [other_txn.raw_item(entry["id"]) for entry in other_txn.entries]
-    return out
+            unreadable.append(other.filename)
+            continue
+        holders += [(other.filename, source.raw_item(entry["id"]), source) for entry in source.entries]
+    return holders, unreadable
+
+
+def _parsed(state: Any) -> Any:
+    """``state`` when its file parses; else its error raised, as ``txn.file`` does."""
+    if state.error is not None:
+        raise state.error
+    return state
 
 
 def _choose_keepers(versions: CommittedVersions, kind: Kind, kept: list[tuple[Any, str | None]],
@@ -1673,20 +1688,10 @@ def _relink(txn: Any, kind: Kind, kept: list[tuple[Any, str | None]],
     if not groups:
         return [], []
     owners = {old_id: [kept[i][0] for i in indexes] for old_id, indexes in groups.items()}
-    holders: list[tuple[str, dict, Any]] = []  # (file name, item, the FileTxn of another file or None)
-    holders += [(kind.filename, item, None) for item, _ in kept if isinstance(item, dict)]
+    holders, unreadable = _link_holders(kind, [item for item, _ in kept], txn.file)
     moved: list[str] = []
-    unresolved: list[str] = []
-    for other in KINDS.values():
-        if other is kind:
-            continue
-        try:
-            other_txn = txn.file(other)
-        except CorruptStoreFile:
-            unresolved.append(f"{other.filename} does not parse, so its links to {', '.join(sorted(owners))} could not "
-                              f"be checked after the renumbering in {kind.filename}: once it is fixed, check them")
-            continue
-        holders += [(other.filename, other_txn.raw_item(e["id"]), other_txn) for e in other_txn.entries]
+    unresolved = [f"{name} does not parse, so its links to {', '.join(sorted(owners))} could not be checked after "
+                  f"the renumbering in {kind.filename}: once it is fixed, check them" for name in unreadable]
     changed: dict[int, dict] = {}
     for name, item, other_txn in holders:
         holder = _names(item)

@@ -368,6 +368,10 @@ class FileState:
     def problems(self) -> tuple[str, ...]:
         return tuple(p for index in sorted(self.item_problems) for p in self.item_problems[index])
 
+    def raw_item(self, entry_id: str) -> dict:
+        """The stored item of entry ``entry_id``, under the id the entry is known by (as ``FileTxn.raw_item``)."""
+        return {**self.raw[self.positions[entry_id]], "id": entry_id}
+
     def repeats_keys(self, index: int) -> bool:
         """Whether raw item ``index`` has a key written twice in one object (see ``_repeated_keys``)."""
         return id(self.raw[index]) in self.repeated

@@ -525,8 +525,9 @@ def test_one_entry_edited_on_two_sides_is_reported_for_a_person_and_left_alone_b
     project = _new_project(tmp_path / "edit")
     # Both sides edited dec-002 (same created_at) and the merge kept both objects; dec-003 is a
     # real duplicate next to them, which --fix still renumbers.
-    bobs = _decision("dec-002", "Use Redis for sessions, 24h TTL", created_at="2026-11-02T10:00:00+00:00")
-    alices = dict(bobs, summary="Use Redis for sessions, 1h TTL")
+    bobs = _decision("dec-002", "Use Redis for sessions, 24h TTL", created_at="2026-11-02T10:00:00+00:00",
+                     updated_at="2026-11-03T09:00:00+00:00")
+    alices = dict(bobs, summary="Use Redis for sessions, 1h TTL", updated_at="2026-11-03T11:30:00+00:00")
     items = [_decision("dec-001", "Base"), alices, bobs, _decision("dec-003", "Bob: logs"),
              _decision("dec-003", "Alice: metrics")]
     path = _write_decisions(project, items)
@@ -545,6 +546,49 @@ def test_one_entry_edited_on_two_sides_is_reported_for_a_person_and_left_alone_b
     assert [(e["id"], e["summary"]) for e in after[3:]] == [("dec-003", "Bob: logs"), ("dec-004", "Alice: metrics")]
     assert [f.code for f in repaired.findings if f.code == "conflicting_edit" and not f.fixed] == ["conflicting_edit"]
     assert "conflicting_edit" in _codes(doctor.diagnose(project))
+
+
+@pytest.mark.parametrize("before, after", [
+    ("24h TTL", "1h TTL"),
+    ("Use Redis", "Use Valkey"),
+    ("Retry payouts 3 times", "Retry payouts 5 times with backoff"),
+])
+def test_a_short_title_edited_on_two_sides_is_a_conflict_not_a_copy(tmp_path, before, after):
+    # Each side's edit re-stamped updated_at, which a hand copy used as a template keeps: however
+    # few words the two titles share, one entry is left whole for a person to merge.
+    project = _new_project(tmp_path / "edit")
+    bobs = _decision("dec-002", before, created_at="2026-11-02T10:00:00+00:00",
+                     updated_at="2026-11-03T09:00:00+00:00")
+    alices = dict(bobs, summary=after, updated_at="2026-11-03T11:30:00+00:00")
+    path = _write_decisions(project, [_decision("dec-001", "Base"), bobs, alices])
+    before_fix = path.read_bytes()
+    report = doctor.diagnose(project)
+    assert "conflicting_edit" in _codes(report)
+    assert not [f for f in report.findings if f.code == "duplicate_id" and "copy" in f.message]
+    doctor.repair(report)
+    assert path.read_bytes() == before_fix
+    assert "conflicting_edit" in _codes(doctor.diagnose(project))
+
+
+@pytest.mark.parametrize("stamps, copied", [
+    ({}, True),
+    ({"verified_at": "2026-11-04T08:00:00+00:00"}, True),
+    ({"verified_at": "2026-11-05T08:00:00+00:00"}, False),  # the original has 2026-11-04
+], ids=["same stamps", "same verified_at", "verified_at re-stamped"])
+def test_only_a_copy_keeping_every_stamp_of_the_original_gets_a_new_id(tmp_path, stamps, copied):
+    project = _new_project(tmp_path / "copy")
+    original = _decision("dec-002", "Use Redis", created_at="2026-11-02T10:00:00+00:00",
+                         updated_at="2026-11-03T09:00:00+00:00", verified_at="2026-11-04T08:00:00+00:00")
+    copy = {**original, "summary": "Use Valkey", **stamps}
+    path = _write_decisions(project, [_decision("dec-001", "Base"), original, copy])
+    report = doctor.diagnose(project)
+    assert ("conflicting_edit" in _codes(report)) is not copied
+    doctor.repair(report)
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert [(e["id"], e["summary"]) for e in after[1:]] == (
+        [("dec-002", "Use Redis"), ("dec-003", "Use Valkey")] if copied else
+        [("dec-002", "Use Redis"), ("dec-002", "Use Valkey")])
+    assert "previous_id" not in after[-1]
 
 
 def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:

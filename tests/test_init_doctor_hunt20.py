@@ -157,6 +157,27 @@ def test_a_copy_an_entry_may_link_to_is_reported_but_left_for_a_person(project):
     assert _constraints(project).read_bytes() == before
 
 
+
+def test_diagnose_and_fix_look_at_the_same_links_of_a_copy(project):
+    # An item tools skip (its id is not an id) names con-001, and the copy links back to it:
+    # diagnose counted it and said --fix leaves the copy, while --fix, looking at entries only,
+    # renumbered it. Both now look at what tools see, so what diagnose says is what --fix does.
+    decisions = project / ".context" / "decisions.json"
+    entries = json.loads(decisions.read_text(encoding="utf-8"))
+    entries.append({**next(e for e in entries if e["id"] == "dec-017"), "id": "dec 17", "related_to": ["con-001"]})
+    decisions.write_text(json.dumps(entries, indent=2), encoding="utf-8")
+    items = _add_a_copy(project, "Every migration file must have a matching down migration checked in next to it.",
+                        related_to=["dec 17"])
+    # A hand-added constraint with no id, so that --fix goes through the file's ids at all.
+    _constraints(project).write_text(json.dumps([*items, {"rule": "Never log a card number", "reason": "r" * 45}]),
+                                     encoding="utf-8")
+    report = doctor.diagnose(project)
+    [copied] = [f for f in report.findings if f.code == "duplicate_id" and "copy" in f.message]
+    doctor.repair(report)
+    copy = json.loads(_constraints(project).read_text(encoding="utf-8"))[len(items) - 1]
+    assert copy["rule"] == items[-1]["rule"]
+    assert (copy["id"] != "con-001") is bool(copied.fix), copied.message
+
 # ------------------------------------------------------------------ 4. --fix dates the entry it gives an id
 
 
