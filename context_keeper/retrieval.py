@@ -67,6 +67,10 @@ GUIDANCE_ID_FILTERED = (
     "{id} is recorded, but {why}: the results below only share its words, so none of them is "
     "that entry. Ask with id=\"{id}\" to read it."
 )
+GUIDANCE_ID_FILTERED_ALONE = (
+    "{id} is recorded, but {why}, and nothing else this answer admits shares its words. Ask with "
+    "id=\"{id}\" to read it."
+)
 # For an id among other words, which were searched without it.
 NOTE_NO_ID = "No entry has the id {id} (nor had it before a renumbering){hint}: the rest of the question was searched without it."
 NOTE_ID_FILTERED = "{id} is recorded, but {why}: ask with id=\"{id}\" to read it."
@@ -233,12 +237,13 @@ def _answer(
         with state.lock:
             return state.index.admits(kind, entry_id, options)
 
-    found, missing, rest = _ids_named_in(store, text, admits)
-    # The ids' pieces are no search words: the rest of the question ranks what follows the
-    # entries named. Only when the ids name none and are all there is are they searched, to
-    # show what shares their words (as no answer).
+    found, missing, rest, words = _ids_named_in(store, text, admits)
+    # The pieces of an id are no search words: the rest of the question ranks what follows the
+    # entries named. What only looks like an id ("Dec-2024", a month) stays in the words searched.
+    # Only when the ids name none and are all there is are they searched, to show what shares
+    # their words (as no answer).
     searched_ids = bool(missing) and not found and not terms(rest)
-    searched = text if searched_ids else rest
+    searched = text if searched_ids else words
     searchable = bool(searched) and bool(terms(searched))
     # "?" or "the and of" matches every entry equally (by priors alone): a page of noise. Nor
     # does a filter make it a listing when the question names its entries.
@@ -298,7 +303,7 @@ def _answer(
     if not searched_ids:  # else the guidance says it
         warnings += [NOTE_NO_ID.format(id=entry_id, hint=hint) if hint is not None else
                      NOTE_ID_FILTERED.format(id=entry_id, why=_left_out_by(store, entry_id, filters))
-                     for entry_id, hint in missing]
+                     for entry_id, hint, likely in missing if likely]
 
     def guidance(results: Sequence[Mapping[str, Any]]) -> str | None:
         if text and not searchable and not wordless:
@@ -308,7 +313,8 @@ def _answer(
         if wordless:
             said = GUIDANCE_NO_WORDS
         elif missing_id and missing_id[1] is None:
-            said = GUIDANCE_ID_FILTERED.format(id=missing_id[0], why=_left_out_by(store, missing_id[0], filters))
+            said = (GUIDANCE_ID_FILTERED if results else GUIDANCE_ID_FILTERED_ALONE).format(
+                id=missing_id[0], why=_left_out_by(store, missing_id[0], filters))
         elif missing_id and not unreadable:
             said = (GUIDANCE_NO_ID if results else GUIDANCE_NO_ID_ALONE).format(id=missing_id[0], hint=missing_id[1])
         elif unreadable:
@@ -526,8 +532,9 @@ def _stored_id(store: Store, match: re.Match[str]) -> str | None:
 
 
 # An id among other words, not a piece of a longer word, path or file name ("codec-7",
-# "src/dec-7.py"): what follows it may end a sentence, not start an extension.
-_ID_IN_TEXT = re.compile(r"(?<![\w./\\-])" + _ID_LIKE.pattern + r"(?![\w-]|\.\w)")
+# "src/dec-7.py"): what follows it may end a sentence, not start an extension. A hyphen may join
+# it to the words around it ("dec-001-and-dec-003", "dec-007-style").
+_ID_IN_TEXT = re.compile(r"(?<![\w./\\])" + _ID_LIKE.pattern + r"(?!\w|\.\w)")
 
 
 _AROUND_ID = "?!.,;:'\"`()[]<>"
@@ -553,15 +560,17 @@ def _id_asked(store: Store, entry_id: str) -> str:
 
 
 def _ids_named_in(store: Store, text: str, admits: Callable[[str, str], bool]) -> tuple[
-        list[tuple[str, Mapping[str, Any]]], list[tuple[str, str | None]], str]:
+        list[tuple[str, Mapping[str, Any]]], list[tuple[str, str | None, bool]], str, str]:
     """What the ids ``text`` names are: the entries they name that pass the filters (kind name,
-    entry), the ids no entry has (or had), each with the ids it may have meant, or that name an
-    entry the filters leave out (``None``), and ``text`` without them. Searched as words, an id
-    finds the entries that cite it ("dec" is in every one), not the entry itself."""
+    entry); the ids no entry has (or had), each with the ids it may have meant and whether it is
+    written as an id (``_written_as_id``), or that name an entry the filters leave out (``None``,
+    ``True``); ``text`` without any of them; and ``text`` without those read as ids (recorded or
+    written as one), which is what is searched. Searched as words, an id finds the entries that
+    cite it ("dec" is in every one), not the entry itself; "Dec-2024" is words."""
     found: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    missing: dict[str, str | None] = {}
-    rest = []
-    end = 0
+    missing: dict[str, tuple[str | None, bool]] = {}
+    rest, words = [], []
+    end = kept = 0
     for match in _ID_IN_TEXT.finditer(text):
         named = _stored_id(store, match)
         if named is None:
@@ -581,7 +590,8 @@ def _ids_named_in(store: Store, text: str, admits: Callable[[str, str], bool]) -
         except NotFound:
             from context_keeper.store import spelled_otherwise
 
-            missing.setdefault(named, spelled_otherwise(store.state(model.kind_of_id(named)).entries_by_id, named))
+            likely = _written_as_id(match, recorded)
+            missing.setdefault(named, (spelled_otherwise(recorded, named), likely))
         except CorruptStoreFile:
             continue  # the file is warned about; its last good copy is searched, the id with it
         else:
@@ -589,11 +599,30 @@ def _ids_named_in(store: Store, text: str, admits: Callable[[str, str], bool]) -
             if admits(kind, entry["id"]):
                 found.setdefault(entry["id"], (kind, entry))
             else:
-                missing.setdefault(entry["id"], None)
+                missing.setdefault(entry["id"], (None, True))
+            likely = True
         rest.append(text[end:match.start()])
         end = stop
+        if likely:
+            words.append(text[kept:match.start()])
+            kept = stop
     rest.append(text[end:])
-    return list(found.values()), list(missing.items()), " ".join(rest).strip()
+    words.append(text[kept:])
+    return ([*found.values()], [(i, hint, likely) for i, (hint, likely) in missing.items()],
+            " ".join(rest).strip(), " ".join(words).strip())
+
+
+def _written_as_id(match: re.Match[str], recorded: Mapping[str, Any]) -> bool:
+    """Whether an id no entry has, among other words, is likely meant as one: its prefix in
+    lower case, as the tools write ids, and its number zero-padded as they pad it ("dec-999") or
+    no higher than the kind's highest recorded (an entry removed by hand). "Dec-2024" is a month
+    and "dec-20" a date in a store whose decisions stop at dec-009: warned about, they would
+    only mislead."""
+    if not match[1].islower():
+        return False
+    width = len(model.format_id(model.BY_PREFIX[match[1]], 0)) - len(match[1]) - 1
+    highest = max((p[1] for i in recorded if (p := model.parse_id(i)) is not None), default=0)
+    return len(match[2]) == width or int(match[2]) <= highest
 
 
 def _named_first(result: Any, found: Sequence[tuple[str, Mapping[str, Any]]], searched_ids: bool) -> Any:

@@ -3,6 +3,7 @@ query that is only the id does; the id's pieces ("dec", "007") are not searched 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,54 @@ def test_four_hex_digits_after_an_id_stay_a_suffix(service):
     answer = service.get_context(query="why dec-007-beef?")
     assert answer["no_confident_match"] is True
     assert answer["guidance"].startswith("No entry has the id dec-007-beef")
+
+
+# ------------------------------------------------------------------ what only looks like an id
+
+def _outage(root: Path) -> Service:
+    _small(root)
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, hook_cache_delay=None)
+    svc.record("decision", {
+        "summary": "Freeze label printer releases in December",
+        "problem": "The December 2024 outage took every station down when a label printer release shipped mid-peak.",
+        "why_chosen": "A release freeze from 20 December keeps the peak weeks on the build they started with."})
+    return svc
+
+
+@pytest.mark.parametrize(("query", "words"), [
+    ("what happened in the Dec-2024 outage", "what happened in the Dec 2024 outage"),
+    ("the freeze starts dec-20 for label printers", "the freeze starts dec 20 for label printers")])
+def test_a_date_written_like_an_id_is_searched_as_words(empty_project, query, words):
+    # Before: "No entry has the id dec-2024" (dec-020), and "2024" ("20") left out of the search.
+    svc = _outage(empty_project)
+    answer = svc.get_context(query=query)
+    assert not any("No entry has the id" in w for w in answer.get("warnings", []))
+    assert _ranked(answer)[0] == "dec-003"
+    assert answer["top_relevance"] >= svc.get_context(query=words)["top_relevance"]
+
+
+@pytest.mark.parametrize(("query", "unknown"), [("the freeze starts dec-020 for label printers", "dec-020"),
+                                                ("is dec-2 the printer freeze?", "dec-002")])
+def test_an_unknown_id_written_as_the_store_writes_ids_is_warned_about(empty_project, query, unknown):
+    # Three digits, as the tools pad them, or a number below the store's highest: an id (dec-002
+    # removed by hand), whose words are searched with the rest.
+    svc = _outage(empty_project)
+    path = empty_project / ".context" / "decisions.json"
+    path.write_text(json.dumps([e for e in json.loads(path.read_text()) if e["id"] != "dec-002"]))
+    answer = svc.get_context(query=query)
+    assert any(w.startswith(f"No entry has the id {unknown}") for w in answer.get("warnings", [])), answer
+    assert _ranked(answer)[0] == "dec-003"
+
+
+def test_ids_joined_by_a_hyphenated_word_are_each_found(service):
+    # Before: "dec-001-and" read as one suffixed id followed by more id, so neither was found.
+    answer = service.get_context(query="compare dec-001-and-dec-003")
+    assert _ranked(answer)[:2] == ["dec-001", "dec-003"] and answer["top_relevance"] == 1.0
+
+
+def test_a_named_entry_the_filters_leave_out_with_nothing_else_found_says_so(service):
+    # Before: "the results below only share its words", over no results.
+    answer = service.get_context(query="dec-001", types=["constraints"])
+    assert answer["results"] == []
+    assert answer["guidance"].startswith("dec-001 is recorded, but the filters given (types) leave it out")
+    assert "results below" not in answer["guidance"]
