@@ -539,6 +539,9 @@ _ID_IN_TEXT = re.compile(r"(?<![\w./\\])" + _ID_LIKE.pattern + r"(?!\w|\.\w)")
 
 _AROUND_ID = "?!.,;:'\"`()[]<>"
 _SUFFIX_MADE = re.compile(r"[0-9a-fA-F]{4}")
+# "Dec-20", "Dec-2024": a month and a day or year, written as a date is, not as an id (the tools
+# write dec-020; a hand-typed id in capitals is DEC-20).
+_A_DATE = re.compile(r"Dec-(?:[0-3]?[0-9]|(?:19|20)[0-9]{2})")
 
 
 def _id_asked(store: Store, entry_id: str) -> str:
@@ -572,7 +575,7 @@ def _ids_named_in(store: Store, text: str, admits: Callable[[str, str], bool]) -
     rest, words = [], []
     end = kept = 0
     for match in _ID_IN_TEXT.finditer(text):
-        named = _stored_id(store, match)
+        named = None if _A_DATE.fullmatch(match[0]) else _stored_id(store, match)
         if named is None:
             continue
         stop = match.end()

@@ -173,3 +173,12 @@ def test_a_named_entry_the_filters_leave_out_with_nothing_else_found_says_so(ser
     assert answer["results"] == []
     assert answer["guidance"].startswith("dec-001 is recorded, but the filters given (types) leave it out")
     assert "results below" not in answer["guidance"]
+
+
+def test_a_date_in_december_does_not_name_the_entry_with_that_number(service):
+    # dec-020 is recorded in the demo store: "Dec-20" answered with it first, fully relevant.
+    answer = service.get_context(query="the release freeze starts Dec-20, what must be done before it?")
+    assert not answer["results"] or answer["results"][0]["entry"]["id"] != "dec-020" \
+        or answer["results"][0]["relevance"] < 1.0
+    named = service.get_context(query="why dec-20?")
+    assert named["results"][0]["entry"]["id"] == "dec-020" and named["top_relevance"] == 1.0
