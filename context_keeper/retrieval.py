@@ -593,7 +593,7 @@ def _ids_named_in(store: Store, text: str, admits: Callable[[str, str], bool]) -
         except NotFound:
             from context_keeper.store import spelled_otherwise
 
-            likely = _written_as_id(match, recorded)
+            likely = _written_as_id(match, store.state(model.kind_of_id(named)).max_number)
             missing.setdefault(named, (spelled_otherwise(recorded, named), likely))
         except CorruptStoreFile:
             continue  # the file is warned about; its last good copy is searched, the id with it
@@ -615,16 +615,15 @@ def _ids_named_in(store: Store, text: str, admits: Callable[[str, str], bool]) -
             " ".join(rest).strip(), " ".join(words).strip())
 
 
-def _written_as_id(match: re.Match[str], recorded: Mapping[str, Any]) -> bool:
+def _written_as_id(match: re.Match[str], highest: int) -> bool:
     """Whether an id no entry has, among other words, is likely meant as one: its prefix in
     lower case, as the tools write ids, and its number zero-padded as they pad it ("dec-999") or
-    no higher than the kind's highest recorded (an entry removed by hand). "Dec-2024" is a month
-    and "dec-20" a date in a store whose decisions stop at dec-009: warned about, they would
-    only mislead."""
+    no higher than ``highest``, the kind's highest in its file (an entry removed by hand).
+    "Dec-2024" is a month and "dec-20" a date in a store whose decisions stop at dec-009: warned
+    about, they would only mislead."""
     if not match[1].islower():
         return False
     width = len(model.format_id(model.BY_PREFIX[match[1]], 0)) - len(match[1]) - 1
-    highest = max((p[1] for i in recorded if (p := model.parse_id(i)) is not None), default=0)
     return len(match[2]) == width or int(match[2]) <= highest
 
 
