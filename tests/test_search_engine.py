@@ -128,6 +128,27 @@ def test_a_short_camel_case_word_after_a_stop_word_stays_a_word(text, words):
     assert [term for term, compound in iter_tagged(text) if not compound] == words
 
 
+@pytest.mark.parametrize(("text", "words"), [("dbId", ["db", "id"]), ("ioId", ["io", "id"]), ("jsDb", ["js", "db"]),
+                                             ("userId", ["user", "id"]), ("ioError", ["io", "error"]), ("okBtn", ["ok", "btn"])])
+def test_a_two_letter_word_before_a_capitalised_one_is_split_like_a_longer_one(text, words):
+    # "userId" split into "user" and "id", but "dbId" was one word "dbid": the joining of short
+    # pieces meant for units ("kWh") glued two words no entry writes together.
+    tagged = list(iter_tagged(text))
+    assert [term for term, compound in tagged if not compound] == words
+    assert tagged[0] == (text.lower(), True)  # the whole token is kept too
+
+
+@pytest.mark.parametrize(("text", "words"), [("pH", ["ph"]), ("tvOS", ["tvos"]), ("dBm", ["dbm"]),
+                                             ("keV", ["kev"]), ("eBay", ["bay"]), ("macOS", ["mac", "os"])])
+def test_units_and_names_written_in_mixed_case_keep_their_reading(text, words):
+    assert [term for term, compound in iter_tagged(text) if not compound] == words
+
+
+def test_a_short_camel_case_identifier_meets_its_spaced_words():
+    ix = index(dec("dec-001", "Session keys", "the session stores the dbId of the tenant"), dec("dec-002", "Other", "nothing related"))
+    assert ids(ix.search("db id")) == ["dec-001"]
+
+
 def test_ios_is_not_the_io_of_disk_io():
     # "iOS" and "ios" stemmed to "io", so a question about the iOS build matched disk IO.
     ix = index(dec("dec-001", "Disk IO is throttled", "batch writes to limit IO on the shared volume"),

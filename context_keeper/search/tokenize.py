@@ -284,12 +284,16 @@ def _camel_words(piece: str) -> list[str]:
     they are a unit or a name written in mixed case ("kWh", "GiB", "MHz", "iOS", "PyPI"), and
     "wh" or "gi" alone is an asked word no entry has. A two-letter stop word is not joined: in
     an identifier it is a word ("findByID", "sizeInMB", "myDB", "toUI"), and the "ID", "MB"
-    after it is the word asked for. An acronym's plural is the acronym ("GPUs" → "GPU"), as a
-    word's plural stems to the word."""
+    after it is the word asked for. Nor is a capitalised word after two lower-case letters
+    ("dbId", "jsDb"): that is how an identifier joins two words, where a unit or a name puts one
+    letter first ("kWh", "pH", "eBay") or ends in capitals ("tvOS"). An acronym's plural is the
+    acronym ("GPUs" → "GPU"), as a word's plural stems to the word."""
     words: list[str] = []
     run: list[str] = []
     for sub in _CAMEL.findall(piece):
         if len(sub) <= 2 and not sub.isdigit() and sub.lower() not in _TWO_LETTER_STOPS:
+            if len(run) == 1 and len(run[0]) == 2 and run[0].islower() and len(sub) == 2 and sub.istitle():
+                words.append(run.pop())
             run.append(sub)
             continue
         if run:
