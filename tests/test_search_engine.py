@@ -166,6 +166,25 @@ def test_an_acronym_is_not_read_as_an_irregular_verb(acronym, word):
     assert terms(word.lower()) != [word]  # written in lower case it is still the verb's form
 
 
+@pytest.mark.parametrize("shouted", ["THE BUILD RAN OUT OF MEMORY", "WHY DID THE BUILD STOP WHEN IT RAN OUT OF MEMORY ON dec-7?",
+                                     "THE BUILD RAN OUT OF MEMORY again"])
+def test_a_sentence_written_in_capitals_is_read_as_its_words(shouted):
+    # Every word in capitals read as an acronym: "RAN" was no "run", so a question typed with
+    # caps lock on missed the entry that says the build ran out of memory.
+    assert [t for t in terms(shouted) if t in ("run", "ran")] == ["run"]
+    ix = index(dec("dec-001", "Builds run out of memory", "the build ran out of memory on the small runner"),
+               dec("dec-002", "Other", "nothing related"))
+    assert ix.search(shouted).top_relevance == pytest.approx(ix.search(shouted.lower()).top_relevance)
+
+
+@pytest.mark.parametrize(("text", "acronym"), [("why did the RAN step fail in our CI", "ran"), ("our CI and the CDN", "ci"),
+                                               ("HID USB HUB", "hid"), ("RAN CU DU", "ran")])
+def test_an_acronym_among_words_or_other_acronyms_stays_an_acronym(text, acronym):
+    # Capitals are a sentence's case only when most of it is in capitals and it has ordinary
+    # words ("THE", "OF"): a list of acronyms is acronyms.
+    assert acronym in terms(text)
+
+
 @pytest.mark.parametrize(("written", "asked"), [("kwh", "kWh"), ("kWh", "kwh"), ("GiB", "gib"), ("GPU", "GPUs"), ("URL", "URLs")])
 def test_a_unit_or_plural_acronym_is_as_relevant_as_its_lower_case_or_singular_spelling(written, asked):
     ix = index(dec("dec-001", f"Charging sessions are billed per {written}", "tariff per session"), dec("dec-002", "Other", "nothing related"))
