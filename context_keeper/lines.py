@@ -48,6 +48,12 @@ def _without_format_characters(text: str) -> str:
     return "".join(ch for ch in text if ch.isascii() or unicodedata.category(ch) != "Cf")
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` with ``noun``, in the plural unless ``n`` is 1 ("1 step", "2 steps"); ``plural``
+    for a noun not made plural by an "s" ("entry", "entries")."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def clip(text: Any, limit: int) -> str:
     return shorten(neutralize(text), limit)
 
