@@ -63,7 +63,7 @@ def shown_size(size: int) -> str:
         if size >= scale:
             value = size / scale
             return f"{value:.1f} {unit}" if value < 10 else f"{value:.0f} {unit}"
-    return f"{size} bytes"
+    return f"{size} byte" if size == 1 else f"{size} bytes"
 
 
 def special_kind(mode: int) -> str:

@@ -361,7 +361,7 @@ def _failed_note(error: str) -> str:
 
 
 def describe(report: Mapping[str, Any]) -> str | None:
-    from context_keeper.render import clip
+    from context_keeper.render import clip, counted
 
     when = report.get("snapshot_timestamp") or "the last compaction"
     missing = [m for m in report.get("missing_entries") or [] if isinstance(m, dict)]
@@ -375,18 +375,20 @@ def describe(report: Mapping[str, Any]) -> str | None:
             return None  # nothing was recorded before the compaction: nothing to say
         superseded = report.get("checked_superseded_count")
         if not isinstance(checked, int):
-            count = "all entries"
+            count, checked = "all entries", None
         elif not isinstance(superseded, int):  # a report from before superseded entries were counted
-            count = f"all {checked} entries"
+            count = counted(checked, "entry", "entries")
         elif superseded:
-            count = f"all {checked} entries ({checked - superseded} active, {superseded} superseded)"
+            count = f"{counted(checked, 'entry', 'entries')} ({checked - superseded} active, {superseded} superseded)"
         else:
-            count = f"all {checked} active entries"
-        return (f"Compaction check: {count} recorded before the compaction (snapshot {when}) are unchanged in the "
-                f"store.{not_checked}")
+            count = counted(checked, "active entry", "active entries")
+        if checked is not None:
+            count = ("the " if checked == 1 else "all ") + count
+        return (f"Compaction check: {count} recorded before the compaction (snapshot {when}) "
+                f"{'is' if checked == 1 else 'are'} unchanged in the store.{not_checked}")
     lines = [
         f"Compaction check: the store differs from the snapshot taken before the compaction ({when}) "
-        f"in ways the tools did not record — {len(missing)} entr{'y' if len(missing) == 1 else 'ies'} missing, "
+        f"in ways the tools did not record — {counted(len(missing), 'entry', 'entries')} missing, "
         f"{len(modified)} changed:"
     ]
     items = [("missing", m) for m in missing] + [("changed", m) for m in modified]

@@ -29,6 +29,7 @@ from typing import Any
 
 from context_keeper import config
 from context_keeper.errors import StoreError
+from context_keeper.lines import counted
 
 log = logging.getLogger("context_keeper.embeddings")
 
@@ -148,7 +149,7 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], deadline: 
                     raise EmbeddingUnavailable(f"{url}: the answer is over {MAX_ANSWER_BYTES} bytes")
             _left(deadline, url)  # a cut connection reads as the end of the answer
             if response.length:
-                raise EmbeddingUnavailable(f"{url}: the answer ended {response.length} bytes short")
+                raise EmbeddingUnavailable(f"{url}: the answer ended {counted(response.length, 'byte')} short")
         return json.loads(body.decode("utf-8"))
     # HTTPException: a bad status line, a body cut short (IncompleteRead), an invalid URL;
     # RecursionError: JSON nested deeper than the parser goes.
@@ -225,7 +226,8 @@ def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TI
             answer = _post(url, {"model": model, "input": batch}, headers, stop)
             got = answer.get("embeddings") if isinstance(answer, dict) else None
         if not isinstance(got, list) or len(got) != len(batch):
-            raise EmbeddingUnavailable(f"{url} returned {len(got) if isinstance(got, list) else 'no'} vectors for {len(batch)} texts")
+            returned = counted(len(got), "vector") if isinstance(got, list) else "no vectors"
+            raise EmbeddingUnavailable(f"{url} returned {returned} for {counted(len(batch), 'text')}")
         for value in got:
             vec = _vector(value)
             if vec is not None and len(vec) > MAX_DIM:
@@ -234,7 +236,7 @@ def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TI
                 raise EmbeddingUnavailable(f"{url} returned a vector that is not a list of finite numbers")
             dim = len(vec) if dim is None else dim
             if len(vec) != dim:
-                raise EmbeddingUnavailable(f"{url} returned vectors of {len(vec)} numbers where {dim} were expected")
+                raise EmbeddingUnavailable(f"{url} returned vectors of {counted(len(vec), 'number')} where {dim} were expected")
             vectors.append(vec)
     return vectors
 

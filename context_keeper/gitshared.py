@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from context_keeper.lines import counted
+
 GIT_TIMEOUT_S = 10
 
 
@@ -77,11 +79,12 @@ def _batch_answers(out: bytes, asked: list[bytes]) -> list[tuple[str, bytes]]:
         size = int(fields[2])
         if out[at + size:at + size + 1] != b"\n":
             raise ValueError(f"the {fields[1].decode(errors='replace')} for {name.decode(errors='replace')} "
-                             f"is not {size} bytes long")
+                             f"is not {counted(size, 'byte')} long")
         answers.append((fields[1].decode(errors="replace"), out[at:at + size]))
         at += size + 1
-    if at != len(out):
-        raise ValueError(f"{len(out) - at} bytes follow the last answer")
+    left = len(out) - at
+    if left:
+        raise ValueError(f"{counted(left, 'byte')} {'follows' if left == 1 else 'follow'} the last answer")
     return answers
 
 

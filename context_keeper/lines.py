@@ -48,6 +48,12 @@ def _without_format_characters(text: str) -> str:
     return "".join(ch for ch in text if ch.isascii() or unicodedata.category(ch) != "Cf")
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` with ``noun``, in the plural unless ``n`` is 1 ("1 step", "2 steps"); ``plural``
+    for a noun not made plural by an "s" ("entry", "entries")."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def clip(text: Any, limit: int) -> str:
     return shorten(neutralize(text), limit)
 
@@ -59,11 +65,15 @@ def shorten(text: str, limit: int) -> str:
         return text
     head = text[: limit - 1]
     if not text[limit - 1].isspace():
-        space = head.rfind(" ")
-        # A word longer than half the room (a path, a URL) is cut inside it: dropped whole, it
-        # would leave next to nothing.
-        if space >= limit // 2:
-            head = head[:space]
+        # At the last whitespace (a stored field may break its lines or use tabs). A word longer
+        # than half the room (a path, a URL) is cut inside it, dropped whole it would leave next
+        # to nothing: after its last slash or hyphen, else anywhere.
+        floor = limit // 2
+        cut = next((i for i in range(len(head) - 1, floor - 1, -1) if head[i].isspace()), -1)
+        if cut < floor:
+            cut = max(head.rfind("/"), head.rfind("\\"), head.rfind("-")) + 1
+        if cut >= floor:
+            head = head[:cut]
     return head.rstrip(" \t\r\n,;:—") + "…"
 
 

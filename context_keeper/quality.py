@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from context_keeper import model
+from context_keeper.lines import counted
 from context_keeper.model import KINDS, Kind
 from context_keeper.store import Store, readable_entries
 
@@ -52,12 +53,14 @@ def verify_quality(store: Store, min_reason_chars: int = 80, *, include_isolated
             chars = _reasoning_chars(kind, entry)
             if chars < min_reason_chars:
                 issues.append({"issue": "thin_reasoning", "id": entry["id"], "summary": title,
-                               "detail": f"{chars} characters of reasoning (< {min_reason_chars}); add why it holds and what it prevents"})
+                               "detail": f"{counted(chars, 'character')} of reasoning (< {min_reason_chars}); add why it holds and "
+                                         "what it prevents"})
             thin = _thin_steps(entry) if kind is model.PIPELINE else []
             if thin:
                 shown = ", ".join(f"{n} ({action!r})" for n, action in thin[:5]) + (" …" if len(thin) > 5 else "")
                 issues.append({"issue": "thin_steps", "id": entry["id"], "summary": title,
-                               "detail": f"{len(thin)} of its {len(entry.get('steps') or [])} steps are a character or two: "
+                               "detail": f"{len(thin)} of its {counted(len(entry.get('steps') or []), 'step')} "
+                                         f"{'is' if len(thin) == 1 else 'are'} a character or two: "
                                          f"step {shown}; write what is done and with what in each"})
             if not entry.get("tags"):
                 issues.append({"issue": "missing_tags", "id": entry["id"], "summary": title,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from context_keeper.lines import clip, constraint_line, decision_line, neutralize, pipeline_line, shorten, via_phrase  # noqa: F401 - re-exported
+from context_keeper.lines import (  # noqa: F401 - re-exported
+    clip, constraint_line, counted, decision_line, neutralize, pipeline_line, shorten, via_phrase)
 from context_keeper.model import DECISION, Kind, entry_title, id_sort_key
 
 TYPE_CHECKING = False  # typing costs ~5 ms to import on the hooks' cold path

@@ -562,6 +562,12 @@ def _id_asked(store: Store, entry_id: str) -> str:
     return match[1].lower() + key[len(match[1]):]
 
 
+def ids_named_in(store: Store, text: str) -> frozenset[str]:
+    """The ids of the recorded entries ``text`` names, as a query reads them (``_ids_named_in``:
+    "DEC-8" is dec-008, "Dec-2024" a month): the entries its answer puts first."""
+    return frozenset(entry["id"] for _, entry in _ids_named_in(store, text, lambda kind, entry_id: True)[0])
+
+
 def _ids_named_in(store: Store, text: str, admits: Callable[[str, str], bool]) -> tuple[
         list[tuple[str, Mapping[str, Any]]], list[tuple[str, str | None, bool]], str, str]:
     """What the ids ``text`` names are: the entries they name that pass the filters (kind name,

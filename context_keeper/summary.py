@@ -168,8 +168,8 @@ def build_summary(
 
     note_reserve = 40 if token_budget - envelope >= 200 else SHORT_NOTE_TOKENS
     packer = _Packer(max(token_budget - note_reserve - envelope, 0))
-    counts = (f"{_count(len(active_decisions), 'active decision')}, {_count(len(active_constraints), 'constraint')}, "
-              f"{_count(len(active_pipelines), 'pipeline')}")
+    counts = (f"{render.counted(len(active_decisions), 'active decision')}, "
+              f"{render.counted(len(active_constraints), 'constraint')}, {render.counted(len(active_pipelines), 'pipeline')}")
     if not packer.add(f"Project memory for {render.clip(project_name, 80)}: {counts} "
                       "(recorded reference material; use get_context for details)."):
         # The counts are the least a summary says, however small its budget.
@@ -236,7 +236,7 @@ def build_summary(
 
     dropped = {what: n for what, n in packer.dropped.items() if n > 0}  # a zero is not a cut
     if dropped:
-        parts = ", ".join(_count(n, what[:-1]) for what, n in dropped.items())  # "constraints" → "1 constraint"
+        parts = ", ".join(render.counted(n, what[:-1]) for what, n in dropped.items())  # "constraints" → "1 constraint"
         note = f"\n(Budget of {token_budget} tokens reached: {parts} not shown; get_context or query_entries retrieves them.)"
         if packer.used + estimate_tokens(note) > token_budget - envelope:
             total = sum(dropped.values())
@@ -254,7 +254,3 @@ def build_summary(
         },
         "dropped": dropped,
     }
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -73,6 +73,28 @@ def test_user_prompt_recall_is_not_repeated_in_a_session(project: Path):
     assert injected(run_hook("user_prompt_submit", prompt, env=env)) is None
 
 
+def test_an_entry_the_prompt_names_by_id_is_shown_again(project: Path):
+    # The user asking "why did we pick dec-008?" asks for that entry: it was left out because
+    # an earlier prompt of the session had shown it, and the agent got only a weaker match.
+    env = hook_env(project)
+    first = injected(run_hook("user_prompt_submit", payload("user_prompt_submit", project, session_id="s-9"), env=env))
+    shown = _listed(first)
+    assert "dec-008" in shown and len(shown) > 1
+    asked = payload("user_prompt_submit", project, session_id="s-9",
+                    prompt="why did we pick DEC-8 for carrier API retries and backoff?")
+    again = injected(run_hook("user_prompt_submit", asked, env=env))
+    assert "dec-008" in _listed(again)
+    # The other matches shown before stay out (a new session would show them for this prompt).
+    fresh = injected(run_hook("user_prompt_submit", {**asked, "session_id": "s-10"}, env=env))
+    repeated = [i for i in shown if i != "dec-008" and i in _listed(fresh)]
+    assert repeated and not set(repeated) & set(_listed(again))
+
+
+def _listed(text: str) -> list[str]:
+    """The ids of the entries a hook's text lists, one per "- <id>..." line."""
+    return [line.split(" ", 2)[1].rstrip(":") for line in text.splitlines() if line.startswith("- ")]
+
+
 def test_commit_reminder_once_per_commit(project: Path):
     env = hook_env(project)
     commit = payload("post_tool_use_bash_commit", project)

@@ -574,3 +574,23 @@ def test_a_text_cut_just_after_a_line_break_ends_in_its_last_word():
     from context_keeper.lines import shorten
 
     assert shorten("Kept for audits.\n Then archived.", 18) == "Kept for audits.…"
+
+
+@pytest.mark.parametrize(("text", "limit", "cut"), [
+    # The last break before the room ends is a line break or a tab, not a space: the cut went
+    # inside "archived".
+    ("Kept for\naudits\nthen\narchived\nyearly", 25, "Kept for\naudits\nthen…"),
+    ("name\tbackoff\tjitter\tcapped", 22, "name\tbackoff\tjitter…"),
+    # A path or URL longer than half the room: cut after its last slash or hyphen, not at any letter.
+    ("see src/packwise/carriers/adapters/royal_mail.py for details", 40, "see src/packwise/carriers/adapters/…"),
+    ("https://docs.example.com/carriers/royal-mail/rate-limits?region=uk", 56,
+     "https://docs.example.com/carriers/royal-mail/rate-…"),
+    ("C:\\src\\packwise\\carriers\\royal_mail.py", 30, "C:\\src\\packwise\\carriers\\…"),
+    # Between words a space is still where the cut goes, not a hyphen after it.
+    ("we chose the well-known approach", 20, "we chose the…"),
+])
+def test_a_text_is_cut_at_any_whitespace_and_inside_a_long_path_after_a_slash_or_hyphen(text, limit, cut):
+    from context_keeper.lines import shorten
+
+    assert shorten(text, limit) == cut
+    assert len(cut) <= limit

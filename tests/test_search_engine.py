@@ -128,6 +128,27 @@ def test_a_short_camel_case_word_after_a_stop_word_stays_a_word(text, words):
     assert [term for term, compound in iter_tagged(text) if not compound] == words
 
 
+@pytest.mark.parametrize(("text", "words"), [("dbId", ["db", "id"]), ("ioId", ["io", "id"]), ("jsDb", ["js", "db"]),
+                                             ("userId", ["user", "id"]), ("ioError", ["io", "error"]), ("okBtn", ["ok", "btn"])])
+def test_a_two_letter_word_before_a_capitalised_one_is_split_like_a_longer_one(text, words):
+    # "userId" split into "user" and "id", but "dbId" was one word "dbid": the joining of short
+    # pieces meant for units ("kWh") glued two words no entry writes together.
+    tagged = list(iter_tagged(text))
+    assert [term for term, compound in tagged if not compound] == words
+    assert tagged[0] == (text.lower(), True)  # the whole token is kept too
+
+
+@pytest.mark.parametrize(("text", "words"), [("pH", ["ph"]), ("tvOS", ["tvos"]), ("dBm", ["dbm"]),
+                                             ("keV", ["kev"]), ("eBay", ["bay"]), ("macOS", ["mac", "os"])])
+def test_units_and_names_written_in_mixed_case_keep_their_reading(text, words):
+    assert [term for term, compound in iter_tagged(text) if not compound] == words
+
+
+def test_a_short_camel_case_identifier_meets_its_spaced_words():
+    ix = index(dec("dec-001", "Session keys", "the session stores the dbId of the tenant"), dec("dec-002", "Other", "nothing related"))
+    assert ids(ix.search("db id")) == ["dec-001"]
+
+
 def test_ios_is_not_the_io_of_disk_io():
     # "iOS" and "ios" stemmed to "io", so a question about the iOS build matched disk IO.
     ix = index(dec("dec-001", "Disk IO is throttled", "batch writes to limit IO on the shared volume"),
@@ -143,6 +164,25 @@ def test_an_acronym_is_not_read_as_an_irregular_verb(acronym, word):
     assert terms(acronym) == [word]
     assert terms(f"the {acronym} driver") == [word, "driver"]
     assert terms(word.lower()) != [word]  # written in lower case it is still the verb's form
+
+
+@pytest.mark.parametrize("shouted", ["THE BUILD RAN OUT OF MEMORY", "WHY DID THE BUILD STOP WHEN IT RAN OUT OF MEMORY ON dec-7?",
+                                     "THE BUILD RAN OUT OF MEMORY again"])
+def test_a_sentence_written_in_capitals_is_read_as_its_words(shouted):
+    # Every word in capitals read as an acronym: "RAN" was no "run", so a question typed with
+    # caps lock on missed the entry that says the build ran out of memory.
+    assert [t for t in terms(shouted) if t in ("run", "ran")] == ["run"]
+    ix = index(dec("dec-001", "Builds run out of memory", "the build ran out of memory on the small runner"),
+               dec("dec-002", "Other", "nothing related"))
+    assert ix.search(shouted).top_relevance == pytest.approx(ix.search(shouted.lower()).top_relevance)
+
+
+@pytest.mark.parametrize(("text", "acronym"), [("why did the RAN step fail in our CI", "ran"), ("our CI and the CDN", "ci"),
+                                               ("HID USB HUB", "hid"), ("RAN CU DU", "ran")])
+def test_an_acronym_among_words_or_other_acronyms_stays_an_acronym(text, acronym):
+    # Capitals are a sentence's case only when most of it is in capitals and it has ordinary
+    # words ("THE", "OF"): a list of acronyms is acronyms.
+    assert acronym in terms(text)
 
 
 @pytest.mark.parametrize(("written", "asked"), [("kwh", "kWh"), ("kWh", "kwh"), ("GiB", "gib"), ("GPU", "GPUs"), ("URL", "URLs")])

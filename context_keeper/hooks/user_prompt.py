@@ -1,8 +1,9 @@
 """UserPromptSubmit: entries confidently relevant to the prompt, each once per session.
 
 Silent when the retrieval engine abstains (``no_confident_match``), when only weak or
-historical matches come back, when every match was already shown in this session, for slash
-commands and for prompts too short to search on. This is the one hook on the search engine's
+historical matches come back, when every match was already shown in this session (an entry the
+prompt names by id is shown again: it is asked for), for slash commands and for prompts too
+short to search on. This is the one hook on the search engine's
 path (it imports the core, never the MCP SDK); Claude Code allows it 30 s.
 """
 
@@ -39,9 +40,9 @@ def handle(ctx: HookContext) -> str | None:
     from context_keeper.oneshot import IndexNotReady
 
     service = _service(ctx.root)
+    query = _query_text(ctx.text("prompt"))
     try:
-        result = service.get_context(query=_query_text(ctx.text("prompt")), token_budget=TOKEN_BUDGET,
-                                     include_related=False)
+        result = service.get_context(query=query, token_budget=TOKEN_BUDGET, include_related=False)
     except IndexNotReady:
         return None  # may_build logged why
     service.save_search_state()
@@ -53,8 +54,10 @@ def handle(ctx: HookContext) -> str | None:
     state = ctx.state()
     fresh = set(state.unseen(keys.values()))
     # The prompt's best matches minus those already shown: once they are all in the
-    # conversation, the same prompt again brings nothing, not the next-best ones.
-    chosen = [r for r in hits[:MAX_ENTRIES] if keys[r["entry"]["id"]] in fresh]
+    # conversation, the same prompt again brings nothing, not the next-best ones. An entry the
+    # prompt names by id ("why did we pick dec-007?") is asked for, and shown however often.
+    named = service.ids_named_in(query)
+    chosen = [r for r in hits[:MAX_ENTRIES] if keys[r["entry"]["id"]] in fresh or r["entry"]["id"] in named]
     if not chosen:
         return None
     lines = ["Recorded project memory that matches this prompt (from .context/; full entries via get_context):"]
@@ -115,6 +118,12 @@ def _service(root: str):  # -> oneshot.OneShotService
     from context_keeper.oneshot import OneShotService
 
     class PromptService(OneShotService):
+        def ids_named_in(self, text: str) -> frozenset[str]:
+            """The ids of the entries ``text`` names, in the store just searched."""
+            from context_keeper.retrieval import ids_named_in
+
+            return ids_named_in(self._store, text) if self._store is not None else frozenset()
+
         def seen_key(self, kind_name: str, entry: dict) -> str:
             """The session seen-key of ``entry``, an answer's entry: from its item as stored in
             the very reading the index searched (the last good copy of a broken file), as the

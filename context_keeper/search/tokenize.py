@@ -5,7 +5,7 @@ Lowercase; punctuation stripped (``"storage?"`` → ``storag``); identifiers and
 identifier is kept as one more, unstemmed term so an exact mention still scores higher; a dotted
 number (``1.5.0``, ``v2.3``, ``0.5``) kept whole; parts stemmed with the Snowball English stemmer,
 irregular verb forms read as their verb (``held`` → ``hold``; an acronym in capitals, ``HID``, is
-no ``hide``) and some phrasal verbs as the word of their act (``called off`` → ``cancel``); stop
+no ``hide``, except in a text written all in capitals) and some phrasal verbs as the word of their act (``called off`` → ``cancel``); stop
 words dropped so they never count as a match.
 """
 
@@ -284,12 +284,16 @@ def _camel_words(piece: str) -> list[str]:
     they are a unit or a name written in mixed case ("kWh", "GiB", "MHz", "iOS", "PyPI"), and
     "wh" or "gi" alone is an asked word no entry has. A two-letter stop word is not joined: in
     an identifier it is a word ("findByID", "sizeInMB", "myDB", "toUI"), and the "ID", "MB"
-    after it is the word asked for. An acronym's plural is the acronym ("GPUs" → "GPU"), as a
-    word's plural stems to the word."""
+    after it is the word asked for. Nor is a capitalised word after two lower-case letters
+    ("dbId", "jsDb"): that is how an identifier joins two words, where a unit or a name puts one
+    letter first ("kWh", "pH", "eBay") or ends in capitals ("tvOS"). An acronym's plural is the
+    acronym ("GPUs" → "GPU"), as a word's plural stems to the word."""
     words: list[str] = []
     run: list[str] = []
     for sub in _CAMEL.findall(piece):
         if len(sub) <= 2 and not sub.isdigit() and sub.lower() not in _TWO_LETTER_STOPS:
+            if len(run) == 1 and len(run[0]) == 2 and run[0].islower() and len(sub) == 2 and sub.istitle():
+                words.append(run.pop())
             run.append(sub)
             continue
         if run:
@@ -371,6 +375,25 @@ def _prepared(text: str) -> str:
     return text
 
 
+_CAPITALS_WORD = re.compile(r"(?<![A-Za-z])[A-Z]{2,}(?![A-Za-z])")
+_CAPITALS = bytes(range(ord("A"), ord("Z") + 1))
+_LOWER_CASE = bytes(range(ord("a"), ord("z") + 1))
+
+
+def _in_capitals(text: str) -> bool:
+    """Whether ``text`` is written in capitals (caps lock on, a shouted log line): three capitals
+    or more to each lower-case letter (an id or path may be in lower case) and ordinary words in
+    capitals, "THE" or "OF", of three letters at least, as no list of acronyms has ("IT", "US"
+    alone are acronyms too)."""
+    # Letters counted by deleting them from bytes: a pattern scanning every text cost a tenth of
+    # the tokenizing.
+    letters = text.encode("ascii", "ignore")
+    capitals = len(letters) - len(letters.translate(None, _CAPITALS))
+    if capitals < 3 or capitals < 3 * (len(letters) - len(letters.translate(None, _LOWER_CASE))):
+        return False
+    return sum(len(word) for word in _CAPITALS_WORD.findall(text) if word.lower() in STOP_WORDS) >= 3
+
+
 def iter_tagged(text: str) -> Iterator[tuple[str, bool]]:
     """``(term, is_compound)`` pairs of ``text`` in order, with repeats. Compound terms are
     whole identifiers/paths kept beside their parts: an exact mention is a bonus, and a
@@ -378,8 +401,13 @@ def iter_tagged(text: str) -> Iterator[tuple[str, bool]]:
     if not text:
         return
     text = _prepared(text)
+    # In a text written in capitals a word in capitals is no acronym: "RAN" of "THE BUILD RAN OUT
+    # OF MEMORY" is the verb's form (see stem).
+    capitals = _in_capitals(text)
     cache = _chunk_cache
     for chunk in _CHUNK.findall(text):
+        if capitals and chunk.isupper():
+            chunk = chunk.lower()
         out = cache.get(chunk)
         if out is None:
             out = _chunk_terms(chunk)
