@@ -129,7 +129,7 @@ def _url(value: Any) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
-def _loopback(host: str) -> bool:
+def loopback(host: str) -> bool:
     import ipaddress  # only when a key is configured
 
     if host.lower() == "localhost":
@@ -163,7 +163,7 @@ def unapproved_host(semantic: Any, env: Mapping[str, str]) -> str | None:
 
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
-    if _loopback(host):
+    if loopback(host):
         return None
     port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
     spellings = {host, f"{host}:{port}", f"[{host}]", f"[{host}]:{port}"}
@@ -200,7 +200,7 @@ def cleartext_key(semantic: Any) -> tuple[str, str] | None:
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
-    if parts.scheme.lower() != "http" or _loopback(parts.hostname or ""):
+    if parts.scheme.lower() != "http" or loopback(parts.hostname or ""):
         return None
     return url, variable
 

@@ -7,6 +7,7 @@ falls back silently to the lexical ranking: retrieval must never depend on a net
 The key ``semantic.api_key_env`` names is never sent over plain http to another machine, and
 nothing at all (no text, no key) goes to a host other than this machine unless the user allows it
 in ``CONTEXT_KEEPER_SEMANTIC_HOSTS`` (``config.unapproved_host``): config.json is committed.
+An endpoint on this machine is asked directly, never through a proxy of the environment.
 """
 
 from __future__ import annotations
@@ -120,6 +121,18 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         raise urllib.error.HTTPError(req.full_url, code, f"redirected to {newurl}: not followed", headers, fp)
 
 
+def _proxies(url: str) -> dict[str, str]:
+    """The proxies a request to ``url`` goes through: those of the environment (``https_proxy``,
+    ``no_proxy``, ...), as urllib reads them, except for an endpoint on this machine, asked
+    directly as curl and requests ask ``localhost``: through a proxy, the text and key meant for a
+    local Ollama went to another machine, the key in cleartext. (A key never goes over plain http
+    to another machine at all, ``_key_header``; to an https one through a proxy, it goes inside
+    the TLS tunnel.)"""
+    from urllib.parse import urlsplit
+
+    return {} if config.loopback(urlsplit(url).hostname or "") else urllib.request.getproxies()
+
+
 def _cut(sockets: Sequence[socket.socket]) -> None:
     # shutdown, not close: it wakes a read blocked in another thread (close does not).
     for sock in sockets:
@@ -137,7 +150,8 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], deadline: 
     try:
         request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"),
                                          headers={"Content-Type": "application/json", **headers}, method="POST")
-        opener = urllib.request.build_opener(_WatchedHTTP(sockets, deadline), _WatchedHTTPS(sockets, deadline),
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler(_proxies(url)),
+                                             _WatchedHTTP(sockets, deadline), _WatchedHTTPS(sockets, deadline),
                                              _NoRedirects())
         watchdog.start()
         with opener.open(request, timeout=_left(deadline, url)) as response:
