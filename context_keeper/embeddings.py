@@ -3,7 +3,8 @@
 Off by default (``semantic.enabled``). Entry vectors are cached in ``.context/embeddings.json``
 as ``{id: {"hash", "vec"}}`` keyed by a hash of the api, URL, model and entry text, so only new
 or changed entries are embedded, in batches. Any failure — endpoint down, slow, malformed answer —
-falls back silently to the lexical ranking: retrieval must never depend on a network service.
+falls back to the lexical ranking (the answer's warnings say so): retrieval must never depend on a
+network service. ``probe`` is doctor's check of the endpoint.
 The key ``semantic.api_key_env`` names is never sent over plain http to another machine, and
 nothing at all (no text, no key) goes to a host other than this machine unless the user allows it
 in ``CONTEXT_KEEPER_SEMANTIC_HOSTS`` (``config.unapproved_host``): config.json is committed.
@@ -49,6 +50,8 @@ class EmbeddingUnavailable(Exception):
     """The endpoint could not produce embeddings; callers fall back to lexical ranking."""
 
     timed_out = False  # no complete answer in the time allowed (else an error or a bad answer)
+    status: int | None = None  # the HTTP status of an error answer
+    said = ""  # the start of an error answer's body: the server's own words
 
 
 class _TimedOut(EmbeddingUnavailable):
@@ -169,7 +172,13 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], deadline: 
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, RecursionError) as exc:
         if time.monotonic() >= deadline:
             raise _TimedOut(f"{url}: no complete answer in the time allowed") from exc
-        raise EmbeddingUnavailable(f"{url}: {exc!r}") from exc
+        failure = EmbeddingUnavailable(f"{url}: {exc!r}")
+        if isinstance(exc, urllib.error.HTTPError):
+            failure.status = exc.code
+            # Read while the watchdog still runs: "model not found, try pulling it first" is the fix.
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                failure.said = " ".join(exc.read(300).decode("utf-8", "replace").split())
+        raise failure from exc
     finally:
         watchdog.cancel()
 
@@ -251,6 +260,85 @@ def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TI
                 raise EmbeddingUnavailable(f"{url} returned vectors of {len(vec)} numbers where {dim} were expected")
             vectors.append(vec)
     return vectors
+
+
+FAILURES_BEFORE_BACKOFF = 3  # queries in a row whose embedding failed, before the endpoint is left alone
+BACKOFF_S = 60.0  # how long it is then left alone: a down endpoint cost every query up to 2 s
+
+# Per endpoint and model: queries in a row whose embedding failed, and until when (monotonic) it is
+# not asked. A long-running server's state; a hook's process starts afresh.
+_failing: dict[str, tuple[int, float]] = {}
+
+
+def query_vector(text: str, settings: Mapping[str, Any], deadline: float) -> list[float]:
+    """The vector of a question (``embed``), unless the endpoint failed FAILURES_BEFORE_BACKOFF
+    queries in a row: then it is not asked for BACKOFF_S seconds (EmbeddingUnavailable at once),
+    and asked again after that; one answer ends the pause. Said once, at WARNING, when a pause
+    begins after an answer."""
+    source = "\n".join(_source(settings))
+    failures, until = _failing.get(source, (0, 0.0))
+    if time.monotonic() < until:
+        raise EmbeddingUnavailable(f"{_source(settings)[1]} failed {failures} queries in a row, so it is not asked "
+                                   f"for {until - time.monotonic():.0f} s more")
+    try:
+        vec = embed([text], settings, deadline=deadline)[0]
+    except EmbeddingUnavailable as exc:
+        failures += 1
+        if failures >= FAILURES_BEFORE_BACKOFF:
+            if failures == FAILURES_BEFORE_BACKOFF:
+                log.warning("semantic blend: %s failed %d queries in a row (last: %s); it is asked again in %g s, "
+                            "and answers are ranked lexically meanwhile. `context-keeper doctor` says what to fix",
+                            _source(settings)[1], failures, exc, BACKOFF_S)
+            until = time.monotonic() + BACKOFF_S
+        _failing[source] = (failures, until)
+        raise
+    _failing.pop(source, None)
+    return vec
+
+
+def probe(settings: Mapping[str, Any]) -> tuple[str | None, str]:
+    """Ask the endpoint for two short texts' vectors, in one request within TIMEOUT_S, for doctor:
+    ``(None, what answered)`` when it gives embeddings, else ``(what is wrong and what to fix, "")``."""
+    api, base, model = _source(settings)
+    try:
+        vectors = embed(["context-keeper doctor", "a probe of the embedding endpoint"], settings, TIMEOUT_S)
+    except EmbeddingUnavailable as exc:
+        return _what_failed(exc, api, base, model), ""
+    return None, f"{base} answered with vectors of {len(vectors[0])} numbers ({api} API, model {model})"
+
+
+def _what_failed(exc: EmbeddingUnavailable, api: str, base: str, model: str) -> str:
+    """``exc`` in words that say what to fix."""
+    from urllib.parse import urlsplit
+
+    said = f" (the server said: {exc.said})" if exc.said else ""
+    if exc.timed_out:
+        return (f"{base} gave no complete answer within {TIMEOUT_S:g} s, the most one request may take: the server "
+                "is overloaded, or the model is still loading or too slow on this machine")
+    if exc.status == 404:
+        pull = f" (Ollama: `ollama pull {model}`)" if api != "openai" else ""
+        return (f"{base} answered 404 Not Found{said}: the model {model} (semantic.model) is not there{pull}, or "
+                f"semantic.url or semantic.api does not fit the server (semantic.url is its base, such as "
+                "http://localhost:11434 for Ollama or https://api.openai.com/v1 for the OpenAI API)")
+    if exc.status in (401, 403):
+        return (f"{base} refused the request with {exc.status}{said}: the key is missing or wrong (semantic.api_key_env "
+                "names the environment variable that holds it)")
+    if exc.status is not None:
+        return f"{base} answered HTTP {exc.status}{said}: see the embedding server's log"
+    cause = exc.__cause__
+    reason = cause.reason if isinstance(cause, urllib.error.URLError) else cause
+    where = urlsplit(base).netloc
+    if isinstance(reason, ConnectionRefusedError):
+        return (f"nothing accepts connections at {where}: start the embedding server (Ollama: `ollama serve`), or set "
+                "semantic.url to where it listens")
+    if isinstance(reason, socket.gaierror):
+        return f"the host name in {base} does not resolve ({reason.strerror}): check semantic.url"
+    if isinstance(reason, OSError):
+        return f"{where} could not be reached ({reason}): check semantic.url and the network"
+    if isinstance(cause, (ValueError, RecursionError, http.client.HTTPException)):
+        return (f"{base} answered with something that is not JSON embeddings ({cause.__class__.__name__}): "
+                "semantic.url may name another service, or semantic.api the other API")
+    return f"{base} answered, but not with usable embeddings: {exc}"
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
+import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from context_keeper import config, embeddings
-from tests.test_semantic import SHUTDOWN_POLL, Scripted, fake_vector, scripted  # noqa: F401
+from context_keeper.doctor import diagnose
+from context_keeper.service import Service
+from tests.test_semantic import (QUERY, SHUTDOWN_POLL, Scripted, _ids, _lexical_ids, _project, fake_vector,  # noqa: F401
+                                 scripted)
 
 
 class Proxy(BaseHTTPRequestHandler):
@@ -63,3 +71,119 @@ def test_a_remote_https_endpoint_still_goes_through_the_https_proxy(proxy, monke
         embeddings.embed(["alpha"], {"url": "https://embed.corp.example", "api_key_env": "CK_TEST_KEY"})
     # A tunnel: the key and the text travel inside TLS, the proxy sees only where to.
     assert Proxy.seen == [("CONNECT", "embed.corp.example:443", None)]
+
+
+# ------------------------------------------------------------------ 2. a failing blend is named
+
+
+class Failing(BaseHTTPRequestHandler):
+    """An embedding endpoint that fails as ``mode`` says, counting the requests it gets."""
+
+    mode = "ok"
+    requests: list[str] = []
+
+    def do_POST(self):  # noqa: N802 - http.server API
+        texts = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
+        Failing.requests.append(self.path)
+        status, body = 200, json.dumps({"embeddings": [fake_vector(t) for t in texts]}).encode()
+        if Failing.mode == "not-found":
+            status, body = 404, b'{"error":"model \\"nomic-embed-text\\" not found, try pulling it first"}'
+        elif Failing.mode == "error":
+            status, body = 500, b'{"error":"boom"}'
+        elif Failing.mode == "slow":
+            time.sleep(1.0)
+        elif Failing.mode == "not-json":
+            body = b'{"embeddings": [[1,2,'
+        elif Failing.mode == "dimensions":
+            body = json.dumps({"embeddings": [[0.5] * (3 + i) for i in range(len(texts))]}).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        with contextlib.suppress(OSError):  # the client gave up
+            self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def failing(monkeypatch):
+    Failing.mode, Failing.requests = "ok", []
+    monkeypatch.setattr(embeddings, "_failing", {}, raising=False)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Failing)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL}, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _endpoint_findings(root, semantic):
+    (root / ".context" / "config.json").write_text(json.dumps({"semantic": semantic}), encoding="utf-8")
+    return [f for f in diagnose(root).findings if f.code == "semantic_endpoint"]
+
+
+@pytest.mark.parametrize(("mode", "words"), [
+    ("not-found", ["404", "not found, try pulling it first", "ollama pull nomic-embed-text", "semantic.url"]),
+    ("error", ["500", "boom"]),
+    ("slow", ["no complete answer within"]),
+    ("not-json", ["not JSON"]),
+    ("dimensions", ["4 numbers where 3 were expected"]),
+])
+def test_doctor_probes_the_endpoint_and_says_what_is_wrong(tmp_path, failing, monkeypatch, mode, words):
+    monkeypatch.setattr(embeddings, "TIMEOUT_S", 0.3)
+    root = tmp_path / "p"
+    root.mkdir()
+    Service(env={}).init_project(str(root))
+    Failing.mode = mode
+    found = _endpoint_findings(root, {"enabled": True, "url": failing})
+    assert [f.severity for f in found] == ["warning"], found
+    assert all(word in found[0].message for word in words), found[0].message
+    assert "ranked lexically" in found[0].message
+    assert len(Failing.requests) == 1  # one small request
+
+
+def test_doctor_says_when_nothing_listens_at_the_endpoint(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    root = tmp_path / "p"
+    root.mkdir()
+    Service(env={}).init_project(str(root))
+    found = _endpoint_findings(root, {"enabled": True, "url": f"http://127.0.0.1:{closed}"})
+    assert [f.severity for f in found] == ["warning"]
+    assert f"127.0.0.1:{closed}" in found[0].message and "ollama serve" in found[0].message
+
+
+def test_doctor_probes_only_when_the_blend_is_on_and_is_quiet_when_it_answers(tmp_path, failing):
+    root = tmp_path / "p"
+    root.mkdir()
+    Service(env={}).init_project(str(root))
+    assert _endpoint_findings(root, {"enabled": False, "url": failing}) == []
+    assert Failing.requests == []
+    found = _endpoint_findings(root, {"enabled": True, "url": failing})
+    assert [f.severity for f in found] == ["info"] and "3 numbers" in found[0].message
+    assert diagnose(root).exit_code == 0
+
+
+def test_a_failing_endpoint_is_left_alone_for_a_while_and_the_answer_says_the_blend_was_skipped(
+        tmp_path, failing, caplog):
+    Failing.mode = "error"
+    svc = _project(tmp_path, {"enabled": True, "url": failing, "weight": 400})
+    with caplog.at_level(logging.WARNING, logger="context_keeper.embeddings"):
+        answers = [svc.get_context(query=QUERY) for _ in range(5)]
+    assert len(Failing.requests) == 3  # three failures in a row, then not asked again meanwhile
+    assert all(_ids(a) == _lexical_ids(svc) for a in answers)
+    notes = [[w for w in a.get("warnings", []) if "semantic blend" in w] for a in answers]
+    assert all(len(n) == 1 and "ranked lexically" in n[0] for n in notes), notes
+    assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
+
+
+def test_an_endpoint_left_alone_is_asked_again_once_the_pause_is_over(tmp_path, failing, monkeypatch):
+    monkeypatch.setattr(embeddings, "BACKOFF_S", 0.0, raising=False)
+    Failing.mode = "error"
+    svc = _project(tmp_path, {"enabled": True, "url": failing, "weight": 400})
+    for _ in range(4):
+        svc.get_context(query=QUERY)
+    Failing.mode = "ok"
+    answer = svc.get_context(query=QUERY, include_related=False)
+    assert _ids(answer)[0] == "dec-002" and "warnings" not in answer  # blended again, nothing to say
