@@ -43,6 +43,14 @@ _CHUNK = 65536
 # embedding answer (or a body that never ends) and would only fill memory until the deadline.
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 MAX_DIM = 16_384  # numbers per vector: the largest embedding models give a few thousand
+# The most text sent for one entry. OpenAI's embedding models take at most 8,191 tokens an
+# input and refuse a longer one (400), failing its whole batch; a token is rarely under one
+# character and almost never under half of one, so 4,000 characters fit with room to spare. The
+# title and the start of the problem, which lead the text, carry what an embedding captures.
+MAX_TEXT_CHARS = 4000
+# Statuses for an input the endpoint will not take (too long for the model, say): the rest of
+# its batch is asked again without it (entry_vectors).
+REFUSED_INPUT = (400, 413, 422)
 _TEXT_FIELDS = ("summary", "name", "rule", "problem", "why_chosen", "purpose", "reason", "when_to_invoke")
 
 
@@ -61,7 +69,7 @@ class _TimedOut(EmbeddingUnavailable):
 def entry_text(entry: Mapping[str, Any]) -> str:
     parts = [str(entry.get(f) or "") for f in _TEXT_FIELDS]
     parts += [str(t) for t in entry.get("tags") or []]
-    return "\n".join(p for p in parts if p)
+    return "\n".join(p for p in parts if p)[:MAX_TEXT_CHARS]
 
 
 def _hash(source: str, text: str) -> str:
@@ -366,8 +374,9 @@ def entry_vectors(store: Any, entries: Sequence[Mapping[str, Any]], settings: Ma
                   timeout: float = TIMEOUT_S) -> dict[str, list[float]]:
     """Vectors for ``entries`` by id, of ``dim`` numbers when given: cached ones where the
     entry's text and the api, URL and model are unchanged, the rest embedded (``embed``'s
-    ``timeout`` and ``deadline``) and cached. Raises EmbeddingUnavailable when not all can be
-    had; the batches embedded before the failure are cached all the same, so a cold cache that
+    ``timeout`` and ``deadline``) and cached. An entry the endpoint refuses on its own (a
+    REFUSED_INPUT status) gets no vector. Raises EmbeddingUnavailable when not all the others can
+    be had; the batches embedded before the failure are cached all the same, so a cold cache that
     takes longer than one query allows fills over the next ones."""
     api, base, model = _source(settings)
     source = f"{api}\n{base}\n{model}"
@@ -381,12 +390,22 @@ def entry_vectors(store: Any, entries: Sequence[Mapping[str, Any]], settings: Ma
     missing = [e for e in entries if e["id"] not in found]
     fresh: dict[str, dict[str, Any]] = {}
     size = min(BATCH, _batch_size.get(source, BATCH))
+    batches = [missing[start : start + size] for start in range(0, len(missing), size)]
     try:
-        for start in range(0, len(missing), size):
-            batch = missing[start : start + size]
+        while batches:
+            batch = batches.pop(0)
             try:
                 vectors = embed([entry_text(e) for e in batch], settings, timeout, deadline=deadline, dim=dim)
             except EmbeddingUnavailable as exc:
+                if exc.status in REFUSED_INPUT:
+                    # One text the endpoint will not take failed its whole batch on every query,
+                    # and nothing was cached: halves are asked until it stands alone, without a
+                    # vector. (The query's own vector came first: the endpoint takes requests.)
+                    if len(batch) > 1:
+                        batches[:0] = [batch[: len(batch) // 2], batch[len(batch) // 2 :]]
+                    else:
+                        log.info("entry %s not embedded, the endpoint refused its text: %s", batch[0]["id"], exc)
+                    continue
                 if exc.timed_out and size > 1:
                     # Too slow for one request: smaller batches next time, so a slow endpoint (a
                     # CPU-only model at ~70 ms a text) still fills the cache over a few queries.

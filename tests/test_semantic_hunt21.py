@@ -81,12 +81,16 @@ class Failing(BaseHTTPRequestHandler):
 
     mode = "ok"
     requests: list[str] = []
+    refuse = staticmethod(lambda text: False)  # a text the model will not take: 400, as OpenAI answers
 
     def do_POST(self):  # noqa: N802 - http.server API
         texts = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["input"]
         Failing.requests.append(self.path)
         status, body = 200, json.dumps({"embeddings": [fake_vector(t) for t in texts]}).encode()
-        if Failing.mode == "not-found":
+        if any(Failing.refuse(t) for t in texts):
+            status, body = 400, (b'{"error": {"message": "This model\'s maximum context length is 8192 tokens", '
+                                 b'"type": "invalid_request_error"}}')
+        elif Failing.mode == "not-found":
             status, body = 404, b'{"error":"model \\"nomic-embed-text\\" not found, try pulling it first"}'
         elif Failing.mode == "error":
             status, body = 500, b'{"error":"boom"}'
@@ -109,6 +113,7 @@ class Failing(BaseHTTPRequestHandler):
 @pytest.fixture
 def failing(monkeypatch):
     Failing.mode, Failing.requests = "ok", []
+    Failing.refuse = staticmethod(lambda text: False)
     monkeypatch.setattr(embeddings, "_failing", {}, raising=False)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Failing)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL}, daemon=True).start()
@@ -187,3 +192,43 @@ def test_an_endpoint_left_alone_is_asked_again_once_the_pause_is_over(tmp_path, 
     Failing.mode = "ok"
     answer = svc.get_context(query=QUERY, include_related=False)
     assert _ids(answer)[0] == "dec-002" and "warnings" not in answer  # blended again, nothing to say
+
+
+# ------------------------------------------------------------------ 3. one long entry
+
+
+LONG = {"summary": "Excise duty is computed per packaged barrel at removal",
+        "problem": ("The excise report for packaged beer disagreed with the filing; the reconciliation log follows. "
+                    * 220)[:20000],
+        "why_chosen": ("Computing duty at removal from the bonded area matches how packaged beer is counted. "
+                       * 240)[:20000]}
+
+
+def test_the_text_sent_for_an_entry_is_capped_and_starts_with_its_title():
+    text = embeddings.entry_text(LONG)
+    assert len(text) <= embeddings.MAX_TEXT_CHARS < 8191  # under OpenAI's limit even at a token a character
+    assert text.startswith(LONG["summary"] + "\n" + LONG["problem"][:100])
+    short = {"summary": "Label printers get raw ZPL", "problem": "The spooler dropped jobs.", "tags": ["printing"]}
+    assert embeddings.entry_text(short) == "Label printers get raw ZPL\nThe spooler dropped jobs.\nprinting"
+
+
+def test_one_long_entry_no_longer_fails_every_batch(tmp_path, failing):
+    Failing.refuse = staticmethod(lambda text: len(text) > 8191)  # a model's input limit, in characters here
+    svc = _project(tmp_path, {"enabled": True, "url": failing, "weight": 400})
+    svc.record("decision", LONG)
+    answer = svc.get_context(query=QUERY, include_related=False)
+    assert _ids(answer)[0] == "dec-002" and "warnings" not in answer  # blended
+    cache = json.loads((svc.store().dir / "embeddings.json").read_text(encoding="utf-8"))
+    assert {"dec-001", "dec-002", "dec-004"} <= set(cache)  # the long one (dec-004) too, by its first part
+
+
+def test_an_entry_the_endpoint_refuses_costs_only_its_own_vector(tmp_path, failing):
+    Failing.refuse = staticmethod(lambda text: "penny" in text)  # dec-001's text, whatever its length
+    svc = _project(tmp_path, {"enabled": True, "url": failing, "weight": 400})
+    answer = svc.get_context(query=QUERY, include_related=False)
+    assert _ids(answer)[:2] == ["dec-002", "dec-001"]  # blended: dec-001 is lexically first
+    cache = json.loads((svc.store().dir / "embeddings.json").read_text(encoding="utf-8"))
+    assert set(cache) == {"dec-002"}
+    asked = len(Failing.requests)
+    svc.get_context(query=QUERY, include_related=False)
+    assert len(Failing.requests) - asked == 2  # the query, and the refused entry once more: the others are cached
