@@ -389,7 +389,7 @@ def entry_vectors(store: Any, entries: Sequence[Mapping[str, Any]], settings: Ma
             found[entry_id] = vec
     missing = [e for e in entries if e["id"] not in found]
     fresh: dict[str, dict[str, Any]] = {}
-    size = min(BATCH, _batch_size.get(source, BATCH))
+    size = _batch_size_for(store, source)
     batches = [missing[start : start + size] for start in range(0, len(missing), size)]
     try:
         while batches:
@@ -406,10 +406,15 @@ def entry_vectors(store: Any, entries: Sequence[Mapping[str, Any]], settings: Ma
                     else:
                         log.info("entry %s not embedded, the endpoint refused its text: %s", batch[0]["id"], exc)
                     continue
-                if exc.timed_out and size > 1:
-                    # Too slow for one request: smaller batches next time, so a slow endpoint (a
-                    # CPU-only model at ~70 ms a text) still fills the cache over a few queries.
-                    _batch_size[source] = max(1, size // 2)
+                if exc.timed_out and len(batch) > 1 and (deadline is None or time.monotonic() < deadline):
+                    # Too slow for one request (not cut short by the query's limit): smaller
+                    # batches from here on, this query's included, so a slow endpoint (a CPU-only
+                    # model at ~70 ms a text) still fills the cache, what arrives kept.
+                    size = max(1, len(batch) // 2)
+                    rest = batch + [e for b in batches for e in b]
+                    batches = [rest[start : start + size] for start in range(0, len(rest), size)]
+                    _remember_batch_size(store, source, size)
+                    continue
                 raise
             dim = len(vectors[0])
             fresh.update((e["id"], {"hash": wanted[e["id"]], "vec": vec}) for e, vec in zip(batch, vectors))
@@ -440,8 +445,36 @@ def _save(store: Any, fresh: Mapping[str, Any], deadline: float | None = None) -
                     CACHE_FILE, exc)
 
 
-# Batch size per endpoint and model, halved after a batch timed out (see entry_vectors).
+# Batch size per endpoint and model, halved after a batch timed out (see entry_vectors); kept in
+# STATE_FILE too, as a hook's process lives for one prompt: starting at BATCH each time, it asked a
+# batch the endpoint could never answer in time on every prompt, and never cached a vector.
 _batch_size: dict[str, int] = {}
+STATE_FILE = "embeddings_state.json"  # {"batch_size": {"<api> <url> <model>": n}}; git-ignored (*_state.json)
+
+
+def _state_key(source: str) -> str:
+    return " ".join(source.split("\n"))
+
+
+def _batch_size_for(store: Any, source: str) -> int:
+    if source not in _batch_size:
+        state = store.read_sidecar(STATE_FILE)
+        sizes = state.get("batch_size") if isinstance(state, dict) else None
+        size = sizes.get(_state_key(source)) if isinstance(sizes, dict) else None
+        # Hand-editable: anything but a positive whole number is no size.
+        _batch_size[source] = size if type(size) is int and size >= 1 else BATCH
+    return min(BATCH, _batch_size[source])
+
+
+def _remember_batch_size(store: Any, source: str, size: int) -> None:
+    _batch_size[source] = size
+    state = store.read_sidecar(STATE_FILE)
+    state = state if isinstance(state, dict) else {}
+    sizes = state.get("batch_size") if isinstance(state.get("batch_size"), dict) else {}
+    try:
+        store.write_sidecar(STATE_FILE, {**state, "batch_size": {**sizes, _state_key(source): size}})
+    except (OSError, StoreError) as exc:  # a read-only .context/: only this process's batches shrink
+        log.warning("%s not written, so the next process asks batches of %d again: %s", STATE_FILE, BATCH, exc)
 
 # Parsed cache files by path, with the stamp they were read at: a warm server reads the file
 # again only when it changed (at 10,000 entries of 768 numbers, reading it took seconds a query).

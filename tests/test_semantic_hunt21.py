@@ -232,3 +232,30 @@ def test_an_entry_the_endpoint_refuses_costs_only_its_own_vector(tmp_path, faili
     asked = len(Failing.requests)
     svc.get_context(query=QUERY, include_related=False)
     assert len(Failing.requests) - asked == 2  # the query, and the refused entry once more: the others are cached
+
+
+# ------------------------------------------------------------------ 4. a slow endpoint, a process per prompt
+
+
+def test_a_slow_endpoint_fills_the_cache_though_each_prompt_is_a_fresh_process(tmp_path, scripted, monkeypatch):
+    # 0.3 s a text: a batch of 8 takes 2.4 s against the 2 s a request may take. The halved
+    # batch size lived in the process, so a hook (a process per prompt) began at 8 every time
+    # and never cached a vector.
+    monkeypatch.setattr(embeddings, "BATCH", 8)
+    monkeypatch.setattr(embeddings, "_failing", {}, raising=False)
+    Scripted.answer = staticmethod(lambda texts: (time.sleep(0.3 * len(texts)), json.dumps(
+        {"embeddings": [fake_vector(t) for t in texts]}).encode())[1])
+    svc = _project(tmp_path, {"enabled": True, "url": scripted, "weight": 400})
+    path = svc.store().dir / "decisions.json"
+    entries = json.loads(path.read_text(encoding="utf-8"))
+    entries += [{**entries[0], "id": f"dec-{10 + i}", "summary": f"Save files of kind {i} are checked after a kill"}
+                for i in range(10)]
+    path.write_text(json.dumps(entries), encoding="utf-8")
+    cache = svc.store().dir / "embeddings.json"
+    answers = []
+    for _ in range(3):
+        monkeypatch.setattr(embeddings, "_batch_size", {}, raising=False)  # what a new process starts with
+        answers.append(svc.get_context(query=QUERY))
+        if len(answers) == 1:  # what arrived in the first prompt's time is kept
+            assert cache.exists() and len(json.loads(cache.read_text(encoding="utf-8"))) >= 4
+    assert "warnings" not in answers[-1]  # blended: every candidate's vector is cached
