@@ -90,9 +90,48 @@ def _left(deadline: float, url: str) -> float:
     return left
 
 
+def _resolve(host: str, port: int, deadline: float) -> list[Any]:
+    """``getaddrinfo`` for a connection, given up on at ``deadline``: a resolver that is down
+    holds the lookup in the C library for its timeout per attempt and address family (12 s was
+    seen), which neither a socket timeout nor the watchdog reaches, so it runs in a thread of
+    its own, left to finish unwaited for."""
+    found: list[Any] = []
+
+    def look_up() -> None:
+        try:
+            found.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+        except OSError as exc:
+            found.append(exc)
+
+    lookup = threading.Thread(target=look_up, daemon=True)
+    lookup.start()
+    lookup.join(max(0.0, deadline - time.monotonic()))
+    if not found:
+        raise _TimedOut(f"{host}: the host name was not looked up in the time allowed")
+    if isinstance(found[0], OSError):
+        raise found[0]
+    return found[0]
+
+
+def _connect(address: tuple[str, int], timeout: float, deadline: float) -> socket.socket:
+    """``socket.create_connection`` with the name lookup bounded by ``deadline`` (``_resolve``)."""
+    failure: OSError = OSError(f"no address for {address[0]}")
+    for family, kind, proto, _, where in _resolve(*address, deadline):
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(min(timeout, max(0.001, deadline - time.monotonic())))
+            sock.connect(where)
+            return sock
+        except OSError as exc:
+            sock.close()
+            failure = exc
+    raise failure
+
+
 class _Watched:
     """An HTTP(S) handler that keeps the socket of each connection it opens, so a watchdog can
-    cut it (the response holds it on, once the connection object has let it go)."""
+    cut it (the response holds it on, once the connection object has let it go), and that looks
+    up the host name within the request's time (``_connect``)."""
 
     def __init__(self, sockets: list[socket.socket], deadline: float, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -101,6 +140,7 @@ class _Watched:
     def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
         def connection(*args: Any, **kw: Any) -> http.client.HTTPConnection:
             conn = http_class(*args, **kw)
+            conn._create_connection = lambda address, timeout, source=None: _connect(address, timeout, self.deadline)
             connect = conn.connect
 
             def connect_and_keep() -> None:

@@ -259,3 +259,41 @@ def test_a_slow_endpoint_fills_the_cache_though_each_prompt_is_a_fresh_process(t
         if len(answers) == 1:  # what arrived in the first prompt's time is kept
             assert cache.exists() and len(json.loads(cache.read_text(encoding="utf-8"))) >= 4
     assert "warnings" not in answers[-1]  # blended: every candidate's vector is cached
+
+
+# ------------------------------------------------------------------ 5. a resolver that hangs
+
+
+def test_a_host_name_lookup_cannot_hold_a_request_past_its_time(monkeypatch):
+    # A resolver that is down: glibc waits its timeout for each attempt and address family
+    # (12 s here), and the lookup happened before any limit of ours applied.
+    real, release, finished = socket.getaddrinfo, threading.Event(), []
+
+    def hanging(host, *args, **kwargs):
+        if host == "embed.corp.example":
+            release.wait(5)
+            finished.append(host)
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    monkeypatch.setenv(config.SEMANTIC_HOSTS_ENV, "embed.corp.example")
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    try:
+        with pytest.raises(embeddings.EmbeddingUnavailable, match="time allowed"):
+            embeddings.embed(["alpha"], {"url": "http://embed.corp.example:11434"}, timeout=0.3)
+        assert finished == []  # given up on while the lookup still hung
+    finally:
+        release.set()
+
+
+def test_a_host_name_that_resolves_is_still_connected_to(scripted, monkeypatch):
+    monkeypatch.setenv(config.SEMANTIC_HOSTS_ENV, "embed.corp.example")
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    real = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *args, **kwargs: real(
+        "127.0.0.1" if host == "embed.corp.example" else host, *args, **kwargs))
+    url = scripted.replace("127.0.0.1", "embed.corp.example")
+    assert embeddings.embed(["alpha"], {"url": url}) == [fake_vector("alpha")]
