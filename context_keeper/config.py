@@ -231,13 +231,16 @@ def cleartext_key_problem(semantic: Any, consequence: str) -> str | None:
             "https:// URL, or remove semantic.api_key_env if the endpoint needs no key")
 
 
+MAX_DAYS = 100_000  # the most days prune_stale takes, from its argument or from stale_threshold_days
+
 # What each setting must be, for ``config_problems``: (test, what a valid value is). A value that
 # fails is read as the default or ignored, so it changes behaviour without a word.
 _RULES: dict[str, Any] = {
     "project_name": (lambda v: v is None or (_text(v) and bool(v.strip())), "a non-empty string"),
     "token_budget": (_at_least(50), "a number of tokens, at least 50"),
     "max_entry_tokens": (_at_least(1), "a number of tokens, at least 1"),
-    "stale_threshold_days": (_at_least(0), "a number of days, 0 or more"),
+    # prune_stale's own bound on ``days``: 1e9 days overflowed the date arithmetic.
+    "stale_threshold_days": (lambda v: _at_least(0)(v) and v <= MAX_DAYS, f"a number of days from 0 to {MAX_DAYS}"),
     "min_relevance": (lambda v: v is None or _fraction(v), "a number from 0 to 1, or null for the calibrated default"),
     "similar_threshold": (_fraction, "a number from 0 to 1"),
     "markdown_export": {"enabled": (_flag, "true or false"), "path": (_text, "a path inside the project")},

@@ -297,3 +297,24 @@ def test_a_host_name_that_resolves_is_still_connected_to(scripted, monkeypatch):
         "127.0.0.1" if host == "embed.corp.example" else host, *args, **kwargs))
     url = scripted.replace("127.0.0.1", "embed.corp.example")
     assert embeddings.embed(["alpha"], {"url": url}) == [fake_vector("alpha")]
+
+
+# ------------------------------------------------------------------ 6. and 7. config.json
+
+
+@pytest.mark.parametrize("days", ["1e9", "1e300", "100001"])
+def test_a_stale_threshold_past_the_tools_own_bound_is_the_default_with_a_warning(tmp_path, days):
+    svc = _project(tmp_path, {"enabled": False})
+    (svc.store().dir / "config.json").write_text('{"stale_threshold_days": %s}' % days, encoding="utf-8")
+    answer = svc.prune_stale()  # raised OverflowError
+    assert answer["stale_count"] == svc.prune_stale(30)["stale_count"]
+    assert any('"stale_threshold_days"' in w and "100000" in w and "the default 30" in w
+               for w in answer["warnings"]), answer.get("warnings")
+    found = [f for f in diagnose(svc.store().root).findings if f.code == "config"]
+    assert any("stale_threshold_days" in f.message for f in found)  # doctor said Healthy
+
+
+def test_the_largest_stale_threshold_the_tool_takes_is_taken_from_config_too(tmp_path):
+    svc = _project(tmp_path, {"enabled": False})
+    (svc.store().dir / "config.json").write_text('{"stale_threshold_days": 100000}', encoding="utf-8")
+    assert "warnings" not in svc.prune_stale()
