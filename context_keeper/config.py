@@ -36,12 +36,15 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+NOT_AN_OBJECT = "config.json is not a JSON object; using defaults"
+
+
 def merge_config(user: Any) -> tuple[dict[str, Any], list[str]]:
     """Defaults with the user's values on top; nested sections merge key by key."""
     config = copy.deepcopy(DEFAULTS)
     warnings: list[str] = []
     if not isinstance(user, dict):
-        warnings.append("config.json is not a JSON object; using defaults")
+        warnings.append(NOT_AN_OBJECT)
         return config, warnings
     for key, value in user.items():
         if isinstance(config.get(key), dict) and isinstance(value, dict):
@@ -65,11 +68,13 @@ def read_user_config(path: Path) -> tuple[Any, list[str]]:
     except UnicodeDecodeError as exc:
         return None, [f"{path} is not valid UTF-8 (byte {exc.start + 1}: save it as UTF-8); using defaults"]
     try:
-        return json.loads(text), []
+        user = json.loads(text)
     except json.JSONDecodeError as exc:
         return None, [f"{path} does not parse ({_parse_problem(text, exc)}); using defaults"]
     except RecursionError:
         return None, [f"{path} does not parse (nested too deeply); using defaults"]
+    # null is no object either, as [] is: read as a missing file, it changed every setting unsaid.
+    return user, [NOT_AN_OBJECT] if user is None else []
 
 
 def _parse_problem(text: str, exc: json.JSONDecodeError) -> str:

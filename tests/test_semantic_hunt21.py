@@ -318,3 +318,13 @@ def test_the_largest_stale_threshold_the_tool_takes_is_taken_from_config_too(tmp
     svc = _project(tmp_path, {"enabled": False})
     (svc.store().dir / "config.json").write_text('{"stale_threshold_days": 100000}', encoding="utf-8")
     assert "warnings" not in svc.prune_stale()
+
+
+@pytest.mark.parametrize("text", ["null", " null\n", "[]"])
+def test_a_config_json_that_is_not_an_object_is_warned_about_null_too(tmp_path, text):
+    svc = _project(tmp_path, {"enabled": False})
+    (svc.store().dir / "config.json").write_text(text, encoding="utf-8")
+    answer = svc.get_context(query=QUERY)
+    assert any("not a JSON object" in w for w in answer.get("warnings", [])), answer.get("warnings")
+    assert any("not a JSON object" in f.message for f in diagnose(svc.store().root).findings)
+    assert (svc.store().dir / "config.json").read_text(encoding="utf-8") == text  # left as written
