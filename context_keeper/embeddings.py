@@ -369,8 +369,8 @@ def _what_failed(exc: EmbeddingUnavailable, api: str, base: str, model: str) -> 
                 f"semantic.url or semantic.api does not fit the server (semantic.url is its base, such as "
                 "http://localhost:11434 for Ollama or https://api.openai.com/v1 for the OpenAI API)")
     if exc.status in (401, 403):
-        return (f"{base} refused the request with {exc.status}{said}: the key is missing or wrong (semantic.api_key_env "
-                "names the environment variable that holds it)")
+        return (f"{base} refused the request with {exc.status}{said}: the key is missing or wrong "
+                "(semantic.api_key_env names the environment variable that holds it)")
     if exc.status is not None:
         return f"{base} answered HTTP {exc.status}{said}: see the embedding server's log"
     cause = exc.__cause__

@@ -1,4 +1,5 @@
-"""Semantic-blend and config defects found in round 21's hunt, each test failing before its fix."""
+"""Semantic-blend and config defects found in round 21's hunt: each defect's test failed before its fix;
+the others guard what must keep working beside it (a remote https proxy, a name that resolves)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ import pytest
 from context_keeper import config, embeddings
 from context_keeper.doctor import diagnose
 from context_keeper.service import Service
-from tests.test_semantic import (QUERY, SHUTDOWN_POLL, Scripted, _ids, _lexical_ids, _project, fake_vector,  # noqa: F401
-                                 scripted)
+from tests.test_semantic import (  # noqa: F401 - scripted is a fixture
+    QUERY, SHUTDOWN_POLL, Scripted, _ids, _lexical_ids, _project, fake_vector, scripted)
 
 
 class Proxy(BaseHTTPRequestHandler):
