@@ -36,12 +36,15 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+NOT_AN_OBJECT = "config.json is not a JSON object; using defaults"
+
+
 def merge_config(user: Any) -> tuple[dict[str, Any], list[str]]:
     """Defaults with the user's values on top; nested sections merge key by key."""
     config = copy.deepcopy(DEFAULTS)
     warnings: list[str] = []
     if not isinstance(user, dict):
-        warnings.append("config.json is not a JSON object; using defaults")
+        warnings.append(NOT_AN_OBJECT)
         return config, warnings
     for key, value in user.items():
         if isinstance(config.get(key), dict) and isinstance(value, dict):
@@ -65,11 +68,13 @@ def read_user_config(path: Path) -> tuple[Any, list[str]]:
     except UnicodeDecodeError as exc:
         return None, [f"{path} is not valid UTF-8 (byte {exc.start + 1}: save it as UTF-8); using defaults"]
     try:
-        return json.loads(text), []
+        user = json.loads(text)
     except json.JSONDecodeError as exc:
         return None, [f"{path} does not parse ({_parse_problem(text, exc)}); using defaults"]
     except RecursionError:
         return None, [f"{path} does not parse (nested too deeply); using defaults"]
+    # null is no object either, as [] is: read as a missing file, it changed every setting unsaid.
+    return user, [NOT_AN_OBJECT] if user is None else []
 
 
 def _parse_problem(text: str, exc: json.JSONDecodeError) -> str:
@@ -129,7 +134,7 @@ def _url(value: Any) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
-def _loopback(host: str) -> bool:
+def loopback(host: str) -> bool:
     import ipaddress  # only when a key is configured
 
     if host.lower() == "localhost":
@@ -163,7 +168,7 @@ def unapproved_host(semantic: Any, env: Mapping[str, str]) -> str | None:
 
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
-    if _loopback(host):
+    if loopback(host):
         return None
     port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
     spellings = {host, f"{host}:{port}", f"[{host}]", f"[{host}]:{port}"}
@@ -200,7 +205,7 @@ def cleartext_key(semantic: Any) -> tuple[str, str] | None:
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
-    if parts.scheme.lower() != "http" or _loopback(parts.hostname or ""):
+    if parts.scheme.lower() != "http" or loopback(parts.hostname or ""):
         return None
     return url, variable
 
@@ -231,13 +236,16 @@ def cleartext_key_problem(semantic: Any, consequence: str) -> str | None:
             "https:// URL, or remove semantic.api_key_env if the endpoint needs no key")
 
 
+MAX_DAYS = 100_000  # the most days prune_stale takes, from its argument or from stale_threshold_days
+
 # What each setting must be, for ``config_problems``: (test, what a valid value is). A value that
 # fails is read as the default or ignored, so it changes behaviour without a word.
 _RULES: dict[str, Any] = {
     "project_name": (lambda v: v is None or (_text(v) and bool(v.strip())), "a non-empty string"),
     "token_budget": (_at_least(50), "a number of tokens, at least 50"),
     "max_entry_tokens": (_at_least(1), "a number of tokens, at least 1"),
-    "stale_threshold_days": (_at_least(0), "a number of days, 0 or more"),
+    # prune_stale's own bound on ``days``: 1e9 days overflowed the date arithmetic.
+    "stale_threshold_days": (lambda v: _at_least(0)(v) and v <= MAX_DAYS, f"a number of days from 0 to {MAX_DAYS}"),
     "min_relevance": (lambda v: v is None or _fraction(v), "a number from 0 to 1, or null for the calibrated default"),
     "similar_threshold": (_fraction, "a number from 0 to 1"),
     "markdown_export": {"enabled": (_flag, "true or false"), "path": (_text, "a path inside the project")},

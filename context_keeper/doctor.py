@@ -14,7 +14,8 @@ unusable last-good copies; temp files left by a writer that died; bookkeeping fi
 ``.git/info/exclude`` keep out of git; context-keeper's hooks and
 server in the project's Claude Code files (``.claude/settings.json``, ``settings.local.json``,
 ``.mcp.json``) naming a program that is not there (see ``wiring_check``); with the semantic blend
-on, which environment variable's value is sent as a key, and to which host.
+on, which environment variable's value is sent as a key, and to which host, and whether the
+endpoint answers one small embedding request (what is wrong when it does not).
 
 ``--fix`` changes only what can be changed without losing anything, under the store lock:
 
@@ -72,7 +73,8 @@ from typing import Any
 from context_keeper import model
 from context_keeper.bounded_read import SESSION_LIMIT, STORE_FILE_LIMIT, read_regular, shown_size, special_kind
 from context_keeper.render import console_json
-from context_keeper.config import config_problems, key_destination, read_user_config, unapproved_host_problem
+from context_keeper.config import (checked, config_problems, key_destination, read_user_config, unapproved_host,
+                                   unapproved_host_problem)
 from context_keeper.confine import context_refusal, leads_out
 from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
                                    NotAStoreFile)
@@ -1065,6 +1067,25 @@ def _check_semantic_key(store: Store) -> list[Finding]:
                     "semantic.api_key_env to the variable that holds it, or remove it", file="config.json")]
 
 
+def _check_semantic_endpoint(store: Store) -> list[Finding]:
+    """With the blend on, one small embedding request (``embeddings.probe``): a blend that fails
+    falls back to lexical ranking on every query, so this is where a person learns why. Not when
+    the config keeps any request from being sent (_check_config and _check_semantic_key say so)."""
+    semantic = store.config()[0].get("semantic")
+    if not isinstance(semantic, dict) or semantic.get("enabled") is not True:
+        return []
+    if (checked({"semantic": semantic}, "semantic.url")[1] is not None
+            or unapproved_host(semantic, os.environ) is not None):
+        return []
+    from context_keeper import embeddings
+
+    problem, answered = embeddings.probe(semantic)
+    if problem is None:
+        return [Finding(INFO, "semantic_endpoint", f"semantic blend: {answered}", file="config.json")]
+    return [Finding(WARNING, "semantic_endpoint", f"semantic blend: {problem}. Until then answers are ranked "
+                    "lexically", file="config.json")]
+
+
 def _repeated_config_keys(path: Path) -> list[tuple[str, int, str]]:
     """Keys written twice in one object of config.json (a merge that kept both sides): JSON
     keeps the last silently, so a setting the person sees may not be the one in force."""
@@ -1434,6 +1455,7 @@ def diagnose(root: Path) -> Report:
                  for w in store.config()[1]]
     findings += _check_config(store)
     findings += _check_semantic_key(store)
+    findings += _check_semantic_endpoint(store)
     findings += _check_links(store)
     findings += _check_timestamps(store)
     findings += _check_titles(store)

@@ -3,10 +3,12 @@
 Off by default (``semantic.enabled``). Entry vectors are cached in ``.context/embeddings.json``
 as ``{id: {"hash", "vec"}}`` keyed by a hash of the api, URL, model and entry text, so only new
 or changed entries are embedded, in batches. Any failure — endpoint down, slow, malformed answer —
-falls back silently to the lexical ranking: retrieval must never depend on a network service.
+falls back to the lexical ranking (the answer's warnings say so): retrieval must never depend on a
+network service. ``probe`` is doctor's check of the endpoint.
 The key ``semantic.api_key_env`` names is never sent over plain http to another machine, and
 nothing at all (no text, no key) goes to a host other than this machine unless the user allows it
 in ``CONTEXT_KEEPER_SEMANTIC_HOSTS`` (``config.unapproved_host``): config.json is committed.
+An endpoint on this machine is asked directly, never through a proxy of the environment.
 """
 
 from __future__ import annotations
@@ -42,6 +44,14 @@ _CHUNK = 65536
 # embedding answer (or a body that never ends) and would only fill memory until the deadline.
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 MAX_DIM = 16_384  # numbers per vector: the largest embedding models give a few thousand
+# The most text sent for one entry. OpenAI's embedding models take at most 8,191 tokens an
+# input and refuse a longer one (400), failing its whole batch; a token is rarely under one
+# character and almost never under half of one, so 4,000 characters fit with room to spare. The
+# title and the start of the problem, which lead the text, carry what an embedding captures.
+MAX_TEXT_CHARS = 4000
+# Statuses for an input the endpoint will not take (too long for the model, say): the rest of
+# its batch is asked again without it (entry_vectors).
+REFUSED_INPUT = (400, 413, 422)
 _TEXT_FIELDS = ("summary", "name", "rule", "problem", "why_chosen", "purpose", "reason", "when_to_invoke")
 
 
@@ -49,6 +59,8 @@ class EmbeddingUnavailable(Exception):
     """The endpoint could not produce embeddings; callers fall back to lexical ranking."""
 
     timed_out = False  # no complete answer in the time allowed (else an error or a bad answer)
+    status: int | None = None  # the HTTP status of an error answer
+    said = ""  # the start of an error answer's body: the server's own words
 
 
 class _TimedOut(EmbeddingUnavailable):
@@ -58,7 +70,7 @@ class _TimedOut(EmbeddingUnavailable):
 def entry_text(entry: Mapping[str, Any]) -> str:
     parts = [str(entry.get(f) or "") for f in _TEXT_FIELDS]
     parts += [str(t) for t in entry.get("tags") or []]
-    return "\n".join(p for p in parts if p)
+    return "\n".join(p for p in parts if p)[:MAX_TEXT_CHARS]
 
 
 def _hash(source: str, text: str) -> str:
@@ -79,9 +91,48 @@ def _left(deadline: float, url: str) -> float:
     return left
 
 
+def _resolve(host: str, port: int, deadline: float) -> list[Any]:
+    """``getaddrinfo`` for a connection, given up on at ``deadline``: a resolver that is down
+    holds the lookup in the C library for its timeout per attempt and address family (12 s was
+    seen), which neither a socket timeout nor the watchdog reaches, so it runs in a thread of
+    its own, left to finish unwaited for."""
+    found: list[Any] = []
+
+    def look_up() -> None:
+        try:
+            found.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+        except OSError as exc:
+            found.append(exc)
+
+    lookup = threading.Thread(target=look_up, daemon=True)
+    lookup.start()
+    lookup.join(max(0.0, deadline - time.monotonic()))
+    if not found:
+        raise _TimedOut(f"{host}: the host name was not looked up in the time allowed")
+    if isinstance(found[0], OSError):
+        raise found[0]
+    return found[0]
+
+
+def _connect(address: tuple[str, int], timeout: float, deadline: float) -> socket.socket:
+    """``socket.create_connection`` with the name lookup bounded by ``deadline`` (``_resolve``)."""
+    failure: OSError = OSError(f"no address for {address[0]}")
+    for family, kind, proto, _, where in _resolve(*address, deadline):
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(min(timeout, max(0.001, deadline - time.monotonic())))
+            sock.connect(where)
+            return sock
+        except OSError as exc:
+            sock.close()
+            failure = exc
+    raise failure
+
+
 class _Watched:
     """An HTTP(S) handler that keeps the socket of each connection it opens, so a watchdog can
-    cut it (the response holds it on, once the connection object has let it go)."""
+    cut it (the response holds it on, once the connection object has let it go), and that looks
+    up the host name within the request's time (``_connect``)."""
 
     def __init__(self, sockets: list[socket.socket], deadline: float, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -90,6 +141,7 @@ class _Watched:
     def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
         def connection(*args: Any, **kw: Any) -> http.client.HTTPConnection:
             conn = http_class(*args, **kw)
+            conn._create_connection = lambda address, timeout, source=None: _connect(address, timeout, self.deadline)
             connect = conn.connect
 
             def connect_and_keep() -> None:
@@ -121,6 +173,18 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         raise urllib.error.HTTPError(req.full_url, code, f"redirected to {newurl}: not followed", headers, fp)
 
 
+def _proxies(url: str) -> dict[str, str]:
+    """The proxies a request to ``url`` goes through: those of the environment (``https_proxy``,
+    ``no_proxy``, ...), as urllib reads them, except for an endpoint on this machine, asked
+    directly as curl and requests ask ``localhost``: through a proxy, the text and key meant for a
+    local Ollama went to another machine, the key in cleartext. (A key never goes over plain http
+    to another machine at all, ``_key_header``; to an https one through a proxy, it goes inside
+    the TLS tunnel.)"""
+    from urllib.parse import urlsplit
+
+    return {} if config.loopback(urlsplit(url).hostname or "") else urllib.request.getproxies()
+
+
 def _cut(sockets: Sequence[socket.socket]) -> None:
     # shutdown, not close: it wakes a read blocked in another thread (close does not).
     for sock in sockets:
@@ -138,7 +202,8 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], deadline: 
     try:
         request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"),
                                          headers={"Content-Type": "application/json", **headers}, method="POST")
-        opener = urllib.request.build_opener(_WatchedHTTP(sockets, deadline), _WatchedHTTPS(sockets, deadline),
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler(_proxies(url)),
+                                             _WatchedHTTP(sockets, deadline), _WatchedHTTPS(sockets, deadline),
                                              _NoRedirects())
         watchdog.start()
         with opener.open(request, timeout=_left(deadline, url)) as response:
@@ -156,7 +221,13 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], deadline: 
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, RecursionError) as exc:
         if time.monotonic() >= deadline:
             raise _TimedOut(f"{url}: no complete answer in the time allowed") from exc
-        raise EmbeddingUnavailable(f"{url}: {exc!r}") from exc
+        failure = EmbeddingUnavailable(f"{url}: {exc!r}")
+        if isinstance(exc, urllib.error.HTTPError):
+            failure.status = exc.code
+            # Read while the watchdog still runs: "model not found, try pulling it first" is the fix.
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                failure.said = " ".join(exc.read(300).decode("utf-8", "replace").split())
+        raise failure from exc
     finally:
         watchdog.cancel()
 
@@ -241,6 +312,85 @@ def embed(texts: Sequence[str], settings: Mapping[str, Any], timeout: float = TI
     return vectors
 
 
+FAILURES_BEFORE_BACKOFF = 3  # queries in a row whose embedding failed, before the endpoint is left alone
+BACKOFF_S = 60.0  # how long it is then left alone: a down endpoint cost every query up to 2 s
+
+# Per endpoint and model: queries in a row whose embedding failed, and until when (monotonic) it is
+# not asked. A long-running server's state; a hook's process starts afresh.
+_failing: dict[str, tuple[int, float]] = {}
+
+
+def query_vector(text: str, settings: Mapping[str, Any], deadline: float) -> list[float]:
+    """The vector of a question (``embed``), unless the endpoint failed FAILURES_BEFORE_BACKOFF
+    queries in a row: then it is not asked for BACKOFF_S seconds (EmbeddingUnavailable at once),
+    and asked again after that; one answer ends the pause. Said once, at WARNING, when a pause
+    begins after an answer."""
+    source = "\n".join(_source(settings))
+    failures, until = _failing.get(source, (0, 0.0))
+    if time.monotonic() < until:
+        raise EmbeddingUnavailable(f"{_source(settings)[1]} failed {failures} queries in a row, so it is not asked "
+                                   f"for {until - time.monotonic():.0f} s more")
+    try:
+        vec = embed([text], settings, deadline=deadline)[0]
+    except EmbeddingUnavailable as exc:
+        failures += 1
+        if failures >= FAILURES_BEFORE_BACKOFF:
+            if failures == FAILURES_BEFORE_BACKOFF:
+                log.warning("semantic blend: %s failed %d queries in a row (last: %s); it is asked again in %g s, "
+                            "and answers are ranked lexically meanwhile. `context-keeper doctor` says what to fix",
+                            _source(settings)[1], failures, exc, BACKOFF_S)
+            until = time.monotonic() + BACKOFF_S
+        _failing[source] = (failures, until)
+        raise
+    _failing.pop(source, None)
+    return vec
+
+
+def probe(settings: Mapping[str, Any]) -> tuple[str | None, str]:
+    """Ask the endpoint for two short texts' vectors, in one request within TIMEOUT_S, for doctor:
+    ``(None, what answered)`` when it gives embeddings, else ``(what is wrong and what to fix, "")``."""
+    api, base, model = _source(settings)
+    try:
+        vectors = embed(["context-keeper doctor", "a probe of the embedding endpoint"], settings, TIMEOUT_S)
+    except EmbeddingUnavailable as exc:
+        return _what_failed(exc, api, base, model), ""
+    return None, f"{base} answered with vectors of {len(vectors[0])} numbers ({api} API, model {model})"
+
+
+def _what_failed(exc: EmbeddingUnavailable, api: str, base: str, model: str) -> str:
+    """``exc`` in words that say what to fix."""
+    from urllib.parse import urlsplit
+
+    said = f" (the server said: {exc.said})" if exc.said else ""
+    if exc.timed_out:
+        return (f"{base} gave no complete answer within {TIMEOUT_S:g} s, the most one request may take: the server "
+                "is overloaded, or the model is still loading or too slow on this machine")
+    if exc.status == 404:
+        pull = f" (Ollama: `ollama pull {model}`)" if api != "openai" else ""
+        return (f"{base} answered 404 Not Found{said}: the model {model} (semantic.model) is not there{pull}, or "
+                f"semantic.url or semantic.api does not fit the server (semantic.url is its base, such as "
+                "http://localhost:11434 for Ollama or https://api.openai.com/v1 for the OpenAI API)")
+    if exc.status in (401, 403):
+        return (f"{base} refused the request with {exc.status}{said}: the key is missing or wrong "
+                "(semantic.api_key_env names the environment variable that holds it)")
+    if exc.status is not None:
+        return f"{base} answered HTTP {exc.status}{said}: see the embedding server's log"
+    cause = exc.__cause__
+    reason = cause.reason if isinstance(cause, urllib.error.URLError) else cause
+    where = urlsplit(base).netloc
+    if isinstance(reason, ConnectionRefusedError):
+        return (f"nothing accepts connections at {where}: start the embedding server (Ollama: `ollama serve`), or set "
+                "semantic.url to where it listens")
+    if isinstance(reason, socket.gaierror):
+        return f"the host name in {base} does not resolve ({reason.strerror}): check semantic.url"
+    if isinstance(reason, OSError):
+        return f"{where} could not be reached ({reason}): check semantic.url and the network"
+    if isinstance(cause, (ValueError, RecursionError, http.client.HTTPException)):
+        return (f"{base} answered with something that is not JSON embeddings ({cause.__class__.__name__}): "
+                "semantic.url may name another service, or semantic.api the other API")
+    return f"{base} answered, but not with usable embeddings: {exc}"
+
+
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     if len(a) != len(b):
         # zip would compare the first numbers of two different models' vectors
@@ -266,8 +416,9 @@ def entry_vectors(store: Any, entries: Sequence[Mapping[str, Any]], settings: Ma
                   timeout: float = TIMEOUT_S) -> dict[str, list[float]]:
     """Vectors for ``entries`` by id, of ``dim`` numbers when given: cached ones where the
     entry's text and the api, URL and model are unchanged, the rest embedded (``embed``'s
-    ``timeout`` and ``deadline``) and cached. Raises EmbeddingUnavailable when not all can be
-    had; the batches embedded before the failure are cached all the same, so a cold cache that
+    ``timeout`` and ``deadline``) and cached. An entry the endpoint refuses on its own (a
+    REFUSED_INPUT status) gets no vector. Raises EmbeddingUnavailable when not all the others can
+    be had; the batches embedded before the failure are cached all the same, so a cold cache that
     takes longer than one query allows fills over the next ones."""
     api, base, model = _source(settings)
     source = f"{api}\n{base}\n{model}"
@@ -280,17 +431,32 @@ def entry_vectors(store: Any, entries: Sequence[Mapping[str, Any]], settings: Ma
             found[entry_id] = vec
     missing = [e for e in entries if e["id"] not in found]
     fresh: dict[str, dict[str, Any]] = {}
-    size = min(BATCH, _batch_size.get(source, BATCH))
+    size = _batch_size_for(store, source)
+    batches = [missing[start : start + size] for start in range(0, len(missing), size)]
     try:
-        for start in range(0, len(missing), size):
-            batch = missing[start : start + size]
+        while batches:
+            batch = batches.pop(0)
             try:
                 vectors = embed([entry_text(e) for e in batch], settings, timeout, deadline=deadline, dim=dim)
             except EmbeddingUnavailable as exc:
-                if exc.timed_out and size > 1:
-                    # Too slow for one request: smaller batches next time, so a slow endpoint (a
-                    # CPU-only model at ~70 ms a text) still fills the cache over a few queries.
-                    _batch_size[source] = max(1, size // 2)
+                if exc.status in REFUSED_INPUT:
+                    # One text the endpoint will not take failed its whole batch on every query,
+                    # and nothing was cached: halves are asked until it stands alone, without a
+                    # vector. (The query's own vector came first: the endpoint takes requests.)
+                    if len(batch) > 1:
+                        batches[:0] = [batch[: len(batch) // 2], batch[len(batch) // 2 :]]
+                    else:
+                        log.info("entry %s not embedded, the endpoint refused its text: %s", batch[0]["id"], exc)
+                    continue
+                if exc.timed_out and len(batch) > 1 and (deadline is None or time.monotonic() < deadline):
+                    # Too slow for one request (not cut short by the query's limit): smaller
+                    # batches from here on, this query's included, so a slow endpoint (a CPU-only
+                    # model at ~70 ms a text) still fills the cache, what arrives kept.
+                    size = max(1, len(batch) // 2)
+                    rest = batch + [e for b in batches for e in b]
+                    batches = [rest[start : start + size] for start in range(0, len(rest), size)]
+                    _remember_batch_size(store, source, size)
+                    continue
                 raise
             dim = len(vectors[0])
             fresh.update((e["id"], {"hash": wanted[e["id"]], "vec": vec}) for e, vec in zip(batch, vectors))
@@ -321,8 +487,36 @@ def _save(store: Any, fresh: Mapping[str, Any], deadline: float | None = None) -
                     CACHE_FILE, exc)
 
 
-# Batch size per endpoint and model, halved after a batch timed out (see entry_vectors).
+# Batch size per endpoint and model, halved after a batch timed out (see entry_vectors); kept in
+# STATE_FILE too, as a hook's process lives for one prompt: starting at BATCH each time, it asked a
+# batch the endpoint could never answer in time on every prompt, and never cached a vector.
 _batch_size: dict[str, int] = {}
+STATE_FILE = "embeddings_state.json"  # {"batch_size": {"<api> <url> <model>": n}}; git-ignored (*_state.json)
+
+
+def _state_key(source: str) -> str:
+    return " ".join(source.split("\n"))
+
+
+def _batch_size_for(store: Any, source: str) -> int:
+    if source not in _batch_size:
+        state = store.read_sidecar(STATE_FILE)
+        sizes = state.get("batch_size") if isinstance(state, dict) else None
+        size = sizes.get(_state_key(source)) if isinstance(sizes, dict) else None
+        # Hand-editable: anything but a positive whole number is no size.
+        _batch_size[source] = size if type(size) is int and size >= 1 else BATCH
+    return min(BATCH, _batch_size[source])
+
+
+def _remember_batch_size(store: Any, source: str, size: int) -> None:
+    _batch_size[source] = size
+    state = store.read_sidecar(STATE_FILE)
+    state = state if isinstance(state, dict) else {}
+    sizes = state.get("batch_size") if isinstance(state.get("batch_size"), dict) else {}
+    try:
+        store.write_sidecar(STATE_FILE, {**state, "batch_size": {**sizes, _state_key(source): size}})
+    except (OSError, StoreError) as exc:  # a read-only .context/: only this process's batches shrink
+        log.warning("%s not written, so the next process asks batches of %d again: %s", STATE_FILE, BATCH, exc)
 
 # Parsed cache files by path, with the stamp they were read at: a warm server reads the file
 # again only when it changed (at 10,000 entries of 768 numbers, reading it took seconds a query).

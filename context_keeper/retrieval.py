@@ -274,7 +274,7 @@ def _answer(
             with state.lock:
                 result = state.index.search(searched, replace(options, limit=keep))
     if blend:
-        result = _semantic_blend(store, searched, result, semantic, keep)
+        result = _semantic_blend(store, searched, result, semantic, keep, config_warnings)
     if searchable:
         result = diversity.apply(result, config.get("mmr"))
     max_entry, problem = checked(config, "max_entry_tokens")
@@ -414,9 +414,15 @@ def _semantic_settings(config: dict[str, Any]) -> tuple[Mapping[str, Any] | None
     return (None if url_problem or host_problem else config["semantic"]), problems
 
 
-def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str, Any], keep: int = MAX_HITS) -> Any:
+NOTE_BLEND_SKIPPED = ("the semantic blend was skipped, so this answer is ranked lexically: {why}; "
+                      "`context-keeper doctor` says what to fix")
+
+
+def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str, Any], keep: int = MAX_HITS,
+                    notes: list[str] | None = None) -> Any:
     """Re-rank the first SEMANTIC_CANDIDATES lexical candidates with embedding similarity, and
-    keep ``keep`` hits, as the lexical answer keeps them; on any failure, the lexical order.
+    keep ``keep`` hits, as the lexical answer keeps them; on any failure, the lexical order, and
+    a note saying so added to ``notes`` (the answer's warnings: nobody could tell otherwise).
 
     Only the order changes. Each hit's ``relevance`` — hence ``top_relevance``,
     ``no_confident_match`` and ``weak_match`` — stays the calibrated lexical signal: measured
@@ -428,14 +434,22 @@ def _semantic_blend(store: Store, text: str, result: Any, settings: Mapping[str,
     if not result.hits:
         return result
     deadline = time.monotonic() + embeddings.QUERY_TIMEOUT_S
+    head, tail = result.hits[:SEMANTIC_CANDIDATES], result.hits[SEMANTIC_CANDIDATES:]
+    query_vec = None
     try:
         # The query first: cached entry vectors of another length come from another model.
-        query_vec = embeddings.embed([text], settings, deadline=deadline)[0]
-        head, tail = result.hits[:SEMANTIC_CANDIDATES], result.hits[SEMANTIC_CANDIDATES:]
+        query_vec = embeddings.query_vector(text, settings, deadline)
         vectors = embeddings.entry_vectors(store, [h.entry for h in head], settings,
                                            dim=len(query_vec), deadline=deadline)
     except embeddings.EmbeddingUnavailable as exc:
         logging.getLogger("context_keeper").info("semantic blend skipped: %s", exc)
+        if query_vec is None:
+            why = "the embedding endpoint gave no answer in time" if exc.timed_out else "the embedding endpoint failed"
+        else:  # those embedded in time are cached: a slow endpoint fills the cache over a few queries
+            why = ("not every entry was embedded in time (those that were are kept for the next questions)"
+                   if exc.timed_out else "the embedding endpoint failed on the entries")
+        if notes is not None:
+            notes.append(NOTE_BLEND_SKIPPED.format(why=why))
         return replace(result, hits=result.hits[:keep])
     weight = embeddings.blend_weight(settings)
     # The order mixes the relevance as matched: an answer-type check scales it for the

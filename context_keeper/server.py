@@ -23,6 +23,7 @@ from mcp.types import TextContent, ToolAnnotations
 from pydantic import BeforeValidator, Field, ValidationError
 
 from context_keeper import __version__
+from context_keeper.config import MAX_DAYS
 from context_keeper.errors import ContextKeeperError
 from context_keeper.model import MAX_TEXT
 from context_keeper.service import Service
@@ -481,7 +482,7 @@ def build_server(service: Service | None = None) -> MCPServer:
 
     @tool(READ)
     def prune_stale(
-        days: Annotated[int, Field(ge=0, le=100_000, description="Default: config stale_threshold_days"), NotBoolean] | None = None,
+        days: Annotated[int, Field(ge=0, le=MAX_DAYS, description="Default: config stale_threshold_days"), NotBoolean] | None = None,
         project_dir: ProjectDir = "",
     ) -> dict[str, Any]:
         """List active entries not verified within `days`, or dated in the future (changes nothing)."""

@@ -79,6 +79,7 @@ def test_doctor_names_the_variable_sent_as_a_key_and_the_host(tmp_path, recordin
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-x")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv(config.SEMANTIC_HOSTS_ENV, "api.openai.com,10.0.0.5")  # hosts this user allowed
+    monkeypatch.setattr(embeddings, "probe", lambda semantic: (None, "answered"))  # no request leaves the test
     root = tmp_path / "p"
     root.mkdir()
     Service(env={}).init_project(str(root))

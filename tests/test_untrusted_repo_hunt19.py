@@ -110,6 +110,7 @@ def test_doctor_warns_of_a_remote_semantic_host_the_user_has_not_allowed(tmp_pat
     assert [f.severity for f in found] == ["warning"]
     assert "evil.example" in found[0].message and f"{config.SEMANTIC_HOSTS_ENV}=evil.example" in found[0].message
     monkeypatch.setenv(config.SEMANTIC_HOSTS_ENV, "evil.example")
+    monkeypatch.setattr(embeddings, "probe", lambda semantic: (None, "answered"))  # no request leaves the test
     assert not [f for f in diagnose(root).findings if f.code == "semantic_host"]
 
 
