@@ -150,20 +150,45 @@ def _file_stamp(path: Path) -> Stamp | None:
 
 # read_bytes() of a store file that is missing, a directory, or a link to nothing or to itself
 _NOTHING_TO_READ = frozenset((errno.ENOENT, errno.EISDIR, errno.ELOOP))
+_REFUSED = frozenset((errno.EACCES, errno.EPERM))
 
 
-def _read_store_file(path: Path) -> bytes | None:
-    """The file's bytes, or None when there are none to read (``_absent_state`` says why): a
+def _store_bytes(kind: Kind, path: Path, stamp: Stamp | None) -> bytes | FileState:
+    """The file's bytes, or the state of a file with none to read (``_absent_state`` says why): a
     FIFO or a device in its place, or a file above ``STORE_FILE_LIMIT``, is refused too, as a
-    cloned repository can commit one to hang or exhaust every hook."""
+    cloned repository can commit one to hang or exhaust every hook. A file this process may not
+    open is broken like those: the other files keep working, and its last good copy stands in."""
     try:
         return read_regular(path, STORE_FILE_LIMIT)
     except (NotRegularFile, FileTooLarge):
-        return None
+        pass
     except OSError as exc:
+        if exc.errno in _REFUSED:
+            return FileState(kind, path, stamp, error=_not_readable(path, exc))
         if exc.errno not in _NOTHING_TO_READ:
             raise
-        return None
+    return _absent_state(kind, path, stamp)
+
+
+def _not_readable(path: Path, exc: OSError) -> NotAStoreFile:
+    """A store file the OS refuses to open for reading: most often one a command run with sudo
+    left owned by root with mode 0600. Its owner and mode say why, where they can be read."""
+    why = exc.strerror or "permission denied"
+    try:
+        info = path.stat()
+    except OSError:
+        pass
+    else:
+        try:
+            owner = path.owner()
+        except (KeyError, NotImplementedError):  # a uid with no name, or no owners (Windows)
+            owner = f"uid {info.st_uid}"
+        why += f"; owned by {owner}, mode {stat.S_IMODE(info.st_mode):04o}"
+    return NotAStoreFile(
+        str(path), f"is not readable ({why})",
+        f"let the user context-keeper runs as read and write it (for example sudo chown $(id -un) {path}, "
+        "typed as that user); its last good copy, where there is one, stands in meanwhile, and nothing is "
+        "written over it")
 
 
 def _absent_state(kind: Kind, path: Path, stamp: Stamp | None) -> FileState:
@@ -649,9 +674,9 @@ def _parse_file(
 ) -> FileState:
     """Parse one store file. ``own_digest``: digest of the last file this tool wrote there."""
     if data is None:
-        data = _read_store_file(path)
-        if data is None:
-            return _absent_state(kind, path, stamp)
+        data = _store_bytes(kind, path, stamp)
+        if isinstance(data, FileState):
+            return data
     digest = _digest(data)
     wide = _wide_encoding(data)
     if wide is not None:
@@ -1266,9 +1291,9 @@ class Store:
         cached = self._files.get(kind.name)
         if cached is not None and cached.stamp == stamp and stamp is not None and self._no_commits_since_ours():
             return cached  # nobody committed since our own last write: no need to read it back
-        data = _read_store_file(path)
-        if data is None:
-            state = _absent_state(kind, path, stamp)
+        data = _store_bytes(kind, path, stamp)
+        if isinstance(data, FileState):
+            state = data
         elif cached is not None and cached.digest is not None and cached.digest == _digest(data):
             if cached.stamp == stamp:
                 return cached

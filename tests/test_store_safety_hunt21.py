@@ -1,0 +1,89 @@
+"""Stored-data safety, round 21: a store file this process may not read, a .gitignore left empty
+by a full disk, entries a stale editor buffer dropped, a file of NUL bytes left by a crash."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+import pytest
+
+from context_keeper import doctor, store
+from context_keeper.errors import NotAStoreFile
+from context_keeper.service import Service
+from tests.mcp_helpers import call, connect
+
+DECISION = {
+    "summary": "Zone batches for stock take",
+    "problem": "A full stop for stock take cost a day of shipping every year at every site.",
+    "why_chosen": "Counting one zone at a time keeps the other zones shipping while the count runs.",
+}
+CONSTRAINT = {
+    "rule": "Label jobs carry the station id in the ZPL header.",
+    "reason": "Reprints from the wrong station were impossible to trace back without it.",
+}
+
+
+def _service(root: Path) -> Service:
+    return Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root), hook_cache_delay=None)
+
+
+def _refuse_reading(monkeypatch, path: Path, code: int = errno.EACCES) -> None:
+    """Make ``path`` unreadable as a file owned by another user with mode 0600 is (the tests
+    run as root, for whom chmod refuses nothing). Its last good copy stays readable."""
+    real = store.read_regular
+
+    def read_regular(name, limit, **kwargs):
+        if Path(name) == path:
+            raise PermissionError(code, "Permission denied", str(name))
+        return real(name, limit, **kwargs)
+
+    monkeypatch.setattr(store, "read_regular", read_regular)
+
+
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EPERM])
+def test_an_unreadable_store_file_is_named_and_the_other_kinds_keep_working(project, monkeypatch, code):
+    _service(project).record("constraint", CONSTRAINT)  # leaves a last good copy holding con-017
+    path = project / ".context" / "constraints.json"
+    before = path.read_bytes()
+    path.chmod(0o600)
+    _refuse_reading(monkeypatch, path, code)
+    svc = _service(project)
+
+    answer = svc.get_context(query="station id in the ZPL header of label jobs")
+    said = [w for w in answer["warnings"] if "constraints.json" in w]
+    assert said and "is not readable" in said[0] and "mode 0600" in said[0] and "owned by" in said[0], said
+    assert "last good copy" in said[0]
+    assert any(h["entry"]["id"] == "con-017" for h in answer["results"])  # read from the copy
+
+    recorded = svc.record("decision", DECISION)  # decisions.json is fine
+    assert recorded["id"].startswith("dec-")
+    summary = svc.get_project_summary()
+    assert any("constraints.json" in w and "is not readable" in w for w in summary.get("warnings", []))
+    rules = svc.reload_constraints()
+    assert any(c["id"] == "con-017" for c in rules["constraints"])
+    assert "constraints.json is not readable (" in rules["text"]
+
+    with pytest.raises(NotAStoreFile) as refused:
+        svc.record("constraint", {**CONSTRAINT, "rule": "Reprints name the original job id."})
+    assert "is not readable" in str(refused.value) and "Nothing was written to it" in str(refused.value)
+    assert path.read_bytes() == before
+
+    report = doctor.diagnose(project)
+    found = [f for f in report.findings if f.file == "constraints.json"]
+    assert [f.code for f in found] == ["not_a_file"] and "is not readable" in found[0].message
+    doctor.repair(report)
+    assert path.read_bytes() == before  # --fix leaves it for its owner to open up
+
+
+@pytest.mark.anyio
+async def test_over_mcp_the_write_to_another_kind_succeeds_and_one_to_that_kind_says_it_is_a_read_problem(
+        project, monkeypatch):
+    path = project / ".context" / "constraints.json"
+    _refuse_reading(monkeypatch, path)
+    async with connect(_service(project), "legacy") as client:
+        failed, answer = await call(client, "record_decision", DECISION)
+        assert not failed, answer
+        failed, answer = await call(client, "record_constraint", CONSTRAINT)
+    assert failed and "is not readable" in answer and "Nothing was written to it" in answer, answer
+    assert "may or may not have been saved" not in answer
