@@ -77,7 +77,8 @@ from context_keeper.confine import context_refusal, leads_out
 from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
                                    NotAStoreFile)
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir, temp_files_of
-from context_keeper.gitignore import EXCLUDED, excluded_in, keep_bookkeeping_out_of_git
+from context_keeper.gitignore import (EXCLUDED, complete_cut_short, cut_short, excluded_in,
+                                      keep_bookkeeping_out_of_git)
 from context_keeper.gitshared import CommittedVersions, run_git
 from context_keeper.hooks import state as session_state
 from context_keeper.model import KINDS, Kind
@@ -1317,7 +1318,9 @@ def _check_gitignore(store: Store) -> list[Finding]:
         WARNING, "gitignore",
         f"{where} {', '.join(missing)}: these bookkeeping files show as untracked, and `git add .context` would "
         "commit them (they change on every tool call or session, and conflict between teammates). "
-        + ("An older context-keeper wrote a shorter list. Add those lines to .context/.gitignore, or let "
+        + ("A write cut short (a full disk?) left it with only the start of context-keeper's list: the next "
+           "write completes it, or `doctor --fix` does" if exists and cut_short(store.dir) else
+           "An older context-keeper wrote a shorter list. Add those lines to .context/.gitignore, or let "
            "`doctor --fix` do that" if exists else
            "`doctor --fix` adds them to the clone's .git/info/exclude, as the tools and hooks do before they write "
            "there (no file in the work tree, which could block a checkout); `context-keeper init` writes "
@@ -1348,6 +1351,8 @@ def _excluded_locally(store: Store) -> list[Finding]:
 def _fix_gitignore(store: Store) -> str | None:
     # No .gitignore: its patterns go to .git/info/exclude, as before any write, not into the work
     # tree. First of the repairs: the lock they take would do the same unsaid.
+    if complete_cut_short(store.dir):
+        return "completed .context/.gitignore, which a write cut short had left with only the start of its list"
     if keep_bookkeeping_out_of_git(store.dir):
         return EXCLUDED
     with store.locked():

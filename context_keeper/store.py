@@ -15,6 +15,7 @@ write also leaves a copy of the new file in ``.context/.last-good/`` for ``conte
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -1106,10 +1107,12 @@ def odd_statuses(store: Store, entries: list) -> dict[str, str]:
 
 
 def write_gitignore(context_dir: Path) -> None:
-    """The .context/.gitignore for local bookkeeping, unless the person already has one."""
+    """The .context/.gitignore for local bookkeeping, unless the person already has one (or a
+    link by that name). Atomic: a write the disk refuses leaves no file, where an empty one would
+    have stayed empty, as no writer fills in a .gitignore that exists."""
     ignore = context_dir / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text(GITIGNORE, encoding="utf-8")
+    if not os.path.lexists(ignore):
+        atomic_write_text(ignore, GITIGNORE)
 
 
 class Store:
@@ -1252,7 +1255,14 @@ class Store:
                 if not self.dir.is_dir():
                     # Created by a first write (no `init`): its bookkeeping stays out of git all the same.
                     self.dir.mkdir(parents=True, exist_ok=True)
-                    write_gitignore(self.dir)
+                    try:
+                        write_gitignore(self.dir)
+                    except OSError:
+                        # Nothing is left for the next write to take for a store made by hand
+                        # (whose patterns would go to .git/info/exclude instead).
+                        with contextlib.suppress(OSError):
+                            self.dir.rmdir()
+                        raise
                 else:  # before the lock file and the last good copies, in a .context/ made by hand
                     self.keep_bookkeeping_out_of_git()
                 if self._lock is None:

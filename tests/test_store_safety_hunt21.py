@@ -87,3 +87,81 @@ async def test_over_mcp_the_write_to_another_kind_succeeds_and_one_to_that_kind_
         failed, answer = await call(client, "record_constraint", CONSTRAINT)
     assert failed and "is not readable" in answer and "Nothing was written to it" in answer, answer
     assert "may or may not have been saved" not in answer
+
+
+_FIRST_WRITE_ON_A_FULL_DISK = """
+import resource, signal, sys
+from context_keeper.errors import StoreError
+from context_keeper.service import Service
+root, decision = sys.argv[1], dict(zip(*[iter(sys.argv[2:])] * 2))
+svc = Service(env={"CONTEXT_KEEPER_PROJECT": root}, cwd=root, hook_cache_delay=None)
+# No file may grow past 0 bytes: the writes fail as on a full disk (EFBIG, not ENOSPC), while
+# directories and empty files can still be made, as on a disk out of blocks but not of inodes.
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+try:
+    svc.record("decision", decision)
+except StoreError as exc:
+    message = str(exc)
+else:
+    message = "recorded"
+resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+print(message)
+"""
+
+
+def test_a_first_write_on_a_full_disk_leaves_no_empty_gitignore_and_names_it(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from context_keeper.gitignore import GITIGNORE
+
+    root = tmp_path / "fresh"
+    root.mkdir()
+    args = [item for pair in DECISION.items() for item in pair]
+    # A pipe, not a file, for the output: the size limit applies to every file the process writes.
+    proc = subprocess.run([sys.executable, "-c", _FIRST_WRITE_ON_A_FULL_DISK, str(root), *args],
+                          capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ignore = root / ".context" / ".gitignore"
+    said = proc.stdout.strip()
+    assert said.startswith("nothing was saved") and str(ignore) in said, said
+    assert not os.path.lexists(ignore)  # not an empty one that no later write would fill
+    assert _service(root).record("decision", DECISION)["id"] == "dec-001"
+    assert ignore.read_text(encoding="utf-8") == GITIGNORE
+
+
+@pytest.mark.parametrize("left", ["", "# Local bookkeeping; the entry files", "PREFIX-40"])
+def test_a_gitignore_an_interrupted_write_cut_short_is_completed_by_the_next_write(empty_project, left):
+    from context_keeper.gitignore import GITIGNORE
+
+    ignore = empty_project / ".context" / ".gitignore"
+    ignore.write_text(GITIGNORE[:40] if left == "PREFIX-40" else left, encoding="utf-8")
+    _service(empty_project).record("decision", DECISION)
+    assert ignore.read_text(encoding="utf-8") == GITIGNORE
+
+
+@pytest.mark.parametrize("mine", ["*.log\n", "# ours\n", ".lock\n"])
+def test_a_gitignore_of_the_persons_own_is_left_as_it_is(empty_project, mine):
+    ignore = empty_project / ".context" / ".gitignore"
+    ignore.write_text(mine, encoding="utf-8")
+    _service(empty_project).record("decision", DECISION)
+    assert ignore.read_text(encoding="utf-8") == mine
+
+
+def test_doctor_says_a_gitignore_was_cut_short_and_fix_completes_it(empty_project):
+    import subprocess
+
+    from context_keeper.gitignore import GITIGNORE
+
+    subprocess.run(["git", "init", "-q", str(empty_project)], check=True)
+    ignore = empty_project / ".context" / ".gitignore"
+    ignore.write_bytes(b"")
+    report = doctor.diagnose(empty_project)
+    found = [f for f in report.findings if f.code == "gitignore"]
+    assert len(found) == 1 and "cut short" in found[0].message and "older context-keeper" not in found[0].message
+    repaired = doctor.repair(report)
+    assert ignore.read_text(encoding="utf-8") == GITIGNORE
+    assert any("completed .context/.gitignore" in f.message for f in repaired.findings if f.code == "fixed")
