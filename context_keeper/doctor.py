@@ -96,7 +96,7 @@ from context_keeper.scope import (
     too_many_paths,
     unclosed_brace,
 )
-from context_keeper.store import BACKUP_DIR, GITIGNORE, Store, next_number, parse_bytes
+from context_keeper.store import BACKUP_DIR, GITIGNORE, KEPT_ASIDE, Store, ids_gone, next_number, parse_bytes
 from context_keeper.wiring_check import wiring_problems
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -408,6 +408,48 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         elif _usable_backup(store, kind) is None:
             findings.append(Finding(WARNING, "bad_backup", f"the last-good copy of {name} does not parse",
                                     file=name, fix="replace it with a copy of the current file"))
+    return findings
+
+
+def _check_dropped(store: Store, kind: Kind) -> list[Finding]:
+    """Entries a last good copy holds and the file lacks: an editor's stale copy of the file saved
+    over a newer one drops what was recorded meanwhile, and nothing else says so. Named with the
+    way back while the copy (or the one a write kept aside) still has them."""
+    state = store.state(kind)
+    name = kind.filename
+    if state.error is not None or store.last_good_copy(kind) is None:
+        return []  # a broken file is reported as such; a copy out of the project is not this one's
+    findings = []
+    gone = store.dropped(kind, state)
+    if gone:
+        findings.append(Finding(
+            WARNING, "dropped_entries",
+            f"{name} lacks {_some(list(gone), 10)}, which its last good copy (.context/{BACKUP_DIR}/{name}) holds: "
+            "entries deleted by hand, or an editor's stale copy of the file saved over a newer one. If they were "
+            f"not removed on purpose, copy them back from that copy (`diff .context/{BACKUP_DIR}/{name} "
+            f".context/{name}` shows them). The next write keeps the copy aside as .context/{BACKUP_DIR}/"
+            f"{name}{KEPT_ASIDE}<time>, and no new entry takes those ids",
+            file=name, count=len(gone), entries=list(gone)))
+    for kept in store.kept_aside(kind):
+        shown = f".context/{BACKUP_DIR}/{kept.name}"
+        try:
+            copy = parse_bytes(kind, kept, read_regular(kept, STORE_FILE_LIMIT))
+        except OSError:
+            continue
+        missing = list(ids_gone(copy, state))
+        if missing:
+            findings.append(Finding(
+                WARNING, "dropped_entries",
+                f"{name} lacks {_some(missing, 10)}, which {shown} holds: a write kept that last good copy aside "
+                f"when it found them gone from {name} (deleted by hand, or an editor's stale copy saved over the "
+                f"file). If they were not removed on purpose, copy them back into {name} from it; then, or if they "
+                f"were, delete {shown}",
+                file=name, count=len(missing), entries=missing))
+        else:
+            findings.append(Finding(
+                INFO, "kept_copy",
+                f"{shown} is a last good copy a write kept aside; {name} has every entry it holds: delete it",
+                file=f"{BACKUP_DIR}/{kept.name}"))
     return findings
 
 
@@ -1435,6 +1477,7 @@ def diagnose(root: Path) -> Report:
     findings = _check_context_dir(root)
     for kind in KINDS.values():
         findings += _check_file(store, kind)
+        findings += _check_dropped(store, kind)
     findings += [Finding(WARNING, "config", f"{w}; fix config.json by hand", file="config.json")
                  for w in store.config()[1]]
     findings += _check_config(store)

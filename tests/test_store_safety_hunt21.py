@@ -165,3 +165,70 @@ def test_doctor_says_a_gitignore_was_cut_short_and_fix_completes_it(empty_projec
     repaired = doctor.repair(report)
     assert ignore.read_text(encoding="utf-8") == GITIGNORE
     assert any("completed .context/.gitignore" in f.message for f in repaired.findings if f.code == "fixed")
+
+
+def _decision(summary: str) -> dict:
+    return {**DECISION, "summary": summary}
+
+
+def _stale_buffer_saved_over(root: Path) -> Service:
+    """dec-003 recorded while an editor had decisions.json open, then the editor's copy (a typo
+    fixed in it) saved over the file: dec-003 is gone from it, and its last good copy holds it."""
+    svc = _service(root)
+    svc.record("decision", _decision("Decision 0 about caching"))
+    svc.record("decision", _decision("Decision 1 about caching"))
+    path = root / ".context" / "decisions.json"
+    buffer = path.read_text(encoding="utf-8")
+    svc.record("decision", _decision("Decision 2 recorded by the agent"))
+    svc.record("constraint", {**CONSTRAINT, "related_to": ["dec-003"]})
+    path.write_text(buffer.replace("Decision 0 about caching", "Decision 0 about HTTP caching"), encoding="utf-8")
+    return svc
+
+
+def test_entries_a_stale_editor_buffer_dropped_are_named_kept_and_their_ids_not_reused(empty_project):
+    svc = _stale_buffer_saved_over(empty_project)
+    last_good = empty_project / ".context" / ".last-good"
+
+    found = [f for f in doctor.diagnose(empty_project).findings if f.code == "dropped_entries"]
+    assert len(found) == 1 and "dec-003" in found[0].message and found[0].severity == doctor.WARNING
+    assert ".context/.last-good/decisions.json" in found[0].message
+
+    answer = svc.record("decision", _decision("Decision 3 recorded after the save"))
+    assert answer["id"] == "dec-004"  # dec-003 still names the lost entry, in con-001's related_to too
+    said = [w for w in answer.get("warnings", []) if "dec-003" in w]
+    assert said and "kept as .context/.last-good/decisions.json.before-" in said[0], answer.get("warnings")
+    kept = sorted(last_good.glob("decisions.json.before-*"))
+    assert len(kept) == 1 and kept[0].name in said[0]
+    assert "Decision 2 recorded by the agent" in kept[0].read_text(encoding="utf-8")
+
+    found = [f for f in doctor.diagnose(empty_project).findings if f.code == "dropped_entries"]
+    assert len(found) == 1 and "dec-003" in found[0].message and kept[0].name in found[0].message
+
+    # Copied back by hand: nothing is missing any more, and the kept copy can go.
+    import json
+
+    live = empty_project / ".context" / "decisions.json"
+    lost = [e for e in json.loads(kept[0].read_text(encoding="utf-8")) if e["id"] == "dec-003"]
+    live.write_text(json.dumps(json.loads(live.read_text(encoding="utf-8")) + lost, indent=2), encoding="utf-8")
+    report = doctor.diagnose(empty_project)
+    assert not [f for f in report.findings if f.code == "dropped_entries"]
+    assert [f.file for f in report.findings if f.code == "kept_copy"] == [f".last-good/{kept[0].name}"]
+    assert "warnings" not in svc.record("decision", _decision("Decision 5 with all of them there"))
+
+
+def test_a_write_over_the_file_as_this_tool_left_it_keeps_nothing_aside(empty_project):
+    svc = _service(empty_project)
+    svc.record("decision", _decision("Decision 0 about caching"))
+    path = empty_project / ".context" / "decisions.json"
+    path.write_text(path.read_text(encoding="utf-8").replace("about caching", "about HTTP caching"), encoding="utf-8")
+    answer = svc.record("decision", _decision("Decision 1 about caching"))
+    assert answer["id"] == "dec-002" and "warnings" not in answer
+    assert not list((empty_project / ".context" / ".last-good").glob("*.before-*"))
+
+
+def test_an_id_a_copy_kept_aside_holds_is_not_handed_out_after_a_write_that_allocated_none(empty_project):
+    svc = _stale_buffer_saved_over(empty_project)
+    answer = svc.update_entry("dec-001", {"tags": ["caching"]})  # keeps the copy holding dec-003 aside
+    assert any("dec-003" in w for w in answer.get("warnings", []))
+    fresh = _service(empty_project)  # another process: nothing of the first one's in memory
+    assert fresh.record("decision", _decision("Decision 3 recorded after the save"))["id"] == "dec-004"
