@@ -309,8 +309,8 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         )]
     if state.error is not None:
         err = state.error
-        said = (f"{name} does not parse: {err.detail} at line {err.line}, column {err.column}. Reads skip it "
-                "and writes to it are refused until it is fixed")
+        at = "" if err.crashed else f" at line {err.line}, column {err.column}"  # no position to fix
+        said = f"{name} does not parse: {err.detail}{at}. Reads skip it and writes to it are refused until it is fixed"
         if err.remedy is not None:
             said += f". To fix it by hand, {err.remedy}"
         mended = _mended(_read_live(store.path(kind)))
@@ -338,8 +338,9 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         )] if losses else []) + ([] if usable else [Finding(
             ERROR, "no_backup",
             f"{name} has no usable last-good copy (it was never written through context-keeper, or the copy "
-            "is broken too), so `doctor --fix` cannot restore it: fix the JSON at the position above by hand, "
-            "or restore the file from version control (git checkout -- .context/" + name + ")",
+            "is broken too), so `doctor --fix` cannot restore it: "
+            + ("nothing in it is left to fix by hand; " if err.crashed else "fix the JSON at the position above by "
+               "hand, or ") + "restore the file from version control (git checkout -- .context/" + name + ")",
             file=name,
         )])
     findings = []

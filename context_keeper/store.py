@@ -701,6 +701,11 @@ def _parse_file(
         # the last good copy, so it is refused like any other unparsable file.
         detail = "the file is empty (expected a JSON array; write [] for an empty store)"
         return FileState(kind, path, stamp, error=CorruptStoreFile(str(path), 1, 1, detail), digest=digest)
+    if not text.strip(" \t\r\n\0"):
+        detail = (f"it holds only NUL bytes, {len(data):,} of them: what a crash leaves on a disk that kept the "
+                  "file's size but not its data")
+        return FileState(kind, path, stamp, error=CorruptStoreFile(str(path), 1, 1, detail, crashed=True),
+                         digest=digest)
     repeats: list[bool] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from context_keeper import doctor, store
-from context_keeper.errors import NotAStoreFile
+from context_keeper.errors import CorruptStoreFile, NotAStoreFile
 from context_keeper.service import Service
 from tests.mcp_helpers import call, connect
 
@@ -232,3 +232,37 @@ def test_an_id_a_copy_kept_aside_holds_is_not_handed_out_after_a_write_that_allo
     assert any("dec-003" in w for w in answer.get("warnings", []))
     fresh = _service(empty_project)  # another process: nothing of the first one's in memory
     assert fresh.record("decision", _decision("Decision 3 recorded after the save"))["id"] == "dec-004"
+
+
+@pytest.mark.parametrize("nuls", [b"\0" * 3478, b"\0" * 4096 + b"\n"])
+def test_a_file_of_nul_bytes_is_named_as_a_crash_left_it_with_doctor_fix_as_the_way_back(empty_project, nuls):
+    svc = _service(empty_project)
+    svc.record("decision", DECISION)  # leaves a last good copy
+    path = empty_project / ".context" / "decisions.json"
+    path.write_bytes(nuls)
+    fresh = _service(empty_project)
+    said = [w for w in fresh.get_context(query="zone batches for stock take")["warnings"] if "decisions.json" in w]
+    assert said and "only NUL bytes" in said[0] and "crash" in said[0], said
+    assert "doctor --fix" in said[0] and "position" not in said[0] and "Expecting value" not in said[0]
+    with pytest.raises(CorruptStoreFile) as refused:
+        fresh.record("decision", {**DECISION, "summary": "Count one aisle at a time"})
+    assert "only NUL bytes" in str(refused.value) and "Nothing was written to it" in str(refused.value)
+    assert path.read_bytes() == nuls
+
+    report = doctor.diagnose(empty_project)
+    found = [f for f in report.findings if f.file == "decisions.json"]
+    assert [f.code for f in found] == ["corrupt_file"] and "only NUL bytes" in found[0].message
+    assert "line 1, column 1" not in found[0].message and found[0].fix
+    doctor.repair(report)
+    assert fresh.get_context(query="zone batches for stock take")["results"][0]["entry"]["id"] == "dec-001"
+
+
+def test_a_file_of_nul_bytes_without_a_last_good_copy_is_not_sent_to_a_position_by_hand(empty_project):
+    import shutil
+
+    _service(empty_project).record("decision", DECISION)
+    shutil.rmtree(empty_project / ".context" / ".last-good")
+    (empty_project / ".context" / "decisions.json").write_bytes(b"\0" * 2048)
+    found = {f.code: f.message for f in doctor.diagnose(empty_project).findings if f.file == "decisions.json"}
+    assert "only NUL bytes" in found["corrupt_file"]
+    assert "position" not in found["no_backup"] and "git checkout -- .context/decisions.json" in found["no_backup"]
