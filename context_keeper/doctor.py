@@ -79,7 +79,8 @@ from context_keeper.confine import context_refusal, leads_out
 from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
                                    NotAStoreFile)
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir, temp_files_of
-from context_keeper.gitignore import EXCLUDED, excluded_in, keep_bookkeeping_out_of_git
+from context_keeper.gitignore import (EXCLUDED, complete_cut_short, cut_short, excluded_in,
+                                      keep_bookkeeping_out_of_git)
 from context_keeper.gitshared import CommittedVersions, run_git
 from context_keeper.hooks import state as session_state
 from context_keeper.model import KINDS, Kind
@@ -97,7 +98,7 @@ from context_keeper.scope import (
     too_many_paths,
     unclosed_brace,
 )
-from context_keeper.store import BACKUP_DIR, GITIGNORE, Store, next_number, parse_bytes
+from context_keeper.store import BACKUP_DIR, GITIGNORE, KEPT_ASIDE, Store, ids_gone, next_number, parse_bytes
 from context_keeper.wiring_check import wiring_problems
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -310,8 +311,8 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         )]
     if state.error is not None:
         err = state.error
-        said = (f"{name} does not parse: {err.detail} at line {err.line}, column {err.column}. Reads skip it "
-                "and writes to it are refused until it is fixed")
+        at = "" if err.crashed else f" at line {err.line}, column {err.column}"  # no position to fix
+        said = f"{name} does not parse: {err.detail}{at}. Reads skip it and writes to it are refused until it is fixed"
         if err.remedy is not None:
             said += f". To fix it by hand, {err.remedy}"
         mended = _mended(_read_live(store.path(kind)))
@@ -339,8 +340,9 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         )] if losses else []) + ([] if usable else [Finding(
             ERROR, "no_backup",
             f"{name} has no usable last-good copy (it was never written through context-keeper, or the copy "
-            "is broken too), so `doctor --fix` cannot restore it: fix the JSON at the position above by hand, "
-            "or restore the file from version control (git checkout -- .context/" + name + ")",
+            "is broken too), so `doctor --fix` cannot restore it: "
+            + ("nothing in it is left to fix by hand; " if err.crashed else "fix the JSON at the position above by "
+               "hand, or ") + "restore the file from version control (git checkout -- .context/" + name + ")",
             file=name,
         )])
     findings = []
@@ -409,6 +411,48 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         elif _usable_backup(store, kind) is None:
             findings.append(Finding(WARNING, "bad_backup", f"the last-good copy of {name} does not parse",
                                     file=name, fix="replace it with a copy of the current file"))
+    return findings
+
+
+def _check_dropped(store: Store, kind: Kind) -> list[Finding]:
+    """Entries a last good copy holds and the file lacks: an editor's stale copy of the file saved
+    over a newer one drops what was recorded meanwhile, and nothing else says so. Named with the
+    way back while the copy (or the one a write kept aside) still has them."""
+    state = store.state(kind)
+    name = kind.filename
+    if state.error is not None or store.last_good_copy(kind) is None:
+        return []  # a broken file is reported as such; a copy out of the project is not this one's
+    findings = []
+    gone = store.dropped(kind, state)
+    if gone:
+        findings.append(Finding(
+            WARNING, "dropped_entries",
+            f"{name} lacks {_some(list(gone), 10)}, which its last good copy (.context/{BACKUP_DIR}/{name}) holds: "
+            "entries deleted by hand, or an editor's stale copy of the file saved over a newer one. If they were "
+            f"not removed on purpose, copy them back from that copy (`diff .context/{BACKUP_DIR}/{name} "
+            f".context/{name}` shows them). The next write keeps the copy aside as .context/{BACKUP_DIR}/"
+            f"{name}{KEPT_ASIDE}<time>, and no new entry takes those ids",
+            file=name, count=len(gone), entries=list(gone)))
+    for kept in store.kept_aside(kind):
+        shown = f".context/{BACKUP_DIR}/{kept.name}"
+        try:
+            copy = parse_bytes(kind, kept, read_regular(kept, STORE_FILE_LIMIT))
+        except OSError:
+            continue
+        missing = list(ids_gone(copy, state))
+        if missing:
+            findings.append(Finding(
+                WARNING, "dropped_entries",
+                f"{name} lacks {_some(missing, 10)}, which {shown} holds: a write kept that last good copy aside "
+                f"when it found them gone from {name} (deleted by hand, or an editor's stale copy saved over the "
+                f"file). If they were not removed on purpose, copy them back into {name} from it; then, or if they "
+                f"were, delete {shown}",
+                file=name, count=len(missing), entries=missing))
+        else:
+            findings.append(Finding(
+                INFO, "kept_copy",
+                f"{shown} is a last good copy a write kept aside; {name} has every entry it holds: delete it",
+                file=f"{BACKUP_DIR}/{kept.name}"))
     return findings
 
 
@@ -1338,7 +1382,9 @@ def _check_gitignore(store: Store) -> list[Finding]:
         WARNING, "gitignore",
         f"{where} {', '.join(missing)}: these bookkeeping files show as untracked, and `git add .context` would "
         "commit them (they change on every tool call or session, and conflict between teammates). "
-        + ("An older context-keeper wrote a shorter list. Add those lines to .context/.gitignore, or let "
+        + ("A write cut short (a full disk?) left it with only the start of context-keeper's list: the next "
+           "write completes it, or `doctor --fix` does" if exists and cut_short(store.dir) else
+           "An older context-keeper wrote a shorter list. Add those lines to .context/.gitignore, or let "
            "`doctor --fix` do that" if exists else
            "`doctor --fix` adds them to the clone's .git/info/exclude, as the tools and hooks do before they write "
            "there (no file in the work tree, which could block a checkout); `context-keeper init` writes "
@@ -1369,6 +1415,8 @@ def _excluded_locally(store: Store) -> list[Finding]:
 def _fix_gitignore(store: Store) -> str | None:
     # No .gitignore: its patterns go to .git/info/exclude, as before any write, not into the work
     # tree. First of the repairs: the lock they take would do the same unsaid.
+    if complete_cut_short(store.dir):
+        return "completed .context/.gitignore, which a write cut short had left with only the start of its list"
     if keep_bookkeeping_out_of_git(store.dir):
         return EXCLUDED
     with store.locked():
@@ -1451,6 +1499,7 @@ def diagnose(root: Path) -> Report:
     findings = _check_context_dir(root)
     for kind in KINDS.values():
         findings += _check_file(store, kind)
+        findings += _check_dropped(store, kind)
     findings += [Finding(WARNING, "config", f"{w}; fix config.json by hand", file="config.json")
                  for w in store.config()[1]]
     findings += _check_config(store)

@@ -56,9 +56,11 @@ class CorruptStoreFile(StoreError):
 
     remedy: str | None = None  # the subclasses below set their own wording
     mendable = False
+    crashed = False
 
     def __init__(self, path: str, line: int, column: int, detail: str, *, writing: bool = False,
-                 conflict: bool = False, remedy: str | None = None, mendable: bool = False) -> None:
+                 conflict: bool = False, remedy: str | None = None, mendable: bool = False,
+                 crashed: bool = False) -> None:
         self.path = path
         self.line = line
         self.column = column
@@ -69,7 +71,15 @@ class CorruptStoreFile(StoreError):
         # do about it, and whether `doctor --fix` can do that without losing anything.
         self.remedy = remedy
         self.mendable = mendable
-        if conflict:
+        # Bytes a crash left (all NUL: the disk kept the file's size, not its data): no position
+        # in them is worth fixing, the last good copy is the way back.
+        self.crashed = crashed
+        if crashed:
+            where = f"{path} does not parse ({self.detail})"
+            name = path.replace("\\", "/").rsplit("/", 1)[-1]
+            remedy = ("run `context-keeper doctor --fix`, which puts back its last good copy from .context/.last-good/ "
+                      f"when there is one, or restore the file from version control (git checkout -- .context/{name})")
+        elif conflict:
             # Not `doctor --fix`: putting the last good copy back would throw the merge away.
             where = f"{path} has unresolved git merge conflict markers ({detail}, the first at line {line})"
             remedy = ("resolve the merge conflict (keep each side's entries as separate objects, each with its own "
@@ -92,7 +102,7 @@ class CorruptStoreFile(StoreError):
 
     def for_write(self) -> CorruptStoreFile:
         return CorruptStoreFile(self.path, self.line, self.column, self.detail, writing=True, conflict=self.conflict,
-                                remedy=self.remedy, mendable=self.mendable)
+                                remedy=self.remedy, mendable=self.mendable, crashed=self.crashed)
 
 
 class NotAStoreFile(CorruptStoreFile):

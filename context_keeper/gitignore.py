@@ -12,7 +12,11 @@ for per-clone ignore rules, never committed and never in a checkout's way. It ap
 marked block per store, once, after the person's own lines, which it never rewrites. Outside a
 git work tree there is nothing to keep out, and nothing is written.
 
-An existing ``.context/.gitignore`` is never touched (``doctor`` names the patterns it lacks).
+An existing ``.context/.gitignore`` is never touched (``doctor`` names the patterns it lacks),
+except one that holds only the start of ``GITIGNORE`` (empty, or cut short): what an older
+version's write left when the disk filled up, which would keep every pattern out of git for good
+as no writer fills in a file that exists. Such a file holds nothing of the person's, and is
+completed.
 
 Imports nothing but ``os`` and runs no ``git`` (which may not be installed): the hooks check this
 on every run, on their fast path, where a store with its ``.gitignore`` costs one ``lstat``.
@@ -21,6 +25,7 @@ on every run, on their fast path, where a store with its ``.gitignore`` costs on
 from __future__ import annotations
 
 import os
+import stat
 
 FILE = ".gitignore"
 GITIGNORE = (
@@ -28,6 +33,7 @@ GITIGNORE = (
     ".lock\n.commit-token\n.last-good/\n*.tmp\n*.broken-*\nhook.log*\n*_state.json\nsessions/\n"
     "embeddings.json\ncompaction_snapshot.json\ncompaction_report.json\n"
 )
+_OURS = GITIGNORE.encode("utf-8")
 EXCLUDED = ("added the patterns of context-keeper's bookkeeping files in this .context/ (which has no .gitignore) "
             "to .git/info/exclude, so they stay out of git in this clone; `context-keeper init` writes "
             ".context/.gitignore, and committing it shares that with the team")
@@ -41,13 +47,49 @@ def keep_bookkeeping_out_of_git(context_dir: str | os.PathLike[str]) -> bool:
     Nothing is done when ``context_dir/.gitignore`` exists (one ``lstat``), when no git
     repository holds ``context_dir``, when the block is there already, or when the exclude file
     cannot be written (a read-only checkout: the bookkeeping cannot be written either)."""
-    if os.path.lexists(os.path.join(context_dir, FILE)):
+    try:
+        info = os.lstat(os.path.join(context_dir, FILE))
+    except OSError:
+        info = None
+    if info is not None:
+        if info.st_size < len(_OURS) and stat.S_ISREG(info.st_mode):
+            complete_cut_short(context_dir)
         return False
     found = _exclude_file(context_dir)
     if found is None or found[3]:
         return False
     exclude, anchor, before, _ = found
     return _append(exclude, before, anchor)
+
+
+def cut_short(context_dir: str | os.PathLike[str]) -> bool:
+    """Whether ``context_dir/.gitignore`` is a file holding only a start of ``GITIGNORE`` (empty
+    included): a write cut short. A file with anything else in it is the person's, and a
+    symbolic link is never one."""
+    path = os.path.join(context_dir, FILE)
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        with open(path, "rb") as handle:
+            held = handle.read(len(_OURS))
+    except OSError:
+        return False
+    return len(held) < len(_OURS) and _OURS.startswith(held)
+
+
+def complete_cut_short(context_dir: str | os.PathLike[str]) -> bool:
+    """Write ``GITIGNORE`` over a ``context_dir/.gitignore`` that is ``cut_short``; True when this
+    call did. A failed write changes nothing (the writer's own write then says what the disk
+    refused)."""
+    if not cut_short(context_dir):
+        return False
+    from context_keeper.fsio import atomic_write_bytes  # the rare path: the hooks start without it
+
+    try:
+        atomic_write_bytes(os.path.join(context_dir, FILE), _OURS)
+    except OSError:
+        return False
+    return True
 
 
 def excluded_in(context_dir: str | os.PathLike[str]) -> str | None:

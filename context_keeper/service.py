@@ -1224,7 +1224,8 @@ def _unreadable_because(state: Any) -> str:
     """Why a store file is read from its last good copy, as its own error tells it."""
     if state.stamp is None:
         return "is missing"  # not "does not parse": there is nothing there to parse
-    return "is not a file" if isinstance(state.error, NotAStoreFile) else "does not parse"
+    # A directory, a FIFO, a file too large or not readable: each in its own words.
+    return state.error.what if isinstance(state.error, NotAStoreFile) else "does not parse"
 
 
 def _configured_name(config_path: Path) -> Any:

@@ -15,6 +15,7 @@ write also leaves a copy of the new file in ``.context/.last-good/`` for ``conte
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 
 LOCK_TIMEOUT_S = 30.0
 BACKUP_DIR = ".last-good"
+KEPT_ASIDE = ".before-"  # a last good copy renamed aside: it held entries the file written over lacked
 COMMIT_TOKEN = ".commit-token"
 _CLOSE = b"\n]\n"
 _MAX_PARTS = 64
@@ -150,20 +152,45 @@ def _file_stamp(path: Path) -> Stamp | None:
 
 # read_bytes() of a store file that is missing, a directory, or a link to nothing or to itself
 _NOTHING_TO_READ = frozenset((errno.ENOENT, errno.EISDIR, errno.ELOOP))
+_REFUSED = frozenset((errno.EACCES, errno.EPERM))
 
 
-def _read_store_file(path: Path) -> bytes | None:
-    """The file's bytes, or None when there are none to read (``_absent_state`` says why): a
+def _store_bytes(kind: Kind, path: Path, stamp: Stamp | None) -> bytes | FileState:
+    """The file's bytes, or the state of a file with none to read (``_absent_state`` says why): a
     FIFO or a device in its place, or a file above ``STORE_FILE_LIMIT``, is refused too, as a
-    cloned repository can commit one to hang or exhaust every hook."""
+    cloned repository can commit one to hang or exhaust every hook. A file this process may not
+    open is broken like those: the other files keep working, and its last good copy stands in."""
     try:
         return read_regular(path, STORE_FILE_LIMIT)
     except (NotRegularFile, FileTooLarge):
-        return None
+        pass
     except OSError as exc:
+        if exc.errno in _REFUSED:
+            return FileState(kind, path, stamp, error=_not_readable(path, exc))
         if exc.errno not in _NOTHING_TO_READ:
             raise
-        return None
+    return _absent_state(kind, path, stamp)
+
+
+def _not_readable(path: Path, exc: OSError) -> NotAStoreFile:
+    """A store file the OS refuses to open for reading: most often one a command run with sudo
+    left owned by root with mode 0600. Its owner and mode say why, where they can be read."""
+    why = exc.strerror or "permission denied"
+    try:
+        info = path.stat()
+    except OSError:
+        pass
+    else:
+        try:
+            owner = path.owner()
+        except (KeyError, NotImplementedError):  # a uid with no name, or no owners (Windows)
+            owner = f"uid {info.st_uid}"
+        why += f"; owned by {owner}, mode {stat.S_IMODE(info.st_mode):04o}"
+    return NotAStoreFile(
+        str(path), f"is not readable ({why})",
+        f"let the user context-keeper runs as read and write it (for example sudo chown $(id -un) {path}, "
+        "typed as that user); its last good copy, where there is one, stands in meanwhile, and nothing is "
+        "written over it")
 
 
 def _absent_state(kind: Kind, path: Path, stamp: Stamp | None) -> FileState:
@@ -649,9 +676,9 @@ def _parse_file(
 ) -> FileState:
     """Parse one store file. ``own_digest``: digest of the last file this tool wrote there."""
     if data is None:
-        data = _read_store_file(path)
-        if data is None:
-            return _absent_state(kind, path, stamp)
+        data = _store_bytes(kind, path, stamp)
+        if isinstance(data, FileState):
+            return data
     digest = _digest(data)
     wide = _wide_encoding(data)
     if wide is not None:
@@ -674,6 +701,11 @@ def _parse_file(
         # the last good copy, so it is refused like any other unparsable file.
         detail = "the file is empty (expected a JSON array; write [] for an empty store)"
         return FileState(kind, path, stamp, error=CorruptStoreFile(str(path), 1, 1, detail), digest=digest)
+    if not text.strip(" \t\r\n\0"):
+        detail = (f"it holds only NUL bytes, {len(data):,} of them: what a crash leaves on a disk that kept the "
+                  "file's size but not its data")
+        return FileState(kind, path, stamp, error=CorruptStoreFile(str(path), 1, 1, detail, crashed=True),
+                         digest=digest)
     repeats: list[bool] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict:
@@ -833,6 +865,23 @@ def as_stored(entries: Mapping[str, Any], entry_id: str) -> str:
     return next((stored for stored in entries if stored.lower() == folded), wanted)
 
 
+def _carried(state: FileState) -> Iterator[tuple[str, Any]]:
+    """(id, item) for every item of a file that carries an id, malformed items included."""
+    for item in state.raw:
+        if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"].strip():
+            yield item["id"].strip(), item
+
+
+def ids_gone(copy: FileState, state: FileState) -> tuple[str, ...]:
+    """The ids items of ``copy`` (a last good copy) carry and no item of ``state`` does, in
+    ``copy``'s order. An entry ``state`` holds under another id (its ``created_at`` is there: an
+    id corrected by hand) is not gone."""
+    have = {entry_id for entry_id, _ in _carried(state)}
+    born = {item["created_at"] for _, item in _carried(state) if isinstance(item.get("created_at"), str)}
+    return tuple(dict.fromkeys(entry_id for entry_id, item in _carried(copy) if entry_id not in have
+                               and not (isinstance(item.get("created_at"), str) and item["created_at"] in born)))
+
+
 def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
     """Parse store-file content that is not (or not yet) the live file, e.g. a backup."""
     return _parse_file(kind, path, None, data)
@@ -841,13 +890,19 @@ def parse_bytes(kind: Kind, path: Path, data: bytes) -> FileState:
 class FileTxn:
     """Pending changes to one store file inside a transaction."""
 
-    def __init__(self, state: FileState, id_suffix: bool = False, misfiled: Callable[[], int] | None = None) -> None:
+    def __init__(self, state: FileState, id_suffix: bool = False, misfiled: Callable[[], int] | None = None,
+                 dropped: Callable[[], tuple[str, ...]] | None = None, kept_aside: Callable[[], int] | None = None,
+                 ) -> None:
         if state.error is not None:
             raise state.error.for_write()
         self.kind = state.kind
         self._id_suffix = id_suffix
         # misfiled_number, asked only when an id is allocated: an update reads no other file
         self._misfiled = misfiled
+        # Store.dropped and Store.kept_aside_number, asked only when an id is allocated or the
+        # file written: each reads the last good copies
+        self._dropped_by, self._kept_aside = dropped, kept_aside
+        self._dropped: tuple[str, ...] | None = None
         self._path = state.path
         self._builder = _Builder(state.kind, state.path, state)
         self._dirty = False
@@ -889,13 +944,22 @@ class FileTxn:
         raw["id"] = entry_id
         return raw
 
+    def dropped(self) -> tuple[str, ...]:
+        """``Store.dropped`` for the file this transaction started from, asked once."""
+        if self._dropped is None:
+            self._dropped = self._dropped_by() if self._dropped_by is not None else ()
+        return self._dropped
+
     def next_id(self) -> str:
         """Max numeric part among all ids of the kind (malformed items included) + 1, and above
         every id of the kind that a history link of the file still names.
 
         Those links count because a successor deleted by hand leaves them behind: reusing its
         id would make the old entry's ``superseded_by`` point at an unrelated entry. So do the
-        ids of this kind on items in another kind's file (``misfiled_number``).
+        ids of this kind on items in another kind's file (``misfiled_number``), and the ids its
+        last good copy holds that the file lacks (``Store.dropped``) or a copy kept aside holds
+        (``Store.kept_aside_number``): that copy may be the one way back to the entry, and links
+        may still name it.
 
         With ``"id_suffix": true`` in config.json the id also carries four random hex digits
         (``dec-013-a7f3``): clones that record in parallel then allocate the same number but
@@ -903,7 +967,9 @@ class FileTxn:
         """
         misfiled = self._misfiled() if self._misfiled is not None else 0
         misfiled = misfiled if misfiled < _MAX_ID_NUMBER else 0  # as for links (next_number)
-        number = next_number(max(self._builder.max_number, misfiled), self._builder.link_max, self.kind)
+        held = max((_own_number(self.kind, model.id_key(i)) for i in self.dropped()), default=0)
+        held = max(held, self._kept_aside() if self._kept_aside is not None else 0)
+        number = next_number(max(self._builder.max_number, misfiled, held), self._builder.link_max, self.kind)
         if number > _MAX_ID_NUMBER:
             # dec-1000000000 is no id: the entry would be written, acknowledged, and skipped by
             # every tool from then on. Such a number is a typo in a hand edit; say where it is.
@@ -1081,10 +1147,12 @@ def odd_statuses(store: Store, entries: list) -> dict[str, str]:
 
 
 def write_gitignore(context_dir: Path) -> None:
-    """The .context/.gitignore for local bookkeeping, unless the person already has one."""
+    """The .context/.gitignore for local bookkeeping, unless the person already has one (or a
+    link by that name). Atomic: a write the disk refuses leaves no file, where an empty one would
+    have stayed empty, as no writer fills in a .gitignore that exists."""
     ignore = context_dir / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text(GITIGNORE, encoding="utf-8")
+    if not os.path.lexists(ignore):
+        atomic_write_text(ignore, GITIGNORE)
 
 
 class Store:
@@ -1097,6 +1165,7 @@ class Store:
         self._own_token: str | None = None
         self._config: tuple[Stamp | None, dict, list[str]] | None = None
         self._last_good: dict[str, tuple[Stamp, FileState]] = {}  # kind -> parsed .last-good copy (readable_entries)
+        self._aside_numbers: dict[Path, tuple[Stamp | None, int]] = {}  # copy kept aside -> its highest id number
         self._mutex = threading.RLock()
         # Writers of this instance take turns on their own lock: waiting for another process's
         # store lock under ``_mutex`` stalled every read of every thread for as long.
@@ -1227,7 +1296,14 @@ class Store:
                 if not self.dir.is_dir():
                     # Created by a first write (no `init`): its bookkeeping stays out of git all the same.
                     self.dir.mkdir(parents=True, exist_ok=True)
-                    write_gitignore(self.dir)
+                    try:
+                        write_gitignore(self.dir)
+                    except OSError:
+                        # Nothing is left for the next write to take for a store made by hand
+                        # (whose patterns would go to .git/info/exclude instead).
+                        with contextlib.suppress(OSError):
+                            self.dir.rmdir()
+                        raise
                 else:  # before the lock file and the last good copies, in a .context/ made by hand
                     self.keep_bookkeeping_out_of_git()
                 if self._lock is None:
@@ -1266,9 +1342,9 @@ class Store:
         cached = self._files.get(kind.name)
         if cached is not None and cached.stamp == stamp and stamp is not None and self._no_commits_since_ours():
             return cached  # nobody committed since our own last write: no need to read it back
-        data = _read_store_file(path)
-        if data is None:
-            state = _absent_state(kind, path, stamp)
+        data = _store_bytes(kind, path, stamp)
+        if isinstance(data, FileState):
+            state = data
         elif cached is not None and cached.digest is not None and cached.digest == _digest(data):
             if cached.stamp == stamp:
                 return cached
@@ -1309,26 +1385,105 @@ class Store:
             self._own_token = token
         except OSError as exc:
             _warn("could not write %s: %s", self.dir / COMMIT_TOKEN, exc)
-        self._keep_last_good(ftxn.kind, data, warnings)
+        self._keep_last_good(ftxn.kind, data, warnings, ftxn.dropped())
         return stamp
 
-    def _keep_last_good(self, kind: Kind, data: bytes, warnings: list[str]) -> None:
+    def _keep_last_good(self, kind: Kind, data: bytes, warnings: list[str], dropped: tuple[str, ...] = ()) -> None:
         """Copy what was just written to ``.last-good/``: a hand edit that breaks the file can be
         undone without losing this write. A separate file (not a hard link), so an editor that
         rewrites the live file in place cannot damage it. Not fsynced: the live file is the
         durable copy; this one guards against bad edits, not power loss. The write itself is
         done, so a copy that cannot be kept never fails it: a refused directory adds to
-        ``warnings`` (the answer's), other failures are logged."""
+        ``warnings`` (the answer's), other failures are logged.
+
+        When the file written over lacked ids the copy holds (``dropped``: an editor's stale copy
+        saved over the file, an entry deleted by hand), the copy is not replaced but renamed
+        aside (``<name>.before-<UTC time>``, beside it), and the answer says so: it may be the
+        one place left that holds those entries."""
         refused = last_good_refusal(self.dir, f"the last good copy of {kind.filename} was not kept (the write "
                                               "itself is saved)")
         if refused is not None:
             _warn("%s", refused)
             warnings.append(refused)
             return
+        if dropped and not self._keep_aside(kind, dropped, warnings):
+            return
         try:
             atomic_write_bytes(self.backup_path(kind), data, fsync=False)
         except OSError as exc:
             _warn("could not refresh %s: %s", self.backup_path(kind), exc)
+
+    def _keep_aside(self, kind: Kind, dropped: tuple[str, ...], warnings: list[str]) -> bool:
+        """Rename the last good copy of ``kind``'s file aside, saying so in ``warnings``; False
+        when it could not be (then it stays, to be replaced by no write until it can)."""
+        import time  # only on this rare path
+
+        copy = self.backup_path(kind)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        aside = copy.with_name(f"{copy.name}{KEPT_ASIDE}{stamp}")
+        for n in range(2, 100):
+            if not os.path.lexists(aside):
+                break
+            aside = copy.with_name(f"{copy.name}{KEPT_ASIDE}{stamp}-{n}")
+        ids = ", ".join(dropped[:10]) + (f" and {len(dropped) - 10} more" if len(dropped) > 10 else "")
+        try:
+            os.replace(copy, aside)
+        except OSError as exc:
+            _warn("could not keep %s aside: %s", copy, exc)
+            warnings.append(f"{kind.filename} lacked {ids}, which its last good copy holds (an entry deleted by "
+                            f"hand, or an editor's stale copy saved over the file?); that copy could not be renamed "
+                            f"aside ({exc.strerror or exc}), so it was left as it is, and not refreshed: copy them "
+                            f"back from .context/{BACKUP_DIR}/{kind.filename} if they were not removed on purpose")
+            return False
+        warnings.append(f"{kind.filename} lacked {ids}, which its last good copy held (an entry deleted by hand, or "
+                        f"an editor's stale copy saved over the file?): that copy is kept as .context/{BACKUP_DIR}/"
+                        f"{aside.name}, and no new entry takes those ids. If they were not removed on purpose, copy "
+                        f"them back into {kind.filename} from it; `context-keeper doctor` names them until it is "
+                        "deleted")
+        return True
+
+    def dropped(self, kind: Kind, state: FileState) -> tuple[str, ...]:
+        """The ids the last good copy of ``kind``'s file holds that ``state`` (the file as it is,
+        parsed) lacks (``ids_gone``). None when the file is what this tool last wrote, or either
+        of them does not parse (those have their own errors)."""
+        if state.error is not None or state.data is not None:  # data: the bytes this tool last wrote
+            return ()
+        copy = self.last_good_copy(kind)
+        try:
+            data = read_regular(copy, STORE_FILE_LIMIT) if copy is not None else None
+        except OSError:
+            return ()
+        if data is None or _digest(data) == state.digest:
+            return ()
+        backup = parse_bytes(kind, copy, data)
+        return () if backup.error is not None else ids_gone(backup, state)
+
+    def kept_aside(self, kind: Kind) -> list[Path]:
+        """The last good copies of ``kind``'s file that writes kept aside (``_keep_aside``), oldest first."""
+        directory = self.dir / BACKUP_DIR
+        if leads_out(directory, self.root) is not None:
+            return []
+        prefix = f"{kind.filename}{KEPT_ASIDE}"
+        try:
+            names = os.listdir(directory)
+        except OSError:  # none yet
+            return []
+        return sorted(directory / name for name in names if name.startswith(prefix))
+
+    def kept_aside_number(self, kind: Kind) -> int:
+        """The highest number of a ``kind`` id that a copy kept aside holds (0: none)."""
+        highest = 0
+        for path in self.kept_aside(kind):
+            stamp = _stamp(path)
+            cached = self._aside_numbers.get(path)
+            if cached is None or cached[0] != stamp:
+                try:
+                    number = parse_bytes(kind, path, read_regular(path, STORE_FILE_LIMIT)).max_number
+                except OSError:
+                    number = 0
+                cached = self._aside_numbers[path] = (stamp, number)
+            highest = max(highest, cached[1])
+        return highest
 
     def _backup_digest(self, kind: Kind) -> bytes | None:
         copy = self.last_good_copy(kind)
@@ -1409,8 +1564,10 @@ class Transaction:
             # Only a literal true turns suffixes on: doctor reports any other value of the key.
             suffix = self._store.config()[0].get("id_suffix") is True
             store = self._store
-            self._files[kind.name] = FileTxn(store._locked_state(kind), id_suffix=suffix,
-                                             misfiled=lambda: misfiled_number(store, kind))
+            state = store._locked_state(kind)
+            self._files[kind.name] = FileTxn(state, id_suffix=suffix, misfiled=lambda: misfiled_number(store, kind),
+                                             dropped=lambda: store.dropped(kind, state),
+                                             kept_aside=lambda: store.kept_aside_number(kind))
         return self._files[kind.name]
 
     def commit(self) -> None:
