@@ -20,8 +20,9 @@ specific, and on the eval's dev split a question asking for one ranked its answe
 (a cooler, a dimmer, a fitter), "close" (to shut), "fine" (a penalty), "kind" (a sort), "mean"
 (an average); "rusty" (Rust), "salty" (a password's salt), "patchy" (a software patch), "bumpy"
 (a version bump), "sunny" (Sun of Mon–Sun), "smoky" (a smoke test), "chatty" (a chat), "bulky"
-(bulk operations), "blocky", "edgy", "sticky", "drafty", "minty", "soapy", "musty" and "scaly",
-whose nouns are other words in a project's records. "more"/"most" are stop words;
+(bulk operations), "hacky" (a workaround, where a "hack" is a breach), "lumpy" (to lump
+together), "blocky", "edgy", "sticky", "drafty", "minty", "soapy", "musty" and "scaly", whose
+nouns are other words in a project's records. "more"/"most" are stop words;
 "better"/"best" and "worse"/"worst" are kept as they are: "best practice" and "best-effort" are
 not "good".
 """
@@ -49,8 +50,8 @@ _OWN_WORDS = frozenset({"lighter", "cleaner", "stranger", "longer", "newer", "ne
 # its "e" dropped (ice → icy, noise → noisy) ...
 _NOUNS = """
 ache bone breeze burst cheese cloud crash cream crunch dust flake foam frost froth fruit
-glitch grain grass grease gust hack hair haze health hill ice itch jitter juice leaf leak
-length luck lump malt meat milk mist mood moss noise oil pepper rain risk rock sand shadow
+glitch grain grass grease gust hair haze health hill ice itch jitter juice leaf leak
+length luck malt meat milk mist mood moss noise oil pepper rain risk rock sand shadow
 shower sleep sleet slush smell sneeze snow speed spice spike stink stone storm sugar sweat
 taste thorn thunder water wealth weed wheeze wind wood word yeast
 """
