@@ -4,7 +4,7 @@ Tokenising and stemming every entry is most of what building a ``SearchIndex`` c
 short-lived process (the UserPromptSubmit hook) pays it on every run. The result of that step
 for one entry — its term counts per field group and its field-group lengths — depends only on
 the entry's content and on the analyser's code, so it is cached here, keyed by a hash of the
-entry's JSON, under a fingerprint of the analyser (source of ``tokenize.py``/``spelling.py``/``fields.py``, the
+entry's JSON, under a fingerprint of the analyser (source of ``tokenize.py``/``adjectives.py``/``spelling.py``/``fields.py``, the
 stemmer in use, ``FORMAT``).
 
 Never trusted blindly: a record is used only for an entry whose hash matches; a record that is
@@ -51,12 +51,12 @@ def fingerprint() -> str:
     if _fingerprint is None:
         from importlib.util import find_spec
 
-        from context_keeper.search import spelling, tokenize
+        from context_keeper.search import adjectives, spelling, tokenize
 
         digest = hashlib.blake2b(digest_size=16)
         digest.update(f"{FORMAT}|{F.GROUPS}|{sorted(F.FIELD_GROUPS.items())}|".encode())
         digest.update(b"pystemmer" if find_spec("Stemmer") is not None else b"snowball")
-        for module in (tokenize, spelling, F):
+        for module in (tokenize, adjectives, spelling, F):
             try:
                 with open(module.__file__ or "", "rb") as handle:
                     digest.update(handle.read())

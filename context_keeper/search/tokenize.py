@@ -5,8 +5,10 @@ Lowercase; punctuation stripped (``"storage?"`` → ``storag``); identifiers and
 identifier is kept as one more, unstemmed term so an exact mention still scores higher; a dotted
 number (``1.5.0``, ``v2.3``, ``0.5``) kept whole; parts stemmed with the Snowball English stemmer,
 irregular verb forms read as their verb (``held`` → ``hold``; an acronym in capitals, ``HID``, is
-no ``hide``, except in a text written all in capitals) and some phrasal verbs as the word of their act (``called off`` → ``cancel``); stop
-words dropped so they never count as a match.
+no ``hide``, except in a text written all in capitals), comparatives and noun-made adjectives
+as their word (``heaviest`` → ``heavy``, ``windy`` → ``wind``; adjectives.py) and some phrasal
+verbs as the word of their act (``called off`` → ``cancel``); stop words dropped so they never
+count as a match.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from context_keeper.search.adjectives import FORMS as ADJECTIVE_FORMS
 from context_keeper.search.spelling import american
 
 # A chunk is a run of word characters possibly joined by identifier/path punctuation. The
@@ -172,6 +175,7 @@ withhold withheld|withstand withstood|write wrote written
 """
 _VERB_OF = {form: verb for verb, *forms in (g.split() for g in re.split(r"[|\n]", _VERB_FORMS) if g) for form in forms}
 _IRREGULAR.update(_VERB_OF)
+_IRREGULAR.update(ADJECTIVE_FORMS)  # "heaviest" → "heavy", "windy" → "wind"
 # Names the stemmer reads as plurals: "iOS" stemmed to "io", the IO of "disk IO".
 _NAMES = frozenset({"ios", "ipados", "tvos", "watchos", "bios"})
 
