@@ -746,8 +746,8 @@ def merge_codex(text: str, spec: dict[str, Any] | None, *, replace: bool = False
     try:
         before = _toml_parse(text)
     except ValueError as exc:
-        raise StoreError(f"does not parse as TOML ({exc}); nothing was written. Fix it by hand, "
-                         "or use --print and paste the entry.") from exc
+        raise StoreError(f"does not parse as TOML ({exc}); nothing was written. Fix it by hand, or "
+                         f"{_by_hand(None if spec is not None else f'[mcp_servers.{SERVER_NAME}]')}.") from exc
     if before is None and text.strip():
         if spec is None and SERVER_NAME not in text:
             return text  # no spelling of our table can be in it
@@ -827,7 +827,16 @@ class Change:
         ))
 
 
-def _read(path: Path) -> str | None:
+# How to make by hand the edit install refused to make: what ``--print`` shows, pasted in.
+PASTE = "use --print and paste the entry into it"
+
+
+def _by_hand(entry: str | None) -> str:
+    """``PASTE``, or for uninstall (which has no --print) taking out ``entry``, what it would remove."""
+    return f"remove {entry} from it" if entry else PASTE
+
+
+def _read(path: Path, entry: str | None = None) -> str | None:
     try:
         # utf-8-sig: a byte-order mark (Windows editors add one) is read past, and not written back;
         # bytes, not read_text: its newline translation would hide a file's CRLF line endings
@@ -836,13 +845,14 @@ def _read(path: Path) -> str | None:
         return None
     except UnicodeDecodeError as exc:
         raise StoreError(f"{path} is not valid UTF-8 (byte {exc.start + 1}); nothing was written. "
-                         "Save it as UTF-8, or use --print and paste the entry.") from exc
+                         f"Save it as UTF-8, or {_by_hand(entry)} by hand.") from exc
 
 
-def _load_json(path: Path, text: str | None) -> dict[str, Any]:
+def _load_json(path: Path, text: str | None, entry: str | None = None) -> dict[str, Any]:
     """The object in ``text``. Raises ``StoreError`` for anything install cannot rewrite without
     losing what the file says: a parse error, comments, an object with a key twice (JSON parsers
-    keep one of them; rewriting would silently drop the other)."""
+    keep one of them; rewriting would silently drop the other). ``entry``: what uninstall would
+    remove, named in the advice (see ``_by_hand``)."""
     if text is None or not text.strip():
         return {}
 
@@ -858,37 +868,71 @@ def _load_json(path: Path, text: str | None) -> dict[str, Any]:
     try:
         data = json.loads(text, object_pairs_hook=unique)
     except json.JSONDecodeError as exc:
+        advice = _by_hand(entry)
         if _is_jsonc(text):
-            raise StoreError(f"{path} has comments or trailing commas, which install cannot keep when it rewrites "
-                             "the file; nothing was written. Use --print and paste the entry into it by hand.") from exc
+            raise StoreError(f"{path} has comments or trailing commas, which would be lost if it were rewritten, "
+                             f"so nothing was written. {advice[0].upper()}{advice[1:]} by hand.") from exc
         raise StoreError(f"{path} does not parse ({json_mistake(exc)}); "
-                         "nothing was written. Fix it by hand, or use --print and paste the entry.") from exc
+                         f"nothing was written. Fix it by hand, or {advice}.") from exc
     if not isinstance(data, dict):
         raise StoreError(f"{path} is not a JSON object; nothing was written")
     return data
 
 
-# A string, a comment, or a comma that only closing brackets follow (JSONC, as VS Code writes it).
-_JSONC_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*(?://[^\n]*\s*|/\*.*?\*/\s*)*[]}])',
-                          re.DOTALL)
+# One token of a JSONC file (JSON with comments and trailing commas, as VS Code writes it). Once
+# an alternative starts it matches, running to the end of the text if its closing quote or "*/"
+# never comes, and the last one takes any other character: every match starts where the one
+# before ended, so the scan reads each character once whatever the file holds.
+_JSONC_TOKEN = re.compile(r"""
+    (?P<string>"(?:[^"\\]|\\.)*"?)
+  | (?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))
+  | (?P<space>\s+)
+  | (?P<comma>,)
+  | (?P<close>[]}])
+  | (?P<other>[^"/,\]}\s]+|/)
+""", re.VERBOSE | re.DOTALL)
+
+
+def jsonc_tokens(text: str) -> Iterator[tuple[str, str]]:
+    """``(piece, kind)`` for each token of ``text``, in order; the pieces make up the text."""
+    for match in _JSONC_TOKEN.finditer(text):
+        yield match.group(), match.lastgroup or "other"
+
+
+def without_jsonc(text: str) -> str:
+    """``text`` with each comment, and each comma that only comments and closing brackets follow,
+    made a space: what JSON parses when ``text`` is valid JSONC. A comment parts what is either
+    side of it (``1/**/2`` is two numbers), as it does in JSONC."""
+    out: list[str] = []
+    comma = None  # where in ``out`` the last comma is while no value has followed it
+    for piece, kind in jsonc_tokens(text):
+        if kind == "comment":
+            out.append(" ")
+            continue
+        if kind == "close" and comma is not None:
+            out[comma] = " "
+        if kind != "space":
+            comma = len(out) if kind == "comma" else None
+        out.append(piece)
+    return "".join(out)
 
 
 def _is_jsonc(text: str) -> bool:
     """Does ``text`` parse once its comments and trailing commas are taken out?"""
     try:
-        json.loads(_JSONC_TOKEN.sub(lambda m: m.group() if m.group().startswith('"') else "", text))
-    except json.JSONDecodeError:
+        json.loads(without_jsonc(text))
+    except (json.JSONDecodeError, RecursionError):
         return False
     return True
 
 
-def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *, remove: bool = False) -> Change:
-    """``remove``: an uninstall; a file left holding nothing but empty containers held only our
-    entries, so it is deleted (``apply`` keeps a backup) rather than left as ``{}`` — unless it is
-    a symlink (a dotfiles checkout): deleting the link would leave our entries in the real file,
-    so that is written through the link as ``{}``."""
-    before = _read(path)
-    data = _load_json(path, before)
+def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *, remove: str | None = None) -> Change:
+    """``remove``: an uninstall of that entry; a file left holding nothing but empty containers held
+    only our entries, so it is deleted (``apply`` keeps a backup) rather than left as ``{}`` — unless
+    it is a symlink (a dotfiles checkout): deleting the link would leave our entries in the real
+    file, so that is written through the link as ``{}``."""
+    before = _read(path, remove)
+    data = _load_json(path, before, remove)
     try:
         after_data = edit(data)
     except InvalidInput as exc:
@@ -1114,7 +1158,8 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
         chosen = target_style(style, target)
         if target.kind == "claude-hooks":
             desired = [] if remove else _desired_hooks(chosen, project, user)
-            change = _json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project), remove=remove)
+            change = _json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project),
+                                  remove="context-keeper's hooks" if remove else None)
             after = _load_json(target.path, change.after) if change.after is not None else {}
             change.warnings = _wrapper_notes(target.path, after, desired, project, remove=remove) + [
                 f"{target.path}: kept the matcher {_matcher_shown(kept)} you set on context-keeper's {event} hook "
@@ -1129,7 +1174,7 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
         elif target.kind == "json-servers":
             spec = client_server_spec(client, chosen, project, user)
             change = _json_change(target.path, lambda d, s=spec, k=target.key: merge_server(
-                d, k, s, remove=remove, force=force), remove=remove)
+                d, k, s, remove=remove, force=force), remove=f"{target.key}.{SERVER_NAME}" if remove else None)
             if remove:
                 entry = _load_json(target.path, change.after).get(target.key) if change.after else None
                 entry = entry.get(SERVER_NAME) if isinstance(entry, dict) else None
@@ -1140,7 +1185,7 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
             changes.append(change)
         else:
             spec = client_server_spec(client, chosen, project, user)
-            before = _read(target.path)
+            before = _read(target.path, f"[mcp_servers.{SERVER_NAME}]" if remove else None)
             entry = _codex_entry(before)
             foreign = entry is not None and not is_our_server(entry)
             kept = user_keys(entry, spec) if remove else []
