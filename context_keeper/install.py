@@ -193,6 +193,9 @@ def server_spec(style: str, python: str | None = None, script: str | None = None
 
 _OUR_NAMES = tuple(e.launcher for e in EVENTS.values()) + LEGACY_LAUNCHERS
 _OUR_MARKERS = ("context_keeper", "context-keeper", "Context Keeper")
+# How each launcher in hooks/ begins its docstring (the 0.x name kept, and this version's): a
+# script of the person's that only mentions context-keeper does not begin so.
+_LAUNCHER_DOCSTRINGS = ('"""context-keeper hook launcher (', '"""context-keeper 0.x hook name kept ')
 # A word as ``_quoted`` writes it: in double quotes, or in single quotes with ``'\''`` for a quote.
 _QUOTED_WORD = r"""(?:"[^"]+"|'[^']*(?:'\\''[^']*)*')"""
 # The launcher form exactly as install writes it. A committed file can carry it from a teammate's
@@ -271,18 +274,29 @@ def _launcher_path(word: str, project: Path | None) -> str | None:
 
 
 def _is_our_launcher(word: str, project: Path | None) -> bool:
-    """Does ``word`` name one of our ``hooks/<name>.py`` launchers? One that exists here is read for
-    our markers (the user may have a script of that name); one that does not needs them in its path."""
+    """Does ``word`` name one of our ``hooks/<name>.py`` launchers? One that exists here must begin
+    as ours do (the user may have a script of that name: see ``_launcher_head``); one that does not
+    needs our markers in its path."""
     norm = _launcher_path(word, project)
     if norm is None:
         return False
-    try:
-        if Path(norm).is_file():
-            head = Path(norm).read_text(encoding="utf-8", errors="replace")[:4000]
-            return any(marker in head for marker in _OUR_MARKERS)
-    except OSError:
-        pass
+    head = _launcher_head(norm)
+    if head is not None:
+        return any(line.startswith(_LAUNCHER_DOCSTRINGS) for line in head.splitlines()[:3])
     return any(marker in norm for marker in _OUR_MARKERS)
+
+
+def _launcher_head(path: str) -> str | None:
+    """The text of the file at ``path``; ``""`` for one that cannot be a launcher of ours (a FIFO, a
+    file far larger than ours), None when there is none here or it cannot be read."""
+    from context_keeper.bounded_read import FileTooLarge, NotRegularFile, read_regular
+
+    try:
+        return read_regular(path, 64 * 1024).decode("utf-8", "replace")
+    except (FileTooLarge, NotRegularFile, IsADirectoryError):
+        return ""
+    except OSError:
+        return None
 
 
 def is_our_command(command: Any, project: Path | None = None) -> bool:
@@ -353,31 +367,33 @@ def wrapped_hook(command: Any, project: Path | None = None) -> str | None:
     return None if is_our_command(command, project) else hook_run_by(command, project)
 
 
-def unconfirmed_old_hooks(settings: dict[str, Any], project: Path | None = None) -> list[tuple[str, str]]:
-    """``(event, command)`` of each hook that runs a file with one of our hook names from a
-    ``hooks/`` folder but could not be confirmed as ours (the path does not exist here and has no
-    context-keeper marker in it): a 0.x wiring from a teammate's checkout, or the user's own
-    script with the same name. Install leaves these, so it names them."""
-    return [(event, hook["command"]) for event, _, hook in hook_entries(settings.get("hooks"))
-            if isinstance(hook.get("command"), str) and _names_missing_hook_file(hook["command"], project)
+def unconfirmed_old_hooks(settings: dict[str, Any], project: Path | None = None) -> list[tuple[str, str, str]]:
+    """``(event, command, why)`` of each hook that runs a file with one of our hook names from a
+    ``hooks/`` folder but could not be confirmed as ours: a 0.x wiring from a teammate's checkout,
+    or the user's own script with the same name. Install leaves these, so it names them."""
+    return [(event, hook["command"], why) for event, _, hook in hook_entries(settings.get("hooks"))
+            if isinstance(hook.get("command"), str) and (why := _unconfirmed_launcher(hook["command"], project))
             and hook_run_by(hook["command"], project) is None]
 
 
-def _names_missing_hook_file(command: str, project: Path | None) -> bool:
-    """Does ``command`` run a ``hooks/<one of our names>`` file that does not exist here? (One that
-    exists was read for our markers by ``is_our_command``: without them it is the user's.)"""
-    named = False
+def _unconfirmed_launcher(command: str, project: Path | None) -> str | None:
+    """Why a ``hooks/<one of our names>`` file that ``command`` runs could not be confirmed as ours:
+    it does not exist here (and its path has no marker of ours), or it mentions context-keeper but
+    does not begin as our launchers do. None when the command runs no such file, or one that is
+    plainly the user's own (it never mentions us) or ours."""
+    why = None
     for token in command.replace("'", '"').split('"') + command.split():  # quoted parts, then words
         norm = _launcher_path(token.strip().strip('"'), project)
         if norm is None:
             continue
-        named = True
-        try:
-            if Path(norm).is_file():
-                return False
-        except OSError:
-            continue
-    return named
+        head = _launcher_head(norm)
+        if head is None:
+            why = why or "its path does not exist here"
+        elif any(marker in head[:4000] for marker in _OUR_MARKERS) and not _is_our_launcher(norm, None):
+            return "it mentions context-keeper but is not a launcher context-keeper ships"
+        else:
+            return None
+    return why
 
 
 def hook_entries(hooks: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -1168,8 +1184,8 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
             if not remove:
                 change.warnings += [
                     f"note: left `{command}` ({event}) in {target.path}: it has one of context-keeper's old hook "
-                    "names but could not be confirmed as ours (its path does not exist here); remove it if it is"
-                    for event, command in unconfirmed_old_hooks(after, project)]
+                    f"names but could not be confirmed as ours ({why}); remove it if it is"
+                    for event, command, why in unconfirmed_old_hooks(after, project)]
             changes.append(change)
         elif target.kind == "json-servers":
             spec = client_server_spec(client, chosen, project, user)

@@ -68,3 +68,39 @@ def test_uninstall_names_the_entry_to_remove_by_hand_in_a_jsonc_file(project: Pa
     assert proc.returncode == 5 and "--print" not in proc.stderr
     assert 'Remove servers.context-keeper from it by hand.' in proc.stderr
     assert path.read_text(encoding="utf-8") == text
+
+
+# ------------------------------------------------------------------ a script of the person's with our name
+
+
+MENTIONS_US = "#!/usr/bin/env python3\n# my own start-up checks; runs before context-keeper's\nprint('hi')\n"
+
+
+def test_a_script_of_ours_by_name_that_only_mentions_context_keeper_is_the_persons(project: Path, tmp_path: Path):
+    script = project / ".claude" / "hooks" / "session_start.py"
+    script.parent.mkdir(parents=True)
+    script.write_text(MENTIONS_US, encoding="utf-8")
+    mine = "python3 $CLAUDE_PROJECT_DIR/.claude/hooks/session_start.py"
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": mine}]}]}}),
+                        encoding="utf-8")
+    assert not install.is_our_command(mine, project)
+    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    commands = [h["command"] for g in json.loads(settings.read_text(encoding="utf-8"))["hooks"]["SessionStart"]
+                for h in g["hooks"]]
+    assert commands[0] == mine and len(commands) == 2  # ours added beside it
+    assert f"left `{mine}` (SessionStart)" in proc.stderr  # it mentions us: named, as one that may be ours
+    proc = _cli("uninstall", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    assert [h["command"] for g in json.loads(settings.read_text(encoding="utf-8"))["hooks"]["SessionStart"]
+            for h in g["hooks"]] == [mine]
+
+
+def test_every_launcher_shipped_is_recognised_as_ours_where_it_is(tmp_path: Path):
+    for launcher in sorted((install.PACKAGE_PARENT / "hooks").glob("*.py")):
+        assert install.is_our_command(f'"/usr/bin/python3" "{launcher}"'), launcher
+        copy = tmp_path / "elsewhere" / "hooks" / launcher.name  # a copy whose path does not name us
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(launcher.read_bytes().replace(b"\n", b"\r\n"))
+        assert install.is_our_command(f"python3 {copy}"), copy
