@@ -557,7 +557,7 @@ def is_our_server(entry: Any) -> bool:
 
 def _runs_our_server(path: Path) -> bool:
     try:
-        return path.is_file() and "context_keeper" in path.read_text(encoding="utf-8", errors="replace")[:4000]
+        return "context_keeper" in (_launcher_head(str(path)) or "")[:4000]
     except OSError:
         return False
 
@@ -676,7 +676,10 @@ def _toml_parse(text: str) -> dict[str, Any] | None:
             import tomli as tomllib
         except ModuleNotFoundError:  # neither: merge_codex refuses rather than edit blind
             return None
-    return tomllib.loads(text)
+    try:
+        return tomllib.loads(text)
+    except RecursionError as exc:  # deeper than the parser goes: as any other parse error
+        raise ValueError("nested too deeply") from exc
 
 
 def _no_toml_parser_refusal(spec: dict[str, Any] | None) -> str:
@@ -853,12 +856,20 @@ def _by_hand(entry: str | None) -> str:
 
 
 def _read(path: Path, entry: str | None = None) -> str | None:
+    """The text of a client's config file; None when there is none. A cloned repository can
+    commit one that is a link to ``/dev/zero``, or a FIFO: only a regular file, up to a cap, is read."""
+    from context_keeper.bounded_read import CLIENT_CONFIG_LIMIT, FileTooLarge, NotRegularFile, read_regular
+
     try:
         # utf-8-sig: a byte-order mark (Windows editors add one) is read past, and not written back;
         # bytes, not read_text: its newline translation would hide a file's CRLF line endings
-        return path.read_bytes().decode("utf-8-sig")
+        return read_regular(path, CLIENT_CONFIG_LIMIT).decode("utf-8-sig")
     except FileNotFoundError:
         return None
+    except (NotRegularFile, FileTooLarge, IsADirectoryError) as exc:
+        what = "is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror
+        raise StoreError(f"{path} {what}, not a config file that can be read; nothing was written. Replace it "
+                         "with a regular file (or remove it), then run the command again.") from exc
     except UnicodeDecodeError as exc:
         raise StoreError(f"{path} is not valid UTF-8 (byte {exc.start + 1}); nothing was written. "
                          f"Save it as UTF-8, or {_by_hand(entry)} by hand.") from exc
@@ -881,10 +892,13 @@ def _load_json(path: Path, text: str | None, entry: str | None = None) -> dict[s
             seen[key] = value
         return seen
 
+    advice = _by_hand(entry)
     try:
         data = json.loads(text, object_pairs_hook=unique)
+    except RecursionError as exc:  # deeper than the parser goes; no client config nests more than a few levels
+        raise StoreError(f"{path} does not parse (nested too deeply); nothing was written. Fix it by hand, "
+                         f"or {advice}.") from exc
     except json.JSONDecodeError as exc:
-        advice = _by_hand(entry)
         if _is_jsonc(text):
             raise StoreError(f"{path} has comments or trailing commas, which would be lost if it were rewritten, "
                              f"so nothing was written. {advice[0].upper()}{advice[1:]} by hand.") from exc

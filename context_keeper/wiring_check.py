@@ -76,10 +76,15 @@ def _impact(exits_2: bool, events: list[str], them: str) -> str:
 
 def _read_json(path: Path) -> dict[str, Any] | str:
     """The object in a JSON config file ({} when there is none), or what is wrong with it."""
+    from context_keeper.bounded_read import CLIENT_CONFIG_LIMIT, FileTooLarge, NotRegularFile, read_regular
+
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        # a cloned repository can commit a FIFO, or a link to /dev/zero: neither may hang doctor
+        text = read_regular(path, CLIENT_CONFIG_LIMIT).decode("utf-8-sig")
     except FileNotFoundError:
         return {}
+    except (NotRegularFile, FileTooLarge) as exc:
+        return str(exc.strerror)
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
     except UnicodeDecodeError as exc:
@@ -88,6 +93,8 @@ def _read_json(path: Path) -> dict[str, Any] | str:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
         return f"does not parse as JSON ({json_mistake(exc)})"
+    except RecursionError:
+        return "does not parse as JSON (nested too deeply)"
     return data if isinstance(data, dict) else "is not a JSON object"
 
 

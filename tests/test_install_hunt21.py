@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from context_keeper import install
 from context_keeper.errors import StoreError
+from context_keeper.wiring_check import wiring_problems
 from tests.test_install import _cli
 
 # ------------------------------------------------------------------ JSONC files
@@ -104,3 +106,57 @@ def test_every_launcher_shipped_is_recognised_as_ours_where_it_is(tmp_path: Path
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_bytes(launcher.read_bytes().replace(b"\n", b"\r\n"))
         assert install.is_our_command(f"python3 {copy}"), copy
+
+
+# ------------------------------------------------------------------ hostile client configs
+
+
+DEEP = "[" * 100_000
+
+
+def _fifo(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)  # reading one waits for a writer forever; /dev/zero never ends
+    return path
+
+
+def test_doctor_names_client_configs_it_cannot_read_as_json(project: Path):
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(DEEP, encoding="utf-8")
+    _fifo(project / ".mcp.json")
+    problems = dict(wiring_problems(project))
+    assert "nested too deeply" in problems[".claude/settings.json"] and "fix it by hand" in problems[".claude/settings.json"]
+    assert "is not a regular file (a FIFO)" in problems[".mcp.json"]
+
+
+def test_install_refuses_a_config_nested_too_deeply_with_a_message(project: Path, tmp_path: Path):
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(DEEP, encoding="utf-8")
+    proc = _cli("install", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 5 and "Traceback" not in proc.stderr
+    assert f"{settings} does not parse" in proc.stderr and "nested too deeply" in proc.stderr
+    assert settings.read_text(encoding="utf-8") == DEEP
+
+
+def test_install_local_and_print_do_not_read_a_committed_config_that_is_no_file(project: Path, tmp_path: Path):
+    _fifo(project / ".claude" / "settings.json")
+    _fifo(project / ".mcp.json")
+    proc = _cli("install", "--local", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    assert (project / ".claude" / "settings.local.json").is_file()
+    proc = _cli("install", "--print", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    proc = _cli("install", "--force", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 5 and "is not a regular file (a FIFO)" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_install_refuses_a_codex_config_nested_too_deeply_with_a_message(project: Path, tmp_path: Path):
+    path = tmp_path / "home" / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text("a = " + DEEP, encoding="utf-8")
+    proc = _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project,
+                home=tmp_path / "home")
+    assert proc.returncode == 5 and "Traceback" not in proc.stderr
+    assert "does not parse as TOML (nested too deeply)" in proc.stderr
