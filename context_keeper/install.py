@@ -1399,7 +1399,17 @@ def _git_would_commit(path: Path) -> bool:
 
 def _project(args: argparse.Namespace) -> Path:
     if args.project:
-        root = Path(args.project).expanduser().resolve()
+        given = Path(args.project).expanduser().resolve()
+        if not given.is_dir():
+            raise InvalidInput(f"{given} is not a directory", field="project")
+        from context_keeper.project import resolve_project
+
+        # A directory inside a project names that project, as --project does for every other
+        # command and as the server resolves it: wiring written into src/.claude/ is never read.
+        # The root itself stays as given, for the refusal that says what to do instead.
+        root = given if given.parent == given else resolve_project(str(given))
+        if root != given:
+            sys.stderr.write(f"note: {given} is inside the project {root}; wiring that project\n")
     else:
         from context_keeper.project import default_project
 
@@ -1613,7 +1623,8 @@ def _add_common(parser: argparse.ArgumentParser, remove: bool) -> None:
                              "alone" if remove else
                         "claude: the hooks go to .claude/settings.local.json (this machine only, kept out of "
                         "git) with absolute paths, and .mcp.json is left alone")
-    parser.add_argument("--project", help="project root (default: resolved like the server does, else the cwd)")
+    parser.add_argument("--project", help="the project, or a directory in it (resolved to its root as the server resolves "
+                                          "one; default: the current directory's project)")
     parser.add_argument("--dry-run", action="store_true", help="show a unified diff; write nothing")
     parser.add_argument("--home", help=argparse.SUPPRESS)
     # uninstall recognises every style it could have written: the option stays accepted, unlisted.

@@ -160,3 +160,19 @@ def test_install_refuses_a_codex_config_nested_too_deeply_with_a_message(project
                 home=tmp_path / "home")
     assert proc.returncode == 5 and "Traceback" not in proc.stderr
     assert "does not parse as TOML (nested too deeply)" in proc.stderr
+
+
+# ------------------------------------------------------------------ --project naming a subdirectory
+
+
+def test_install_and_uninstall_with_a_subdirectory_act_on_the_project_it_is_in(project: Path, tmp_path: Path):
+    sub = project / "src" / "deep"
+    sub.mkdir(parents=True)
+    proc = _cli("install", "--project", str(sub), cwd=tmp_path, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    assert (project / ".claude" / "settings.json").is_file() and (project / ".mcp.json").is_file()
+    assert not (sub / ".claude").exists() and not (sub / ".mcp.json").exists()
+    assert f"{sub} is inside the project {project}" in proc.stderr
+    proc = _cli("uninstall", "--project", str(sub), cwd=tmp_path, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    assert not (project / ".mcp.json").exists()
