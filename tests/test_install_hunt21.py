@@ -176,3 +176,29 @@ def test_install_and_uninstall_with_a_subdirectory_act_on_the_project_it_is_in(p
     proc = _cli("uninstall", "--project", str(sub), cwd=tmp_path, home=tmp_path / "home")
     assert proc.returncode == 0, proc.stderr
     assert not (project / ".mcp.json").exists()
+
+
+# ------------------------------------------------------------------ hooks wired twice
+
+
+@pytest.mark.parametrize("first,other", [("--local", ".claude/settings.local.json"), ("--user", "settings.json")])
+def test_a_project_install_beside_local_or_user_hooks_says_each_would_run_twice(project: Path, tmp_path: Path,
+                                                                                 first: str, other: str):
+    home = tmp_path / "home"
+    assert _cli("install", first, "--project", str(project), cwd=project, home=home).returncode == 0
+    proc = _cli("install", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    wired = project / other if first == "--local" else home / ".claude" / other
+    note = next(line for line in proc.stderr.splitlines() if str(wired) in line)
+    assert "each would run twice" in note and f"uninstall {first}" in note
+
+
+def test_doctor_reports_hooks_wired_in_both_project_files(project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    assert _cli("install", "--project", str(project), cwd=project, home=home).returncode == 0
+    assert not wiring_problems(project)
+    assert _cli("install", "--local", "--project", str(project), cwd=project, home=home).returncode == 0
+    problems = wiring_problems(project)
+    assert [name for name, _ in problems] == [".claude/settings.local.json"]
+    message = problems[0][1]
+    assert "runs twice" in message and "SessionStart" in message and "uninstall --local" in message
