@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import glob
 import hashlib
 import json
 import os
@@ -956,11 +957,16 @@ def _is_jsonc(text: str) -> bool:
     return True
 
 
-def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *, remove: str | None = None) -> Change:
-    """``remove``: an uninstall of that entry; a file left holding nothing but empty containers held
-    only our entries, so it is deleted (``apply`` keeps a backup) rather than left as ``{}`` — unless
-    it is a symlink (a dotfiles checkout): deleting the link would leave our entries in the real
-    file, so that is written through the link as ``{}``."""
+def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *, remove: str | None = None,
+                 backups: Path | None = None, holds_ours: Callable[[dict[str, Any]], bool] | None = None) -> Change:
+    """``remove``: an uninstall of that entry. It takes out only what install put in: an object or
+    list it empties stays when it was there, empty, before install (``_before_install`` reads that
+    from the file's backups, named after ``backups``; ``holds_ours`` tells the one taken before
+    install wrote our entries) or before this uninstall. A file left holding nothing but empty
+    containers of our sections, of which no such backup is kept, held only our entries: install
+    created it, so it is deleted (``apply`` keeps a backup) rather than left as ``{}`` — unless it
+    is a symlink (a dotfiles checkout): deleting the link would leave our entries in the real file,
+    so that is written through the link as ``{}``."""
     before = _read(path, remove)
     data = _load_json(path, before, remove)
     try:
@@ -969,12 +975,54 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *
         raise InvalidInput(f"{path}: {exc}", field=exc.field) from exc
     except StoreError as exc:
         raise StoreError(f"{path}: {exc}") from exc
+    earlier = None
+    if remove and backups is not None and holds_ours is not None:
+        earlier = _before_install(backups, holds_ours)
+        after_data = _kept_empty(data, after_data, earlier)
     if before is not None and after_data == data:
         return Change(path, before, before)
     after = _dump_json(after_data, before or "")
-    if (before is None or remove and set(after_data) <= _OUR_SECTIONS) and _empty(after_data) and not path.is_symlink():
+    if ((before is None or remove and set(after_data) <= _OUR_SECTIONS and earlier is None) and _empty(after_data)
+            and not path.is_symlink()):
         after = None
     return Change(path, before, after)
+
+
+def _before_install(base: Path, holds_ours: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    """The file as it was before install wrote our entries into it: its newest backup (``apply``
+    keeps one of each file it rewrites, named after ``base``) that holds none of them. None when
+    there is none: install created the file, or its backups were deleted."""
+    def newest_first(backup: Path) -> tuple[str, int]:
+        stamp, _, n = backup.name.rsplit(".bak-", 1)[-1].partition("-")
+        return stamp, int(n) if n.isdigit() else 0
+
+    for backup in sorted(base.parent.glob(glob.escape(base.name) + ".bak-*"), key=newest_first, reverse=True):
+        try:
+            data = _load_json(backup, _read(backup))
+        except (StoreError, OSError):
+            continue
+        if not holds_ours(data):
+            return data
+    return None
+
+
+def _kept_empty(current: Any, after: Any, earlier: Any) -> Any:
+    """``after`` (``current`` with our entries taken out) with each object or list the removal took
+    out back in its place when it was empty before install (in ``earlier``) or before this removal
+    (then nothing of ours was in it)."""
+    if not isinstance(current, dict) or not isinstance(after, dict):
+        return after
+    earlier = earlier if isinstance(earlier, dict) else {}
+    out = {}
+    for key, value in current.items():
+        if key in after:
+            out[key] = _kept_empty(value, after[key], earlier.get(key))
+        elif isinstance(value, (dict, list)) and _empty(value):
+            out[key] = value
+        elif isinstance(earlier.get(key), (dict, list)) and _empty(earlier[key]):
+            out[key] = earlier[key]
+    out.update((key, value) for key, value in after.items() if key not in out)
+    return out
 
 
 # The top-level sections install writes into a client's JSON config. A file left with only
@@ -1186,10 +1234,13 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
         if target.in_project and not force:
             _refuse_link_out(target.path, project, remove)
         chosen = target_style(style, target)
+        backup_as = backup_base(target.path, project, home, target.in_project)
         if target.kind == "claude-hooks":
             desired = [] if remove else _desired_hooks(chosen, project, user)
             change = _json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project),
-                                  remove="context-keeper's hooks" if remove else None)
+                                  remove="context-keeper's hooks" if remove else None, backups=backup_as or target.path,
+                                  holds_ours=lambda d: any(is_our_command(h.get("command"), project)
+                                                           for _, _, h in hook_entries(d.get("hooks"))))
             after = _load_json(target.path, change.after) if change.after is not None else {}
             change.warnings = _wrapper_notes(target.path, after, desired, project, remove=remove) + [
                 f"{target.path}: kept the matcher {_matcher_shown(kept)} you set on context-keeper's {event} hook "
@@ -1204,7 +1255,9 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
         elif target.kind == "json-servers":
             spec = client_server_spec(client, chosen, project, user)
             change = _json_change(target.path, lambda d, s=spec, k=target.key: merge_server(
-                d, k, s, remove=remove, force=force), remove=f"{target.key}.{SERVER_NAME}" if remove else None)
+                d, k, s, remove=remove, force=force), remove=f"{target.key}.{SERVER_NAME}" if remove else None,
+                backups=backup_as or target.path,
+                holds_ours=lambda d, k=target.key: isinstance(d.get(k), dict) and SERVER_NAME in d[k])
             if remove:
                 entry = _load_json(target.path, change.after).get(target.key) if change.after else None
                 entry = entry.get(SERVER_NAME) if isinstance(entry, dict) else None
@@ -1234,7 +1287,7 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
                     or _kept_note(target.path, f"mcp_servers.{SERVER_NAME}", kept))
             changes.append(Change(target.path, before, after if (after or before is not None) else None, note=note,
                                   warnings=[] if remove else _twin_notes(target.path, "mcp_servers", _codex_servers(before))))
-        changes[-1].backup_as = backup_base(target.path, project, home, target.in_project)
+        changes[-1].backup_as = backup_as
         changes[-1].shared = target.shared
     return changes
 

@@ -202,3 +202,43 @@ def test_doctor_reports_hooks_wired_in_both_project_files(project: Path, tmp_pat
     assert [name for name, _ in problems] == [".claude/settings.local.json"]
     message = problems[0][1]
     assert "runs twice" in message and "SessionStart" in message and "uninstall --local" in message
+
+
+# ------------------------------------------------------------------ uninstall leaves what was there before install
+
+
+@pytest.mark.parametrize("client,name,text", [
+    ("claude", ".claude/settings.json", '{"hooks": {}, "model": "x"}\n'),
+    ("claude", ".claude/settings.json", '{"hooks": {"PreToolUse": []}, "model": "x"}\n'),
+    ("claude", ".claude/settings.json", "{}\n"),
+    ("vscode", ".vscode/mcp.json", '{\n\t"servers": {},\n\t"inputs": []\n}\n'),
+    ("cursor", ".cursor/mcp.json", '{"mcpServers": {}}\n'),
+])
+def test_install_then_uninstall_gives_back_the_file_as_it_was(project: Path, tmp_path: Path, client, name, text):
+    path = project / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    home = tmp_path / "home"
+    args = ("--client", client, "--project", str(project))
+    assert _cli("install", *args, "--write", cwd=project, home=home).returncode == 0
+    assert path.read_text(encoding="utf-8") != text
+    proc = _cli("uninstall", *args, cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert path.is_file() and json.loads(path.read_text(encoding="utf-8")) == json.loads(text)
+
+
+def test_a_file_install_created_is_still_deleted_by_uninstall(project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    assert _cli("install", "--project", str(project), cwd=project, home=home).returncode == 0
+    assert _cli("install", "--command-style", "module", "--project", str(project), cwd=project,
+                home=home).returncode == 0  # a backup of install's own file
+    assert _cli("uninstall", "--project", str(project), cwd=project, home=home).returncode == 0
+    assert not (project / ".claude" / "settings.json").exists() and not (project / ".mcp.json").exists()
+
+
+def test_uninstall_leaves_an_empty_section_it_never_wrote_to(project: Path, tmp_path: Path):
+    path = project / ".mcp.json"
+    path.write_text('{"mcpServers": {}}\n', encoding="utf-8")
+    proc = _cli("uninstall", "--project", str(project), cwd=project, home=tmp_path / "home")
+    assert proc.returncode == 0 and "nothing of ours to remove" in proc.stdout
+    assert path.read_text(encoding="utf-8") == '{"mcpServers": {}}\n'
