@@ -431,7 +431,7 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
         raise StoreError('"hooks" in the settings file is not an object; fix it by hand first')
     for event in dict.fromkeys(event for event, *_ in desired):
         if event in hooks and not isinstance(hooks[event], list):
-            found = "an object" if isinstance(hooks[event], dict) else f"a {type(hooks[event]).__name__}"
+            found = _json_kind(hooks[event])
             raise StoreError(
                 f'"hooks.{event}" is {found}; Claude Code expects a list of groups, '
                 f'e.g. "{event}": [{{"matcher": "", "hooks": [{{"type": "command", "command": "..."}}]}}]. '
@@ -500,6 +500,15 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
     else:
         settings.pop("hooks", None)
     return settings
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words: ``an object``, ``null``, ``a string``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return {dict: "an object", list: "a list", str: "a string"}.get(type(value), "a number")
 
 
 def _slot(event: str, command: str, project: Path | None) -> tuple[str, str]:
@@ -752,6 +761,23 @@ def _without_ours(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def _codex_form_refusal(before: dict[str, Any] | None, spec: dict[str, Any] | None) -> str:
+    """Why ``merge_codex``'s text edit was not made: our entry, or the ``mcp_servers`` it would go
+    into, is written in a form other than ``[table]`` headers (an inline table, dotted keys), which
+    a ``[mcp_servers.context-keeper]`` table cannot be put beside; and what to write by hand."""
+    servers = before.get("mcp_servers") if before else None
+    ours = isinstance(servers, dict) and SERVER_NAME in servers
+    where = f"mcp_servers.{SERVER_NAME}" if ours else "mcp_servers"
+    if spec is None:
+        return (f"defines {where} as an inline table or dotted keys, not a [mcp_servers.{SERVER_NAME}] table, "
+                f"which is what uninstall takes out; nothing was written. Remove mcp_servers.{SERVER_NAME} by hand.")
+    entry = f"{SERVER_NAME} = {{ " + ", ".join(_codex_spec_lines(spec)) + " }"
+    todo = ("Merge its command and args into the entry there by hand" if ours
+            else "Add this entry into mcp_servers by hand")
+    return (f"defines {where} as an inline table or dotted keys, not [mcp_servers.<name>] tables, so install "
+            f"cannot add a [mcp_servers.{SERVER_NAME}] table beside it; nothing was written. {todo}:\n  {entry}")
+
+
 def merge_codex(text: str, spec: dict[str, Any] | None, *, replace: bool = False) -> str:
     """``config.toml`` text with our ``[mcp_servers.context-keeper]`` table set or removed.
 
@@ -806,8 +832,7 @@ def merge_codex(text: str, spec: dict[str, Any] | None, *, replace: bool = False
         result = result.rstrip("\r\n") + newline if result.strip() else ""
     # The edit is textual; check its outcome so that a spelling it missed can never produce an
     # invalid file, a duplicate, or a lost user entry.
-    refusal = StoreError(f"defines mcp_servers.{SERVER_NAME} in a form install cannot edit (it is not a "
-                         f"[mcp_servers.{SERVER_NAME}] table); nothing was written. Edit it by hand.")
+    refusal = StoreError(_codex_form_refusal(before, spec))
     try:
         after = _toml_parse(result)
     except ValueError as exc:
@@ -1417,8 +1442,8 @@ def portability_notes(client: str, project: Path, home: Path, *, user: bool, sty
                          "here, so on this machine those commands fail; the file was left in that form, since "
                          "it is the team's. Put context-keeper on PATH (pipx install / uv tool install, or "
                          "activate its venv before starting the client)"
-                         + (", or run `context-keeper install --local` for hooks of this machine alone"
-                            if client == "claude" else ""))
+                         + _machine_alone(client, target, ", or run `context-keeper install --local` for hooks of "
+                                                          "this machine alone"))
         elif target_style(style, target) == "portable":
             notes.append(f"{target.path}: runs `{program}` from PATH, so it can be committed; each teammate needs "
                          "context-keeper installed on PATH (pipx install / uv tool install, or an activated venv)")
@@ -1426,8 +1451,20 @@ def portability_notes(client: str, project: Path, home: Path, *, user: bool, sty
             notes.append(f"note: `{program}` is not on PATH, so {target.path} gets absolute paths of this machine, "
                          "which a teammate's install would rewrite. Put the console scripts on PATH and install "
                          "again for commands that work on every machine"
-                         + (", or use --local to keep machine-specific hooks out of git" if client == "claude" else ""))
+                         + _machine_alone(client, target, ", or use --local to keep machine-specific hooks out of git"))
     return notes
+
+
+def _machine_alone(client: str, target: Target, hooks: str) -> str:
+    """The end of a portability note: how to wire this machine alone instead. ``--local`` writes
+    only the hooks (into settings.local.json) and leaves .mcp.json alone, so for the server it is
+    the ``claude mcp add -s local`` line it prints."""
+    if client != "claude":
+        return ""
+    if target.kind == "claude-hooks":
+        return hooks
+    return (f", or register the server for this machine alone with `claude mcp add -s local` (the command "
+            f"`context-keeper install --local` prints) and leave it out of {target.path.name}")
 
 
 def _git_would_commit(path: Path) -> bool:
@@ -1480,7 +1517,8 @@ def _uninitialised_hint(project: Path) -> str | None:
     if (project / CONTEXT_DIR).is_dir():
         return None
     return (f"note: {project} has no {CONTEXT_DIR}/ yet, so the server has no store to answer from and the "
-            f"hooks stay silent: run `context-keeper init {project}` (or pass --project the project root)\n")
+            f"hooks stay silent: run `context-keeper init {_shell_word(str(project))}` (or pass --project the "
+            "project root)\n")
 
 
 def _not_a_project(project: Path, home: Path, clients: Sequence[str], local: bool) -> str | None:
@@ -1612,7 +1650,7 @@ def _shared_removal_note(path: Path, client: str, project: Path) -> str:
              "vscode": "VS Code's 'MCP: List Servers' command stops the server in this workspace for you alone",
              }.get(client, f"`context-keeper uninstall --client {client} --user` removes only your user-level entry")
     return (f"note: {path} is a project file a team commits: once pushed, this removes context-keeper for the whole "
-            f"team. To opt out alone, restore it (`git checkout -- {_shown(path, project)}` in {project}); {alone}"
+            f"team. To opt out alone, restore it (`git checkout -- {_shell_word(_shown(path, project))}` in {project}); {alone}"
             + ("; Claude Code's `disabledMcpjsonServers` in .claude/settings.local.json turns off a server of "
                ".mcp.json for you alone" if client == "claude" and path.name == ".mcp.json" else ""))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from context_keeper import install
 from context_keeper.errors import StoreError
 from context_keeper.wiring_check import wiring_problems
-from tests.test_install import _cli
+from tests.test_install import _cli, needs_tomllib, tomllib
 
 # ------------------------------------------------------------------ JSONC files
 
@@ -152,6 +153,7 @@ def test_install_local_and_print_do_not_read_a_committed_config_that_is_no_file(
     assert proc.returncode == 5 and "is not a regular file (a FIFO)" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@needs_tomllib
 def test_install_refuses_a_codex_config_nested_too_deeply_with_a_message(project: Path, tmp_path: Path):
     path = tmp_path / "home" / ".codex" / "config.toml"
     path.parent.mkdir(parents=True)
@@ -242,3 +244,43 @@ def test_uninstall_leaves_an_empty_section_it_never_wrote_to(project: Path, tmp_
     proc = _cli("uninstall", "--project", str(project), cwd=project, home=tmp_path / "home")
     assert proc.returncode == 0 and "nothing of ours to remove" in proc.stdout
     assert path.read_text(encoding="utf-8") == '{"mcpServers": {}}\n'
+
+
+# ------------------------------------------------------------------ messages
+
+
+@needs_tomllib
+def test_codex_servers_in_an_inline_table_are_named_so_with_the_entry_to_add(project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True)
+    text = 'mcp_servers = { other = { command = "o" } }\n'
+    path.write_text(text, encoding="utf-8")
+    proc = _cli("install", "--client", "codex", "--write", "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 5 and "Traceback" not in proc.stderr
+    assert "inline table" in proc.stderr and "defines mcp_servers.context-keeper" not in proc.stderr
+    entry = next(line.strip() for line in proc.stderr.splitlines() if line.strip().startswith("context-keeper = {"))
+    assert tomllib.loads(entry)["context-keeper"]["args"][-1] == "serve"
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_an_event_that_is_null_is_named_in_json_words():
+    with pytest.raises(StoreError, match=r'"hooks.Stop" is null; Claude Code expects a list'):
+        install.merge_claude_hooks({"hooks": {"Stop": None}}, [("Stop", None, "context-keeper-hook post-compact", 30)])
+
+
+def test_the_init_hint_quotes_a_path_with_spaces(tmp_path: Path):
+    bare = tmp_path / "my project"
+    bare.mkdir()
+    proc = _cli("install", "--project", str(bare), cwd=bare, home=tmp_path / "home")
+    assert proc.returncode == 0, proc.stderr
+    assert f"run `context-keeper init {shlex.quote(str(bare))}`" in proc.stderr.replace('"', "'")
+
+
+def test_the_portability_note_on_mcp_json_does_not_offer_local_hooks(project: Path, tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(install.shutil, "which", lambda *a, **k: None)  # neither program on PATH
+    notes = install.portability_notes("claude", project, tmp_path / "home", user=False, style="auto")
+    mcp = next(note for note in notes if ".mcp.json" in note)
+    hooks = next(note for note in notes if "settings.json" in note)
+    assert "--local" in hooks and "hooks" in hooks
+    assert "hooks out of git" not in mcp and "claude mcp add -s local" in mcp
