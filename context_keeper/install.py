@@ -1619,8 +1619,9 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
         note = _committed_wiring_note(project, "--user" if args.user else "--local")
         if note:
             sys.stderr.write(note + "\n")
-    if not remove and "claude" in clients and not (args.user or local) and not args.dry_run:
-        for note in _personal_wiring_notes(project, home, args.command_style):
+    if not remove and "claude" in clients and not args.dry_run:
+        written = "user" if args.user else "local" if local else "project"
+        for note in _personal_wiring_notes(project, home, args.command_style, written):
             sys.stderr.write(note + "\n")
     if remove and "claude" in clients and (args.user or local) and not args.dry_run:
         # The counterpart of the `claude mcp add` line install printed: that registration lives in
@@ -1688,22 +1689,30 @@ def _committed_wiring_note(project: Path, option: str) -> str | None:
             "remove them with `context-keeper uninstall` (without --local)")
 
 
-def _personal_wiring_notes(project: Path, home: Path, style: str) -> list[str]:
-    """The counterpart of ``_committed_wiring_note``: what to say when ``install`` has just wired the
-    project's hooks beside ones an earlier ``install --local`` or ``--user`` wrote, which would run
-    too. Not when the project's are the portable form this machine cannot run: there the others
-    are the ones that work (``portability_notes`` says so)."""
-    target = client_targets("claude", project, home, False)[0]
-    program = PORTABLE_PROGRAMS["claude-hooks"]
-    if target_style(style, target) == "portable" and not shutil.which(program):
-        return []
+def _personal_wiring_notes(project: Path, home: Path, style: str, written: str) -> list[str]:
+    """What to say when the hooks just ``written`` (into the project's settings, ``"local"`` or
+    ``"user"`` ones) run beside ones an earlier ``install --local`` or ``--user`` wrote, which run in
+    this project too (the committed file beside local or user hooks: ``_committed_wiring_note``).
+    Not when the project's are the portable form this machine cannot run: there the others are the
+    ones that work (``portability_notes`` says so)."""
+    if written == "project":
+        target = client_targets("claude", project, home, False)[0]
+        if target_style(style, target) == "portable" and not shutil.which(PORTABLE_PROGRAMS["claude-hooks"]):
+            return []
+    local, user = project / ".claude" / "settings.local.json", home / ".claude" / "settings.json"
+    others = {
+        "project": [(local, "the project's hooks now cover this machine: `context-keeper uninstall --local` removes "
+                            "the local ones"),
+                    (user, "user-level hooks run in every project: keep one set, with `context-keeper uninstall "
+                           "--user` (then projects that do not wire the hooks get none) or `context-keeper uninstall` "
+                           "for this project's")],
+        "local": [(user, "the user-level ones run in every project: `context-keeper uninstall --local` removes the "
+                         "ones just written, which they cover")],
+        "user": [(local, "the user-level ones now cover this project: `context-keeper uninstall --local` removes "
+                         "the local ones")],
+    }[written]
     notes = []
-    for path, advice in (
-            (project / ".claude" / "settings.local.json",
-             "the project's hooks now cover this machine: `context-keeper uninstall --local` removes the local ones"),
-            (home / ".claude" / "settings.json",
-             ("user-level hooks run in every project: keep one set, with `context-keeper uninstall --user` (then "
-              "projects that do not wire the hooks get none) or `context-keeper uninstall` for this project's"))):
+    for path, advice in others:
         if any(hook_run_by(c, project) is not None for c in _hook_commands(path)):
             notes.append(f"note: {path} wires context-keeper hooks too, so in this project each would run twice (the "
                          f"session-start summary injected twice); {advice}")

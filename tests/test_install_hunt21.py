@@ -284,3 +284,14 @@ def test_the_portability_note_on_mcp_json_does_not_offer_local_hooks(project: Pa
     hooks = next(note for note in notes if "settings.json" in note)
     assert "--local" in hooks and "hooks" in hooks
     assert "hooks out of git" not in mcp and "claude mcp add -s local" in mcp
+
+
+@pytest.mark.parametrize("first,then", [("--user", "--local"), ("--local", "--user")])
+def test_local_and_user_hooks_wired_in_one_project_are_named_either_way(project: Path, tmp_path: Path, first, then):
+    home = tmp_path / "home"
+    assert _cli("install", first, "--project", str(project), cwd=project, home=home).returncode == 0
+    proc = _cli("install", then, "--project", str(project), cwd=project, home=home)
+    assert proc.returncode == 0, proc.stderr
+    other = home / ".claude" / "settings.json" if first == "--user" else project / ".claude" / "settings.local.json"
+    note = next(line for line in proc.stderr.splitlines() if f"note: {other} wires" in line)
+    assert "each would run twice" in note and "uninstall --local" in note
