@@ -28,6 +28,9 @@ CONFIG_LIMIT = 1 * MIB
 # the 50,000-entry store, shown once, is about 1 MB. Above the cap the session reads as having
 # seen nothing and the file is deleted, which costs entries shown once more, never data.
 SESSION_LIMIT = 16 * MIB
+# A client's config file (.claude/settings.json, .mcp.json, config.toml) holds a few kB of
+# settings that install and doctor read.
+CLIENT_CONFIG_LIMIT = 16 * MIB
 # Caches derived from the store files (search_state.json is 65 MB at 50,000 entries). Above the
 # cap one is treated as stale and rebuilt: that costs time, never data.
 CACHE_LIMIT = 512 * MIB

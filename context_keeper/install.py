@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import glob
 import hashlib
 import json
 import os
@@ -193,6 +194,9 @@ def server_spec(style: str, python: str | None = None, script: str | None = None
 
 _OUR_NAMES = tuple(e.launcher for e in EVENTS.values()) + LEGACY_LAUNCHERS
 _OUR_MARKERS = ("context_keeper", "context-keeper", "Context Keeper")
+# How each launcher in hooks/ begins its docstring (the 0.x name kept, and this version's): a
+# script of the person's that only mentions context-keeper does not begin so.
+_LAUNCHER_DOCSTRINGS = ('"""context-keeper hook launcher (', '"""context-keeper 0.x hook name kept ')
 # A word as ``_quoted`` writes it: in double quotes, or in single quotes with ``'\''`` for a quote.
 _QUOTED_WORD = r"""(?:"[^"]+"|'[^']*(?:'\\''[^']*)*')"""
 # The launcher form exactly as install writes it. A committed file can carry it from a teammate's
@@ -271,18 +275,29 @@ def _launcher_path(word: str, project: Path | None) -> str | None:
 
 
 def _is_our_launcher(word: str, project: Path | None) -> bool:
-    """Does ``word`` name one of our ``hooks/<name>.py`` launchers? One that exists here is read for
-    our markers (the user may have a script of that name); one that does not needs them in its path."""
+    """Does ``word`` name one of our ``hooks/<name>.py`` launchers? One that exists here must begin
+    as ours do (the user may have a script of that name: see ``_launcher_head``); one that does not
+    needs our markers in its path."""
     norm = _launcher_path(word, project)
     if norm is None:
         return False
-    try:
-        if Path(norm).is_file():
-            head = Path(norm).read_text(encoding="utf-8", errors="replace")[:4000]
-            return any(marker in head for marker in _OUR_MARKERS)
-    except OSError:
-        pass
+    head = _launcher_head(norm)
+    if head is not None:
+        return any(line.startswith(_LAUNCHER_DOCSTRINGS) for line in head.splitlines()[:3])
     return any(marker in norm for marker in _OUR_MARKERS)
+
+
+def _launcher_head(path: str) -> str | None:
+    """The text of the file at ``path``; ``""`` for one that cannot be a launcher of ours (a FIFO, a
+    file far larger than ours), None when there is none here or it cannot be read."""
+    from context_keeper.bounded_read import FileTooLarge, NotRegularFile, read_regular
+
+    try:
+        return read_regular(path, 64 * 1024).decode("utf-8", "replace")
+    except (FileTooLarge, NotRegularFile, IsADirectoryError):
+        return ""
+    except OSError:
+        return None
 
 
 def is_our_command(command: Any, project: Path | None = None) -> bool:
@@ -353,31 +368,33 @@ def wrapped_hook(command: Any, project: Path | None = None) -> str | None:
     return None if is_our_command(command, project) else hook_run_by(command, project)
 
 
-def unconfirmed_old_hooks(settings: dict[str, Any], project: Path | None = None) -> list[tuple[str, str]]:
-    """``(event, command)`` of each hook that runs a file with one of our hook names from a
-    ``hooks/`` folder but could not be confirmed as ours (the path does not exist here and has no
-    context-keeper marker in it): a 0.x wiring from a teammate's checkout, or the user's own
-    script with the same name. Install leaves these, so it names them."""
-    return [(event, hook["command"]) for event, _, hook in hook_entries(settings.get("hooks"))
-            if isinstance(hook.get("command"), str) and _names_missing_hook_file(hook["command"], project)
+def unconfirmed_old_hooks(settings: dict[str, Any], project: Path | None = None) -> list[tuple[str, str, str]]:
+    """``(event, command, why)`` of each hook that runs a file with one of our hook names from a
+    ``hooks/`` folder but could not be confirmed as ours: a 0.x wiring from a teammate's checkout,
+    or the user's own script with the same name. Install leaves these, so it names them."""
+    return [(event, hook["command"], why) for event, _, hook in hook_entries(settings.get("hooks"))
+            if isinstance(hook.get("command"), str) and (why := _unconfirmed_launcher(hook["command"], project))
             and hook_run_by(hook["command"], project) is None]
 
 
-def _names_missing_hook_file(command: str, project: Path | None) -> bool:
-    """Does ``command`` run a ``hooks/<one of our names>`` file that does not exist here? (One that
-    exists was read for our markers by ``is_our_command``: without them it is the user's.)"""
-    named = False
+def _unconfirmed_launcher(command: str, project: Path | None) -> str | None:
+    """Why a ``hooks/<one of our names>`` file that ``command`` runs could not be confirmed as ours:
+    it does not exist here (and its path has no marker of ours), or it mentions context-keeper but
+    does not begin as our launchers do. None when the command runs no such file, or one that is
+    plainly the user's own (it never mentions us) or ours."""
+    why = None
     for token in command.replace("'", '"').split('"') + command.split():  # quoted parts, then words
         norm = _launcher_path(token.strip().strip('"'), project)
         if norm is None:
             continue
-        named = True
-        try:
-            if Path(norm).is_file():
-                return False
-        except OSError:
-            continue
-    return named
+        head = _launcher_head(norm)
+        if head is None:
+            why = why or "its path does not exist here"
+        elif any(marker in head[:4000] for marker in _OUR_MARKERS) and not _is_our_launcher(norm, None):
+            return "it mentions context-keeper but is not a launcher context-keeper ships"
+        else:
+            return None
+    return why
 
 
 def hook_entries(hooks: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -414,7 +431,7 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
         raise StoreError('"hooks" in the settings file is not an object; fix it by hand first')
     for event in dict.fromkeys(event for event, *_ in desired):
         if event in hooks and not isinstance(hooks[event], list):
-            found = "an object" if isinstance(hooks[event], dict) else f"a {type(hooks[event]).__name__}"
+            found = _json_kind(hooks[event])
             raise StoreError(
                 f'"hooks.{event}" is {found}; Claude Code expects a list of groups, '
                 f'e.g. "{event}": [{{"matcher": "", "hooks": [{{"type": "command", "command": "..."}}]}}]. '
@@ -485,6 +502,15 @@ def merge_claude_hooks(settings: dict[str, Any], desired: Sequence[tuple[str, st
     return settings
 
 
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words: ``an object``, ``null``, ``a string``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return {dict: "an object", list: "a list", str: "a string"}.get(type(value), "a number")
+
+
 def _slot(event: str, command: str, project: Path | None) -> tuple[str, str]:
     """What a hook entry of ours is for: its client event and the hook it runs."""
     return event, hook_run_by(command, project) or command
@@ -541,7 +567,7 @@ def is_our_server(entry: Any) -> bool:
 
 def _runs_our_server(path: Path) -> bool:
     try:
-        return path.is_file() and "context_keeper" in path.read_text(encoding="utf-8", errors="replace")[:4000]
+        return "context_keeper" in (_launcher_head(str(path)) or "")[:4000]
     except OSError:
         return False
 
@@ -660,7 +686,10 @@ def _toml_parse(text: str) -> dict[str, Any] | None:
             import tomli as tomllib
         except ModuleNotFoundError:  # neither: merge_codex refuses rather than edit blind
             return None
-    return tomllib.loads(text)
+    try:
+        return tomllib.loads(text)
+    except RecursionError as exc:  # deeper than the parser goes: as any other parse error
+        raise ValueError("nested too deeply") from exc
 
 
 def _no_toml_parser_refusal(spec: dict[str, Any] | None) -> str:
@@ -732,6 +761,23 @@ def _without_ours(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def _codex_form_refusal(before: dict[str, Any] | None, spec: dict[str, Any] | None) -> str:
+    """Why ``merge_codex``'s text edit was not made: our entry, or the ``mcp_servers`` it would go
+    into, is written in a form other than ``[table]`` headers (an inline table, dotted keys), which
+    a ``[mcp_servers.context-keeper]`` table cannot be put beside; and what to write by hand."""
+    servers = before.get("mcp_servers") if before else None
+    ours = isinstance(servers, dict) and SERVER_NAME in servers
+    where = f"mcp_servers.{SERVER_NAME}" if ours else "mcp_servers"
+    if spec is None:
+        return (f"defines {where} as an inline table or dotted keys, not a [mcp_servers.{SERVER_NAME}] table, "
+                f"which is what uninstall takes out; nothing was written. Remove mcp_servers.{SERVER_NAME} by hand.")
+    entry = f"{SERVER_NAME} = {{ " + ", ".join(_codex_spec_lines(spec)) + " }"
+    todo = ("Merge its command and args into the entry there by hand" if ours
+            else "Add this entry into mcp_servers by hand")
+    return (f"defines {where} as an inline table or dotted keys, not [mcp_servers.<name>] tables, so install "
+            f"cannot add a [mcp_servers.{SERVER_NAME}] table beside it; nothing was written. {todo}:\n  {entry}")
+
+
 def merge_codex(text: str, spec: dict[str, Any] | None, *, replace: bool = False) -> str:
     """``config.toml`` text with our ``[mcp_servers.context-keeper]`` table set or removed.
 
@@ -746,8 +792,8 @@ def merge_codex(text: str, spec: dict[str, Any] | None, *, replace: bool = False
     try:
         before = _toml_parse(text)
     except ValueError as exc:
-        raise StoreError(f"does not parse as TOML ({exc}); nothing was written. Fix it by hand, "
-                         "or use --print and paste the entry.") from exc
+        raise StoreError(f"does not parse as TOML ({exc}); nothing was written. Fix it by hand, or "
+                         f"{_by_hand(None if spec is not None else f'[mcp_servers.{SERVER_NAME}]')}.") from exc
     if before is None and text.strip():
         if spec is None and SERVER_NAME not in text:
             return text  # no spelling of our table can be in it
@@ -786,8 +832,7 @@ def merge_codex(text: str, spec: dict[str, Any] | None, *, replace: bool = False
         result = result.rstrip("\r\n") + newline if result.strip() else ""
     # The edit is textual; check its outcome so that a spelling it missed can never produce an
     # invalid file, a duplicate, or a lost user entry.
-    refusal = StoreError(f"defines mcp_servers.{SERVER_NAME} in a form install cannot edit (it is not a "
-                         f"[mcp_servers.{SERVER_NAME}] table); nothing was written. Edit it by hand.")
+    refusal = StoreError(_codex_form_refusal(before, spec))
     try:
         after = _toml_parse(result)
     except ValueError as exc:
@@ -827,22 +872,40 @@ class Change:
         ))
 
 
-def _read(path: Path) -> str | None:
+# How to make by hand the edit install refused to make: what ``--print`` shows, pasted in.
+PASTE = "use --print and paste the entry into it"
+
+
+def _by_hand(entry: str | None) -> str:
+    """``PASTE``, or for uninstall (which has no --print) taking out ``entry``, what it would remove."""
+    return f"remove {entry} from it" if entry else PASTE
+
+
+def _read(path: Path, entry: str | None = None) -> str | None:
+    """The text of a client's config file; None when there is none. A cloned repository can
+    commit one that is a link to ``/dev/zero``, or a FIFO: only a regular file, up to a cap, is read."""
+    from context_keeper.bounded_read import CLIENT_CONFIG_LIMIT, FileTooLarge, NotRegularFile, read_regular
+
     try:
         # utf-8-sig: a byte-order mark (Windows editors add one) is read past, and not written back;
         # bytes, not read_text: its newline translation would hide a file's CRLF line endings
-        return path.read_bytes().decode("utf-8-sig")
+        return read_regular(path, CLIENT_CONFIG_LIMIT).decode("utf-8-sig")
     except FileNotFoundError:
         return None
+    except (NotRegularFile, FileTooLarge, IsADirectoryError) as exc:
+        what = "is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror
+        raise StoreError(f"{path} {what}, not a config file that can be read; nothing was written. Replace it "
+                         "with a regular file (or remove it), then run the command again.") from exc
     except UnicodeDecodeError as exc:
         raise StoreError(f"{path} is not valid UTF-8 (byte {exc.start + 1}); nothing was written. "
-                         "Save it as UTF-8, or use --print and paste the entry.") from exc
+                         f"Save it as UTF-8, or {_by_hand(entry)} by hand.") from exc
 
 
-def _load_json(path: Path, text: str | None) -> dict[str, Any]:
+def _load_json(path: Path, text: str | None, entry: str | None = None) -> dict[str, Any]:
     """The object in ``text``. Raises ``StoreError`` for anything install cannot rewrite without
     losing what the file says: a parse error, comments, an object with a key twice (JSON parsers
-    keep one of them; rewriting would silently drop the other)."""
+    keep one of them; rewriting would silently drop the other). ``entry``: what uninstall would
+    remove, named in the advice (see ``_by_hand``)."""
     if text is None or not text.strip():
         return {}
 
@@ -855,52 +918,136 @@ def _load_json(path: Path, text: str | None) -> dict[str, Any]:
             seen[key] = value
         return seen
 
+    advice = _by_hand(entry)
     try:
         data = json.loads(text, object_pairs_hook=unique)
+    except RecursionError as exc:  # deeper than the parser goes; no client config nests more than a few levels
+        raise StoreError(f"{path} does not parse (nested too deeply); nothing was written. Fix it by hand, "
+                         f"or {advice}.") from exc
     except json.JSONDecodeError as exc:
         if _is_jsonc(text):
-            raise StoreError(f"{path} has comments or trailing commas, which install cannot keep when it rewrites "
-                             "the file; nothing was written. Use --print and paste the entry into it by hand.") from exc
+            raise StoreError(f"{path} has comments or trailing commas, which would be lost if it were rewritten, "
+                             f"so nothing was written. {advice[0].upper()}{advice[1:]} by hand.") from exc
         raise StoreError(f"{path} does not parse ({json_mistake(exc)}); "
-                         "nothing was written. Fix it by hand, or use --print and paste the entry.") from exc
+                         f"nothing was written. Fix it by hand, or {advice}.") from exc
     if not isinstance(data, dict):
         raise StoreError(f"{path} is not a JSON object; nothing was written")
     return data
 
 
-# A string, a comment, or a comma that only closing brackets follow (JSONC, as VS Code writes it).
-_JSONC_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*(?://[^\n]*\s*|/\*.*?\*/\s*)*[]}])',
-                          re.DOTALL)
+# One token of a JSONC file (JSON with comments and trailing commas, as VS Code writes it). Once
+# an alternative starts it matches, running to the end of the text if its closing quote or "*/"
+# never comes, and the last one takes any other character: every match starts where the one
+# before ended, so the scan reads each character once whatever the file holds.
+_JSONC_TOKEN = re.compile(r"""
+    (?P<string>"(?:[^"\\]|\\.)*"?)
+  | (?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))
+  | (?P<space>\s+)
+  | (?P<comma>,)
+  | (?P<close>[]}])
+  | (?P<other>[^"/,\]}\s]+|/)
+""", re.VERBOSE | re.DOTALL)
+
+
+def jsonc_tokens(text: str) -> Iterator[tuple[str, str]]:
+    """``(piece, kind)`` for each token of ``text``, in order; the pieces make up the text."""
+    for match in _JSONC_TOKEN.finditer(text):
+        yield match.group(), match.lastgroup or "other"
+
+
+def without_jsonc(text: str) -> str:
+    """``text`` with each comment, and each comma that only comments and closing brackets follow,
+    made a space: what JSON parses when ``text`` is valid JSONC. A comment parts what is either
+    side of it (``1/**/2`` is two numbers), as it does in JSONC."""
+    out: list[str] = []
+    comma = None  # where in ``out`` the last comma is while no value has followed it
+    for piece, kind in jsonc_tokens(text):
+        if kind == "comment":
+            out.append(" ")
+            continue
+        if kind == "close" and comma is not None:
+            out[comma] = " "
+        if kind != "space":
+            comma = len(out) if kind == "comma" else None
+        out.append(piece)
+    return "".join(out)
 
 
 def _is_jsonc(text: str) -> bool:
     """Does ``text`` parse once its comments and trailing commas are taken out?"""
     try:
-        json.loads(_JSONC_TOKEN.sub(lambda m: m.group() if m.group().startswith('"') else "", text))
-    except json.JSONDecodeError:
+        json.loads(without_jsonc(text))
+    except (json.JSONDecodeError, RecursionError):
         return False
     return True
 
 
-def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *, remove: bool = False) -> Change:
-    """``remove``: an uninstall; a file left holding nothing but empty containers held only our
-    entries, so it is deleted (``apply`` keeps a backup) rather than left as ``{}`` — unless it is
-    a symlink (a dotfiles checkout): deleting the link would leave our entries in the real file,
+def _json_change(path: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], *, remove: str | None = None,
+                 backups: Path | None = None, holds_ours: Callable[[dict[str, Any]], bool] | None = None) -> Change:
+    """``remove``: an uninstall of that entry. It takes out only what install put in: an object or
+    list it empties stays when it was there, empty, before install (``_before_install`` reads that
+    from the file's backups, named after ``backups``; ``holds_ours`` tells the one taken before
+    install wrote our entries) or before this uninstall. A file left holding nothing but empty
+    containers of our sections, of which no such backup is kept, held only our entries: install
+    created it, so it is deleted (``apply`` keeps a backup) rather than left as ``{}`` — unless it
+    is a symlink (a dotfiles checkout): deleting the link would leave our entries in the real file,
     so that is written through the link as ``{}``."""
-    before = _read(path)
-    data = _load_json(path, before)
+    before = _read(path, remove)
+    data = _load_json(path, before, remove)
     try:
         after_data = edit(data)
     except InvalidInput as exc:
         raise InvalidInput(f"{path}: {exc}", field=exc.field) from exc
     except StoreError as exc:
         raise StoreError(f"{path}: {exc}") from exc
+    earlier = None
+    if remove and backups is not None and holds_ours is not None:
+        earlier = _before_install(backups, holds_ours)
+        after_data = _kept_empty(data, after_data, earlier)
     if before is not None and after_data == data:
         return Change(path, before, before)
     after = _dump_json(after_data, before or "")
-    if (before is None or remove and set(after_data) <= _OUR_SECTIONS) and _empty(after_data) and not path.is_symlink():
+    if ((before is None or remove and set(after_data) <= _OUR_SECTIONS and earlier is None) and _empty(after_data)
+            and not path.is_symlink()):
         after = None
     return Change(path, before, after)
+
+
+def _before_install(base: Path, holds_ours: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    """The file as it was before install wrote our entries into it: its newest backup (``apply``
+    keeps one of each file it rewrites, named after ``base``) that holds none of them. None when
+    there is none: install created the file, or its backups were deleted."""
+    def newest_first(backup: Path) -> tuple[str, int]:
+        stamp, _, n = backup.name.rsplit(".bak-", 1)[-1].partition("-")
+        return stamp, int(n) if n.isdigit() else 0
+
+    for backup in sorted(base.parent.glob(glob.escape(base.name) + ".bak-*"), key=newest_first, reverse=True):
+        try:
+            data = _load_json(backup, _read(backup))
+        except (StoreError, OSError):
+            continue
+        if not holds_ours(data):
+            return data
+    return None
+
+
+def _kept_empty(current: Any, after: Any, earlier: Any) -> Any:
+    """``after`` (``current`` with our entries taken out) with each object or list the removal took
+    out back in its place when it was empty before install (in ``earlier``) or before this removal
+    (then nothing of ours was in it)."""
+    if not isinstance(current, dict) or not isinstance(after, dict):
+        return after
+    earlier = earlier if isinstance(earlier, dict) else {}
+    out = {}
+    for key, value in current.items():
+        if key in after:
+            out[key] = _kept_empty(value, after[key], earlier.get(key))
+        elif isinstance(value, (dict, list)) and _empty(value):
+            out[key] = value
+        elif isinstance(earlier.get(key), (dict, list)) and _empty(earlier[key]):
+            out[key] = earlier[key]
+    out.update((key, value) for key, value in after.items() if key not in out)
+    return out
 
 
 # The top-level sections install writes into a client's JSON config. A file left with only
@@ -1112,9 +1259,13 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
         if target.in_project and not force:
             _refuse_link_out(target.path, project, remove)
         chosen = target_style(style, target)
+        backup_as = backup_base(target.path, project, home, target.in_project)
         if target.kind == "claude-hooks":
             desired = [] if remove else _desired_hooks(chosen, project, user)
-            change = _json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project), remove=remove)
+            change = _json_change(target.path, lambda d, w=desired: merge_claude_hooks(d, w, project),
+                                  remove="context-keeper's hooks" if remove else None, backups=backup_as or target.path,
+                                  holds_ours=lambda d: any(is_our_command(h.get("command"), project)
+                                                           for _, _, h in hook_entries(d.get("hooks"))))
             after = _load_json(target.path, change.after) if change.after is not None else {}
             change.warnings = _wrapper_notes(target.path, after, desired, project, remove=remove) + [
                 f"{target.path}: kept the matcher {_matcher_shown(kept)} you set on context-keeper's {event} hook "
@@ -1123,13 +1274,15 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
             if not remove:
                 change.warnings += [
                     f"note: left `{command}` ({event}) in {target.path}: it has one of context-keeper's old hook "
-                    "names but could not be confirmed as ours (its path does not exist here); remove it if it is"
-                    for event, command in unconfirmed_old_hooks(after, project)]
+                    f"names but could not be confirmed as ours ({why}); remove it if it is"
+                    for event, command, why in unconfirmed_old_hooks(after, project)]
             changes.append(change)
         elif target.kind == "json-servers":
             spec = client_server_spec(client, chosen, project, user)
             change = _json_change(target.path, lambda d, s=spec, k=target.key: merge_server(
-                d, k, s, remove=remove, force=force), remove=remove)
+                d, k, s, remove=remove, force=force), remove=f"{target.key}.{SERVER_NAME}" if remove else None,
+                backups=backup_as or target.path,
+                holds_ours=lambda d, k=target.key: isinstance(d.get(k), dict) and SERVER_NAME in d[k])
             if remove:
                 entry = _load_json(target.path, change.after).get(target.key) if change.after else None
                 entry = entry.get(SERVER_NAME) if isinstance(entry, dict) else None
@@ -1140,7 +1293,7 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
             changes.append(change)
         else:
             spec = client_server_spec(client, chosen, project, user)
-            before = _read(target.path)
+            before = _read(target.path, f"[mcp_servers.{SERVER_NAME}]" if remove else None)
             entry = _codex_entry(before)
             foreign = entry is not None and not is_our_server(entry)
             kept = user_keys(entry, spec) if remove else []
@@ -1159,7 +1312,7 @@ def plan(client: str, project: Path, home: Path, *, user: bool = False, style: s
                     or _kept_note(target.path, f"mcp_servers.{SERVER_NAME}", kept))
             changes.append(Change(target.path, before, after if (after or before is not None) else None, note=note,
                                   warnings=[] if remove else _twin_notes(target.path, "mcp_servers", _codex_servers(before))))
-        changes[-1].backup_as = backup_base(target.path, project, home, target.in_project)
+        changes[-1].backup_as = backup_as
         changes[-1].shared = target.shared
     return changes
 
@@ -1289,8 +1442,8 @@ def portability_notes(client: str, project: Path, home: Path, *, user: bool, sty
                          "here, so on this machine those commands fail; the file was left in that form, since "
                          "it is the team's. Put context-keeper on PATH (pipx install / uv tool install, or "
                          "activate its venv before starting the client)"
-                         + (", or run `context-keeper install --local` for hooks of this machine alone"
-                            if client == "claude" else ""))
+                         + _machine_alone(client, target, ", or run `context-keeper install --local` for hooks of "
+                                                          "this machine alone"))
         elif target_style(style, target) == "portable":
             notes.append(f"{target.path}: runs `{program}` from PATH, so it can be committed; each teammate needs "
                          "context-keeper installed on PATH (pipx install / uv tool install, or an activated venv)")
@@ -1298,8 +1451,20 @@ def portability_notes(client: str, project: Path, home: Path, *, user: bool, sty
             notes.append(f"note: `{program}` is not on PATH, so {target.path} gets absolute paths of this machine, "
                          "which a teammate's install would rewrite. Put the console scripts on PATH and install "
                          "again for commands that work on every machine"
-                         + (", or use --local to keep machine-specific hooks out of git" if client == "claude" else ""))
+                         + _machine_alone(client, target, ", or use --local to keep machine-specific hooks out of git"))
     return notes
+
+
+def _machine_alone(client: str, target: Target, hooks: str) -> str:
+    """The end of a portability note: how to wire this machine alone instead. ``--local`` writes
+    only the hooks (into settings.local.json) and leaves .mcp.json alone, so for the server it is
+    the ``claude mcp add -s local`` line it prints."""
+    if client != "claude":
+        return ""
+    if target.kind == "claude-hooks":
+        return hooks
+    return (f", or register the server for this machine alone with `claude mcp add -s local` (the command "
+            f"`context-keeper install --local` prints) and leave it out of {target.path.name}")
 
 
 def _git_would_commit(path: Path) -> bool:
@@ -1324,7 +1489,17 @@ def _git_would_commit(path: Path) -> bool:
 
 def _project(args: argparse.Namespace) -> Path:
     if args.project:
-        root = Path(args.project).expanduser().resolve()
+        given = Path(args.project).expanduser().resolve()
+        if not given.is_dir():
+            raise InvalidInput(f"{given} is not a directory", field="project")
+        from context_keeper.project import resolve_project
+
+        # A directory inside a project names that project, as --project does for every other
+        # command and as the server resolves it: wiring written into src/.claude/ is never read.
+        # The root itself stays as given, for the refusal that says what to do instead.
+        root = given if given.parent == given else resolve_project(str(given))
+        if root != given:
+            sys.stderr.write(f"note: {given} is inside the project {root}; wiring that project\n")
     else:
         from context_keeper.project import default_project
 
@@ -1342,7 +1517,8 @@ def _uninitialised_hint(project: Path) -> str | None:
     if (project / CONTEXT_DIR).is_dir():
         return None
     return (f"note: {project} has no {CONTEXT_DIR}/ yet, so the server has no store to answer from and the "
-            f"hooks stay silent: run `context-keeper init {project}` (or pass --project the project root)\n")
+            f"hooks stay silent: run `context-keeper init {_shell_word(str(project))}` (or pass --project the "
+            "project root)\n")
 
 
 def _not_a_project(project: Path, home: Path, clients: Sequence[str], local: bool) -> str | None:
@@ -1443,6 +1619,10 @@ def _run(args: argparse.Namespace, remove: bool) -> int:
         note = _committed_wiring_note(project, "--user" if args.user else "--local")
         if note:
             sys.stderr.write(note + "\n")
+    if not remove and "claude" in clients and not args.dry_run:
+        written = "user" if args.user else "local" if local else "project"
+        for note in _personal_wiring_notes(project, home, args.command_style, written):
+            sys.stderr.write(note + "\n")
     if remove and "claude" in clients and (args.user or local) and not args.dry_run:
         # The counterpart of the `claude mcp add` line install printed: that registration lives in
         # Claude Code's own config, which uninstall does not edit.
@@ -1471,7 +1651,7 @@ def _shared_removal_note(path: Path, client: str, project: Path) -> str:
              "vscode": "VS Code's 'MCP: List Servers' command stops the server in this workspace for you alone",
              }.get(client, f"`context-keeper uninstall --client {client} --user` removes only your user-level entry")
     return (f"note: {path} is a project file a team commits: once pushed, this removes context-keeper for the whole "
-            f"team. To opt out alone, restore it (`git checkout -- {_shown(path, project)}` in {project}); {alone}"
+            f"team. To opt out alone, restore it (`git checkout -- {_shell_word(_shown(path, project))}` in {project}); {alone}"
             + ("; Claude Code's `disabledMcpjsonServers` in .claude/settings.local.json turns off a server of "
                ".mcp.json for you alone" if client == "claude" and path.name == ".mcp.json" else ""))
 
@@ -1509,6 +1689,36 @@ def _committed_wiring_note(project: Path, option: str) -> str | None:
             "remove them with `context-keeper uninstall` (without --local)")
 
 
+def _personal_wiring_notes(project: Path, home: Path, style: str, written: str) -> list[str]:
+    """What to say when the hooks just ``written`` (into the project's settings, ``"local"`` or
+    ``"user"`` ones) run beside ones an earlier ``install --local`` or ``--user`` wrote, which run in
+    this project too (the committed file beside local or user hooks: ``_committed_wiring_note``).
+    Not when the project's are the portable form this machine cannot run: there the others are the
+    ones that work (``portability_notes`` says so)."""
+    if written == "project":
+        target = client_targets("claude", project, home, False)[0]
+        if target_style(style, target) == "portable" and not shutil.which(PORTABLE_PROGRAMS["claude-hooks"]):
+            return []
+    local, user = project / ".claude" / "settings.local.json", home / ".claude" / "settings.json"
+    others = {
+        "project": [(local, "the project's hooks now cover this machine: `context-keeper uninstall --local` removes "
+                            "the local ones"),
+                    (user, "user-level hooks run in every project: keep one set, with `context-keeper uninstall "
+                           "--user` (then projects that do not wire the hooks get none) or `context-keeper uninstall` "
+                           "for this project's")],
+        "local": [(user, "the user-level ones run in every project: `context-keeper uninstall --local` removes the "
+                         "ones just written, which they cover")],
+        "user": [(local, "the user-level ones now cover this project: `context-keeper uninstall --local` removes "
+                         "the local ones")],
+    }[written]
+    notes = []
+    for path, advice in others:
+        if any(hook_run_by(c, project) is not None for c in _hook_commands(path)):
+            notes.append(f"note: {path} wires context-keeper hooks too, so in this project each would run twice (the "
+                         f"session-start summary injected twice); {advice}")
+    return notes
+
+
 def _shown(path: Path, project: Path) -> str:
     try:
         return str(path.relative_to(project))
@@ -1538,7 +1748,8 @@ def _add_common(parser: argparse.ArgumentParser, remove: bool) -> None:
                              "alone" if remove else
                         "claude: the hooks go to .claude/settings.local.json (this machine only, kept out of "
                         "git) with absolute paths, and .mcp.json is left alone")
-    parser.add_argument("--project", help="project root (default: resolved like the server does, else the cwd)")
+    parser.add_argument("--project", help="the project, or a directory in it (resolved to its root as the server resolves "
+                                          "one; default: the current directory's project)")
     parser.add_argument("--dry-run", action="store_true", help="show a unified diff; write nothing")
     parser.add_argument("--home", help=argparse.SUPPRESS)
     # uninstall recognises every style it could have written: the option stays accepted, unlisted.

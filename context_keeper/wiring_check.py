@@ -9,6 +9,9 @@ A program (and the script a Python runs) named by a path must exist: a relative 
 from the project root, where Claude Code runs them, and ``$CLAUDE_PROJECT_DIR`` and ``~`` are
 filled in. A bare name must be on PATH. A word with another variable in it cannot be resolved
 here and is not reported (a ``$`` in single quotes is no variable).
+
+A hook that both settings files wire runs twice (Claude Code merges only identical commands),
+also when one of them is a command of the person's that runs it inside: that is reported too.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ def wiring_problems(root: Path, env: Mapping[str, str] | None = None) -> list[tu
     there. Hooks of one file that fail for one reason are reported together."""
     env = os.environ if env is None else env
     out: list[tuple[str, str]] = []
+    running: dict[str, list[tuple[str, str]]] = {}  # file -> the (event, hook) its commands run
     for name, kind, rerun in FILES:
         data = _read_json(root / name)
         if isinstance(data, str):
@@ -49,17 +53,33 @@ def wiring_problems(root: Path, env: Mapping[str, str] | None = None) -> list[tu
         failing: dict[tuple[str, bool], list[tuple[str, str]]] = {}
         for event, _, hook in install.hook_entries(data.get("hooks")):
             command = hook.get("command")
-            if install.is_our_command(command, root):
-                absent = _hook_absent(command, root, env)
-                if absent:
-                    failing.setdefault(absent, []).append((event, command))
+            absent = _hook_absent(command, root, env) if install.is_our_command(command, root) else None
+            if absent:
+                failing.setdefault(absent, []).append((event, command))
+            elif runs := install.hook_run_by(command, root):  # ours that can run here, or a wrapper of the person's
+                running.setdefault(name, []).append((event, runs))
         for (reason, exits_2), hooks in failing.items():
             them = "them" if len(hooks) > 1 else "it"
             out.append((name, f"{name}: {reason}, so context-keeper's hook{'s' if len(hooks) > 1 else ''} there "
                               f"cannot run ({_impact(exits_2, [event for event, _ in hooks], them)}): "
                               + "; ".join(f"{event} `{command}`" for event, command in hooks) + ". "
                               + _advice(reason, name, rerun, them)))
-    return out
+    return out + _wired_twice(running)
+
+
+def _wired_twice(running: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str]]:
+    """Claude Code runs the hooks of both settings files (it merges only identical commands), so a
+    hook both wire runs twice; reported on the local file, the one of this machine alone."""
+    shared, local = (running.get(name, []) for name, _, _ in FILES[:2])
+    both = list(dict.fromkeys(key for key in local if key in shared))
+    if not both:
+        return []
+    return [(FILES[1][0], f"{FILES[1][0]} and {FILES[0][0]} both wire context-keeper's "
+                          + ", ".join(f"{event} {hook}" for event, hook in both)
+                          + " hook" + ("s" if len(both) > 1 else "") + ", so each runs twice (the session-start summary "
+                          "injected twice): `context-keeper uninstall --local` removes the ones in "
+                          f"{FILES[1][0]}, where the committed ones cover this machine; if those are yours alone, "
+                          "`context-keeper uninstall` (without --local) removes them instead")]
 
 
 # What Claude Code refuses when a hook of that event exits 2.
@@ -76,10 +96,15 @@ def _impact(exits_2: bool, events: list[str], them: str) -> str:
 
 def _read_json(path: Path) -> dict[str, Any] | str:
     """The object in a JSON config file ({} when there is none), or what is wrong with it."""
+    from context_keeper.bounded_read import CLIENT_CONFIG_LIMIT, FileTooLarge, NotRegularFile, read_regular
+
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        # a cloned repository can commit a FIFO, or a link to /dev/zero: neither may hang doctor
+        text = read_regular(path, CLIENT_CONFIG_LIMIT).decode("utf-8-sig")
     except FileNotFoundError:
         return {}
+    except (NotRegularFile, FileTooLarge) as exc:
+        return str(exc.strerror)
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
     except UnicodeDecodeError as exc:
@@ -88,6 +113,8 @@ def _read_json(path: Path) -> dict[str, Any] | str:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
         return f"does not parse as JSON ({json_mistake(exc)})"
+    except RecursionError:
+        return "does not parse as JSON (nested too deeply)"
     return data if isinstance(data, dict) else "is not a JSON object"
 
 
