@@ -39,7 +39,10 @@ def test_a_clipped_text_ends_on_a_whole_word_within_its_limit(limit):
 
 
 def test_a_single_word_longer_than_the_limit_is_still_cut_to_it():
+    # A path gives way after a slash (round 21), still within the limit and not dropped whole.
     clipped = render.clip("src/packwise/carriers/client/adapters/" * 4, 40)
+    assert 20 <= len(clipped) <= 40 and clipped.endswith("/…")
+    clipped = render.clip("x" * 100, 40)
     assert len(clipped) == 40 and clipped.endswith("…")
 
 
