@@ -1381,7 +1381,8 @@ class Store:
         if records.keys() == known.keys() and all(known[n].saved() == r.saved() for n, r in records.items()):
             return
         try:
-            self.write_sidecar(reading_cache.FILE, reading_cache.dump(records, self._config_stamp()), compact=True)
+            self.write_sidecar(reading_cache.FILE, reading_cache.dump(records, self._config_stamp()), compact=True,
+                               fsync=False)
         except (OSError, StoreError):
             return
         with self._mutex:
@@ -1472,13 +1473,14 @@ class Store:
 
             logging.getLogger("context_keeper.store").info("%s: %s", self.dir, EXCLUDED)
 
-    def write_sidecar(self, name: str, data: Any, *, compact: bool = False) -> Path:
+    def write_sidecar(self, name: str, data: Any, *, compact: bool = False, fsync: bool = True) -> Path:
         """Write a derived JSON file (snapshot, report, state) atomically inside ``.context/``.
 
         ``name`` is relative to ``.context/`` (``"sessions/abc.json"`` is fine; ``..`` is not).
         Sidecars are whole-file replacements, so they need no store lock; two writers of the
         same sidecar leave one complete version (the last). ``compact``: no indentation, for
-        large machine-only files (the embedding cache).
+        large machine-only files (the embedding cache). ``fsync=False``: for a cache that is
+        checked when read and rebuilt when missing, where a crash costs only a rebuild.
         """
         path = self._sidecar_path(name)
         refused = refusal(path.parent, self.root, f"{name} was not written")
@@ -1486,7 +1488,7 @@ class Store:
             raise StoreError(refused)
         text = json.dumps(data, separators=(",", ":")) if compact else json.dumps(data, indent=2, ensure_ascii=False)
         self.keep_bookkeeping_out_of_git()
-        atomic_write_text(path, text + "\n")
+        atomic_write_text(path, text + "\n", fsync=fsync)
         return path
 
     def read_sidecar(self, name: str, *, follow_links: bool = True) -> Any:
