@@ -324,3 +324,36 @@ def test_racing_writers_leave_a_whole_cache(project, large_enough):
     reader.join()
     assert found and all(set(records) == {k.filename for k in KINDS.values()} for records in found)
     assert not list((project / ".context").glob("*.tmp"))
+
+
+# ------------------------------------------------------------------ the hooks, as Claude Code runs them
+
+
+def test_the_hooks_say_the_same_with_the_cache_as_without(tmp_path):
+    from benchmarks.synthetic import make_sized_store
+    from context_keeper.store import write_gitignore
+    from tests.hook_helpers import hook_env, injected, payload, run_hook
+
+    root = make_sized_store(tmp_path / "big", reading_cache.MIN_ENTRIES + 50)
+    write_gitignore(root / ".context")
+    path = root / ".context" / "constraints.json"
+    items = json.loads(path.read_text(encoding="utf-8"))
+    items[0]["tags"] = "retries"  # a problem session start and doctor report
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    context, env = root / ".context", hook_env(root)
+
+    def prompt(session: str) -> str | None:
+        proc = run_hook("user_prompt_submit", payload("user_prompt_submit", root, session_id=session,
+                                                      prompt=f"why do we {items[0]['rule'][:60]}"), env=env)
+        return injected(proc)
+
+    def session_start() -> str | None:
+        (context / "hook_state.json").unlink(missing_ok=True)  # rebuilt from the store, not served
+        return injected(run_hook("session_start", payload("session_start_startup", root), env=env))
+
+    first = prompt("a")  # builds the index, leaves it and the reading cache
+    assert (context / reading_cache.FILE).exists()
+    warm, started = prompt("b"), session_start()
+    (context / reading_cache.FILE).unlink()
+    assert prompt("c") == warm == first and first is not None
+    assert session_start() == started and "should be a list" in started
