@@ -436,20 +436,29 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
     Returns ``(None, problems)`` for items that cannot be used at all (not an object, no valid
     id, wrong id prefix). The raw item itself is never modified, so a rewrite keeps it as is.
     """
+    entry, problems, _ = read_entry_checked(kind, raw)
+    return entry, problems
+
+
+def read_entry_checked(kind: Kind, raw: Any) -> tuple[dict | None, list[str], bool]:
+    """``read_entry``, and whether the entry is ``plain_entry(kind, raw)``: every field stored is
+    in its own shape, so nothing was coerced and there is no problem to report (what the
+    store's reading cache records, to skip these checks while the file is unchanged)."""
     if not isinstance(raw, Mapping):
-        return None, [f"item is {_json_kind(raw)}, not an object"]
+        return None, [f"item is {_json_kind(raw)}, not an object"], False
     entry_id = raw.get("id")
     parsed = parse_id(entry_id)
     # An id of this kind as the tools write it is one in any case too: no other kind's.
     home = None if parsed is not None and parsed[0] == kind.prefix else misfiled_home(kind, entry_id)
     if home is not None or (parsed is not None and parsed[0] != kind.prefix):
         where = f": it is a {home.name} id, so move the item to {home.filename}" if home is not None else ""
-        return None, [f"{entry_id}: id prefix does not belong in {kind.filename}{where}"]
+        return None, [f"{entry_id}: id prefix does not belong in {kind.filename}{where}"], False
     if parsed is None:
-        return None, [f"entry without a valid id ({shown(entry_id)})"]
+        return None, [f"entry without a valid id ({shown(entry_id)})"], False
     problems: list[str] = []
     entry = dict(raw)
     entry["id"] = entry_id.strip()
+    plain = type(raw) is dict
     for spec in kind.fields:
         value = raw.get(spec.name)
         if value is None and spec.name not in raw:
@@ -478,6 +487,10 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
             ):
                 entry[spec.name] = list(value)
                 continue
+        elif shape == "id":
+            if value is None or (type(value) is str and value and value.strip() == value):
+                continue
+        plain = False
         if spec.shape in ("text", "short"):
             if not isinstance(value, str):
                 problems.append(f"{entry_id}: {spec.name} should be text")
@@ -512,7 +525,42 @@ def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:
             entry[spec.name] = (value.strip() or None) if isinstance(value, str) else None
     if kind is DECISION and not entry.get("why_chosen") and isinstance(raw.get("rationale"), str):
         entry["why_chosen"] = raw["rationale"]
-    return entry, problems
+        plain = False
+    return entry, problems, plain and not problems
+
+
+class _PlainFields:
+    """A kind's fields as ``plain_entry`` goes through them."""
+
+    def __init__(self, kind: Kind) -> None:
+        self.names = frozenset(spec.name for spec in kind.fields)
+        self.lists = tuple(spec.name for spec in kind.fields if spec.shape in _LIST_SHAPES or spec.shape in _OBJECT_LISTS)
+        self.specs = tuple((spec.name, spec.name in self.lists, spec) for spec in kind.fields)
+
+
+_PLAIN_FIELDS: dict[str, _PlainFields] = {}  # kind name -> its fields, on first use
+
+
+def plain_entry(kind: Kind, raw: dict) -> dict:
+    """``read_entry(kind, raw)[0]`` for an item ``read_entry_checked`` found plain: the same
+    copy, missing fields defaulted, without checking the others. Only for such an item: any
+    other would be read wrongly."""
+    fields = _PLAIN_FIELDS.get(kind.name)
+    if fields is None:
+        fields = _PLAIN_FIELDS[kind.name] = _PlainFields(kind)
+    entry = dict(raw)
+    entry["id"] = raw["id"].strip()
+    # read_entry keeps a copy of each list, so the entry shares none with the stored item.
+    if raw.keys() >= fields.names:  # every field stored, the usual case: one check in C
+        for name in fields.lists:
+            entry[name] = list(raw[name])
+        return entry
+    for name, listed, spec in fields.specs:  # missing ones added in field order, as read_entry does
+        if name not in raw:
+            entry[name] = spec.empty()
+        elif listed:
+            entry[name] = list(raw[name])
+    return entry
 
 
 # C0 controls other than tab, line feed and carriage return: JSON escapes them, but an export

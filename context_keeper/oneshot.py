@@ -4,8 +4,9 @@ Building the search index is most of such a process's work (~6 s at 10,000 entri
 ~2 ms for the search), so its index is restored from ``.context/search_index_state.json``
 (search/snapshot.py) when the store is unchanged since that was written, and otherwise built
 the way ``Service.index`` builds it (``replace_kinds``, kinds in ``KINDS`` order), reusing the per-entry analyses of ``search_state.json``
-(search/state.py). ``save_search_state`` then leaves both files for the next process; the
-server also rebuilds the snapshot in the background after its own writes (hooks/cache.py).
+(search/state.py). ``save_search_state`` then leaves both files for the next process, and the
+store's reading cache (reading_cache.py); the server also rebuilds the snapshot in the
+background after its own writes (hooks/cache.py).
 
 Both files are derived, git-ignored and rewritten by any process, and a cloned repository can
 commit crafted ones: whatever goes wrong while restoring from them (a snapshot that fails when
@@ -161,6 +162,7 @@ class OneShotService(Service):
                     self._analyses.save(self._store)
                 if self._snapshot is not None:
                     snapshot.save(os.path.join(self._store.dir, snapshot.FILE), self._snapshot)
+                self._store.save_reading_cache()
         except OSError:
             pass  # read-only checkout, full disk: the next process builds again
 

@@ -38,6 +38,7 @@ from context_keeper.fsio import FileInUse, atomic_write_bytes, atomic_write_text
 from context_keeper.gitignore import EXCLUDED, GITIGNORE, keep_bookkeeping_out_of_git
 from context_keeper.model import KINDS, Kind
 from context_keeper.project import CONTEXT_DIR
+from context_keeper.reading_cache import Record
 
 TYPE_CHECKING = False  # typing costs ~5 ms to import on the hooks' cold path
 if TYPE_CHECKING:
@@ -340,13 +341,16 @@ class FileState:
     parse; ``digest`` of the bytes on disk (confirms the cache under the lock); ``scrub`` the file
     has \\uD800-style escapes; ``data`` the bytes this process last wrote (in parts, for cheap
     appends); ``source`` the parsed text, split into per-item chunks only when a write needs them;
-    ``repeated`` id(item) -> (item, problems) for items with a key written twice in one object.
+    ``repeated`` id(item) -> (item, problems) for items with a key written twice in one object;
+    ``not_plain`` the indexes of the items whose entry is not ``model.plain_entry`` (None: not
+    known, or the file is not one ``reading_cache`` keeps a record of).
 
     A plain class, not a dataclass: the hooks import this module on their cold path.
     """
 
     _FIELDS = ("kind", "path", "stamp", "raw", "chunks", "entries_by_id", "positions", "item_problems",
-               "max_number", "link_max", "error", "digest", "scrub", "data", "source", "repeated", "misfiled_max")
+               "max_number", "link_max", "error", "digest", "scrub", "data", "source", "repeated", "misfiled_max",
+               "not_plain")
     __slots__ = (*_FIELDS, "_entries")
 
     def __init__(
@@ -368,6 +372,7 @@ class FileState:
         source: str | None = None,
         repeated: dict[int, tuple[Any, tuple[str, ...]]] | None = None,
         misfiled_max: dict[str, int] | None = None,
+        not_plain: tuple[int, ...] | None = None,
     ) -> None:
         self.kind, self.path, self.stamp, self.raw, self.chunks = kind, path, stamp, raw, chunks
         self.entries_by_id = {} if entries_by_id is None else entries_by_id
@@ -378,6 +383,7 @@ class FileState:
         self.data, self.source = data, source
         self.repeated = {} if repeated is None else repeated
         self.misfiled_max = {} if misfiled_max is None else misfiled_max
+        self.not_plain = not_plain
         self._entries: tuple[dict, ...] | None = None
 
     def replace(self, **changes: Any) -> FileState:
@@ -516,9 +522,10 @@ class _Builder:
         self.misfiled_max = dict(base.misfiled_max) if base else {}
         self.scrub = base.scrub if base else False
         self.repeated = dict(base.repeated) if base else {}
+        self.not_plain: list[int] | None = None  # kept for a file read whole (_build_state)
 
     def _admit(self, index: int, item: Any) -> None:
-        entry, problems = model.read_entry(self.kind, item)
+        entry, problems, plain = model.read_entry_checked(self.kind, item)
         held = self.repeated.get(id(item))
         if held is not None and held[0] is item:
             # Only the last of each repeated key was parsed: the entry shown (or updated and
@@ -542,6 +549,18 @@ class _Builder:
         if entry is not None:
             self.positions[entry["id"]] = index
             self.entries[entry["id"]] = entry
+        if self.not_plain is not None and (not plain or problems or entry is None):
+            self.not_plain.append(index)
+
+    def append_plain(self, item: dict) -> None:
+        """``append`` of an item a record says is plain (``reading_cache``): its entry without the
+        checks. Its id and counts are the record's to know."""
+        index = len(self.raw)
+        entry = model.plain_entry(self.kind, item)
+        self.raw.append(item)
+        self.chunks.append(None)
+        self.positions[entry["id"]] = index
+        self.entries[entry["id"]] = entry
 
     def append(self, item: Any, chunk: str | None = None) -> None:
         self.raw.append(item)
@@ -559,7 +578,8 @@ class _Builder:
     def state(self, stamp: Stamp | None, digest: bytes | None = None, data: tuple[bytes, ...] | None = None) -> FileState:
         return FileState(self.kind, self.path, stamp, tuple(self.raw), tuple(self.chunks), dict(self.entries),
                          dict(self.positions), dict(self.problems), self.max_number, dict(self.link_max), digest=digest, scrub=self.scrub,
-                         data=data, repeated=dict(self.repeated), misfiled_max=dict(self.misfiled_max))
+                         data=data, repeated=dict(self.repeated), misfiled_max=dict(self.misfiled_max),
+                         not_plain=None if self.not_plain is None else tuple(self.not_plain))
 
 
 def _build_state(
@@ -573,6 +593,8 @@ def _build_state(
 ) -> FileState:
     builder = _Builder(kind, path)
     builder.scrub = scrub
+    if not scrub and not repeated:  # the files reading_cache keeps a record of
+        builder.not_plain = []
     for index, problems in (repeated or {}).items():
         builder.repeated[id(raw[index])] = (raw[index], tuple(problems))  # the item itself held: its id stays unique
     for item in raw:
@@ -672,14 +694,21 @@ def _split_array(text: str) -> tuple[list, list[str]] | None:
 
 
 def _parse_file(
-    kind: Kind, path: Path, stamp: Stamp, data: bytes | None = None, own_digest: bytes | None = None
+    kind: Kind, path: Path, stamp: Stamp, data: bytes | None = None, own_digest: bytes | None = None,
+    record: Record | None = None,
 ) -> FileState:
-    """Parse one store file. ``own_digest``: digest of the last file this tool wrote there."""
+    """Parse one store file. ``own_digest``: digest of the last file this tool wrote there;
+    ``record``: what reading it found before (``reading_cache``), used if the bytes are the same."""
     if data is None:
         data = _store_bytes(kind, path, stamp)
         if isinstance(data, FileState):
             return data
     digest = _digest(data)
+    text = _text_of(data) if record is not None and record.digest == digest else None
+    if text is not None:
+        state = _recorded_state(kind, path, stamp, text, digest, record)
+        if state is not None:
+            return _with_source(state, data, own_digest, text)
     wide = _wide_encoding(data)
     if wide is not None:
         return FileState(kind, path, stamp, error=MisencodedStoreFile(str(path), wide), digest=digest)
@@ -733,9 +762,49 @@ def _parse_file(
         return FileState(kind, path, stamp, error=err, digest=digest)
     repeated = _repeated_key_problems(text, data_value) if repeats else None
     state = _build_state(kind, path, stamp, data_value, digest, bool(_SURROGATE_ESCAPE.search(text)), repeated)
+    return _with_source(state, data, own_digest, text)
+
+
+def _with_source(state: FileState, data: bytes, own_digest: bytes | None, text: str) -> FileState:
     # Only bytes this tool wrote are known to end the way an append expects.
-    parts = (data[:-3], _CLOSE) if digest == own_digest and data.endswith(_CLOSE) and data_value else None
+    parts = (data[:-3], _CLOSE) if state.digest == own_digest and data.endswith(_CLOSE) and state.raw else None
     return state.replace(source=text, data=parts)
+
+
+def _text_of(data: bytes) -> str | None:
+    """The text of bytes a record says were read before (None: not UTF-8, so not those bytes)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text[1:] if text.startswith(_BOM) else text
+
+
+def _recorded_state(kind: Kind, path: Path, stamp: Stamp, text: str, digest: bytes, record: Record) -> FileState | None:
+    """The reading of ``text`` that ``record`` was made from, with only its not-plain items
+    checked (reading_cache.py); None when the record does not fit the text after all."""
+    try:
+        items = json.loads(text)
+        if type(items) is not list or len(items) != record.items:
+            return None
+        builder = _Builder(kind, path)
+        builder.not_plain = []
+        checked = iter(record.not_plain)
+        next_checked = next(checked, None)
+        for index, item in enumerate(items):
+            if index == next_checked:
+                builder.append(item)
+                next_checked = next(checked, None)
+            elif type(item) is dict and type(item.get("id")) is str:
+                builder.append_plain(item)
+            else:
+                return None
+        if builder.not_plain != list(record.not_plain):
+            return None  # an item said to need checking read plain: not this record's file
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return None
+    builder.max_number, builder.link_max, builder.misfiled_max = record.max_number, record.link_max, record.misfiled_max
+    return builder.state(stamp, digest)
 
 
 def _parse_error(path: Path, text: str, exc: json.JSONDecodeError) -> CorruptStoreFile:
@@ -1166,6 +1235,7 @@ class Store:
         self._config: tuple[Stamp | None, dict, list[str]] | None = None
         self._last_good: dict[str, tuple[Stamp, FileState]] = {}  # kind -> parsed .last-good copy (readable_entries)
         self._aside_numbers: dict[Path, tuple[Stamp | None, int]] = {}  # copy kept aside -> its highest id number
+        self._records: dict[str, Record] | None = None  # reading_cache's, read at the first parse
         self._mutex = threading.RLock()
         # Writers of this instance take turns on their own lock: waiting for another process's
         # store lock under ``_mutex`` stalled every read of every thread for as long.
@@ -1223,7 +1293,7 @@ class Store:
                 if cached is not None and cached.stamp is None and str(cached.error) == str(state.error):
                     return cached
             else:
-                state = _parse_file(kind, path, stamp, None, self._backup_digest(kind))
+                state = _parse_file(kind, path, stamp, None, self._backup_digest(kind), self._record(kind, stamp))
             self._files[kind.name] = state
             self.generation += 1
             return state
@@ -1350,10 +1420,49 @@ class Store:
                 return cached
             state = cached.replace(stamp=stamp)
         else:
-            state = _parse_file(kind, path, stamp, data, self._backup_digest(kind))
+            state = _parse_file(kind, path, stamp, data, self._backup_digest(kind), self._record(kind, stamp))
         self._files[kind.name] = state
         self.generation += 1
         return state
+
+    def _record(self, kind: Kind, stamp: Stamp) -> Record | None:
+        """The reading cache's record of ``kind``'s file as it has ``stamp`` (call with ``_mutex`` held)."""
+        from context_keeper import reading_cache
+
+        if self._records is None:
+            self._records = reading_cache.restore(self.read_sidecar(reading_cache.FILE, follow_links=False),
+                                                  self._config_stamp())
+        record = self._records.get(kind.filename)
+        return record if record is not None and record.stamp == stamp else None
+
+    def _config_stamp(self) -> Stamp | None:
+        """What the reading cache's records hold for ``config.json`` (a change to it drops them)."""
+        return _stamp(self._config_path)
+
+    def save_reading_cache(self) -> None:
+        """Leave what reading the store files found for the next process (``reading_cache``), when
+        it is not there already and the store is large enough for it to pay. Derived: a
+        ``.context/`` that cannot be written keeps none."""
+        from context_keeper import reading_cache
+
+        with self._mutex:
+            states = [self._files.get(kind.name) for kind in KINDS.values()]
+            known = self._records or {}
+        records = {s.path.name: Record(s.stamp, s.digest, len(s.raw), s.not_plain, s.max_number, s.link_max,
+                                       s.misfiled_max)
+                   for s in states if s is not None and s.not_plain is not None and s.stamp is not None
+                   and s.digest is not None and s.error is None}
+        if sum(record.items for record in records.values()) < reading_cache.MIN_ENTRIES:
+            return
+        if records.keys() == known.keys() and all(known[n].saved() == r.saved() for n, r in records.items()):
+            return
+        try:
+            self.write_sidecar(reading_cache.FILE, reading_cache.dump(records, self._config_stamp()), compact=True,
+                               fsync=False)
+        except (OSError, StoreError):
+            return
+        with self._mutex:
+            self._records = records
 
     def _no_commits_since_ours(self) -> bool:
         """True when the commit token is still the one our last commit wrote (lock held).
@@ -1519,13 +1628,14 @@ class Store:
 
             logging.getLogger("context_keeper.store").info("%s: %s", self.dir, EXCLUDED)
 
-    def write_sidecar(self, name: str, data: Any, *, compact: bool = False) -> Path:
+    def write_sidecar(self, name: str, data: Any, *, compact: bool = False, fsync: bool = True) -> Path:
         """Write a derived JSON file (snapshot, report, state) atomically inside ``.context/``.
 
         ``name`` is relative to ``.context/`` (``"sessions/abc.json"`` is fine; ``..`` is not).
         Sidecars are whole-file replacements, so they need no store lock; two writers of the
         same sidecar leave one complete version (the last). ``compact``: no indentation, for
-        large machine-only files (the embedding cache).
+        large machine-only files (the embedding cache). ``fsync=False``: for a cache that is
+        checked when read and rebuilt when missing, where a crash costs only a rebuild.
         """
         path = self._sidecar_path(name)
         refused = refusal(path.parent, self.root, f"{name} was not written")
@@ -1533,7 +1643,7 @@ class Store:
             raise StoreError(refused)
         text = json.dumps(data, separators=(",", ":")) if compact else json.dumps(data, indent=2, ensure_ascii=False)
         self.keep_bookkeeping_out_of_git()
-        atomic_write_text(path, text + "\n")
+        atomic_write_text(path, text + "\n", fsync=fsync)
         return path
 
     def read_sidecar(self, name: str, *, follow_links: bool = True) -> Any:
