@@ -18,7 +18,7 @@ from context_keeper.config import checked, unapproved_host_problem
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
 from context_keeper.model import CONSTRAINT, KINDS
 from context_keeper.scope import is_global, leaves_project, project_area, scope_parts, split_scope
-from context_keeper.store import as_stored, odd_statuses, readable_entries
+from context_keeper.store import as_stored, odd_status_notes, odd_statuses, readable_entries
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -335,9 +335,11 @@ def _answer(
     # budget: reserved before packing at the longest they can turn out (which guidance applies
     # depends on what gets packed), with the answer's own keys and numbers.
     rule_item = [{"scope_rule": True}] if rules else []
-    odd = odd_statuses(store, [h.entry for h in result.hits] + list(rules))
+    # A note per status word, naming the ids of those packed: reserved here with the longest ids
+    # of all that may be, so that what is packed cannot outgrow it.
+    candidates = sorted([h.entry for h in result.hits] + list(rules), key=lambda e: -len(e["id"]))
     prose = {"guidance": max((guidance(r) or "" for r in ([{}] + rule_item, rule_item)), key=len),
-             "warnings": warnings + list(odd.values())}
+             "warnings": warnings + odd_status_notes(store, candidates)}
     envelope = dict.fromkeys(("tokens_used", "token_budget", "entries_returned", "omitted"), budget)
     envelope.update(top_relevance=0.001, no_confident_match=True)
     answer = _pack(store, result.hits, budget, max_entry, threshold if searchable else None, include_related, admits,
@@ -350,7 +352,7 @@ def _answer(
     if said is not None:
         answer["no_confident_match"] = True
         answer["guidance"] = said
-    warnings += [odd[r["entry"]["id"]] for r in answer["results"] if r["entry"].get("id") in odd]
+    warnings += odd_status_notes(store, [r["entry"] for r in answer["results"]])
     if warnings:
         answer["warnings"] = warnings
     answer["tokens_used"] += _prose_tokens(answer) + _envelope_tokens({**answer, "tokens_used": budget})
