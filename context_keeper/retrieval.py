@@ -308,7 +308,10 @@ def _answer(
     def guidance(results: Sequence[Mapping[str, Any]]) -> str | None:
         if text and not searchable and not wordless:
             return GUIDANCE_LISTED
-        if not text or result.top_relevance >= threshold:
+        # What is said of an id, of a query with no word to search (nor an id recorded), or of a
+        # search that found nothing is fact, not an abstention on relevance: min_relevance 0 keeps it.
+        factual = (wordless and not found) or missing_id or not result.hits
+        if not text or (result.top_relevance >= threshold and not factual):
             return None
         if wordless:
             said = GUIDANCE_NO_WORDS

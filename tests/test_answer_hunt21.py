@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 
 from context_keeper.service import Service
 
@@ -45,3 +46,24 @@ def test_status_warnings_take_room_only_for_what_is_packed_and_come_once_per_wor
                        "deprecated; it is read as active (still served, and a constraint still enforced): write "
                        "\"active\", or \"deprecated\" if the entry is retired"]
     assert len(packed) > 3
+
+
+@pytest.mark.parametrize("asked,said", [
+    ({"query": "dec-999"}, "No entry has the id dec-999"),
+    ({"query": "dec-001", "types": ["pipelines"]}, "dec-001 is recorded, but the filters given (types) leave it out"),
+    ({"query": "???"}, "nothing was searched"),
+    ({"query": "zebra quantum", "tags": ["nope"]}, "within the filters given (tags)"),
+])
+def test_min_relevance_zero_keeps_the_factual_guidance(project, asked, said):
+    # 0 turns off abstaining on relevance; that an id names no entry, or that nothing was
+    # searched, is no matter of relevance.
+    svc = _service(project)
+    for min_relevance in (None, 0):
+        answer = svc.get_context(min_relevance=min_relevance, **asked)
+        assert answer["no_confident_match"] is True and said in answer["guidance"]
+
+
+def test_min_relevance_zero_still_answers_a_weak_match_without_abstaining(project):
+    answer = _service(project).get_context(query="zebra quantum carrier", min_relevance=0)
+    assert answer["results"] and "guidance" not in answer and "no_confident_match" not in answer
+    assert not any(r.get("weak_match") for r in answer["results"])
