@@ -13,9 +13,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from context_keeper import diversity, model
-from context_keeper.budget import chars_to_tokens, json_chars, shorten_entry
+from context_keeper.budget import CHARS_PER_TOKEN, MIN_REASON_CHARS, chars_to_tokens, json_chars, shorten_entry
 from context_keeper.config import checked, unapproved_host_problem
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
+from context_keeper.lines import shorten
 from context_keeper.model import CONSTRAINT, KINDS
 from context_keeper.scope import is_global, leaves_project, project_area, scope_parts, split_scope
 from context_keeper.store import as_stored, odd_status_notes, odd_statuses, readable_entries
@@ -1040,7 +1041,7 @@ def _pack(
             item["history"] = True
             replacement = current_replacement(store, entry)
             if replacement is not None:
-                item["replaced_by"] = replacement
+                item["replaced_by"] = _summed_up(replacement, per_entry, False)
         elif entry.get("status") == "deprecated":
             item["deprecated"] = True  # retired without a successor: include_deprecated asked for it
         replaced = predecessors(kind, entry)
@@ -1158,6 +1159,15 @@ def _pack(
 
     if include_related:
         place_related(primaries(), len(hits))  # the weak matches' links, and those that did not fit before
+    for item in results:
+        successor = item.get("replaced_by")
+        if isinstance(successor, dict) and "why" in successor and successor.get("id") in seen:
+            # The successor's own entry is in the answer, with its reasoning. Left out once all is
+            # packed, not before, so that what is packed stays as it was: freed earlier, the room
+            # let a weak match take whole what two shortened ones had shared.
+            before = chars_to_tokens(json_chars(item))
+            item["replaced_by"] = _summed_up(successor, per_entry, True)
+            used -= before - chars_to_tokens(json_chars(item))
     ranked = sorted(range(len(results)), key=places.__getitem__)
     results[:], sources[:] = [results[i] for i in ranked], [sources[i] for i in ranked]
     if unlisted and threshold is None:
@@ -1176,6 +1186,20 @@ def _pack(
         if not squeezed:
             answer["budget_note"] = _budget_note(omitted, asked)
     return answer
+
+
+def _summed_up(replacement: dict[str, Any], per_entry: int, shown: bool) -> dict[str, Any]:
+    """``replaced_by`` as a ranked answer gives it: the successor's reasoning within half of
+    what one entry may take (a 5,760-character why_chosen made the replaced entry's item five
+    times max_entry_tokens), and none when the successor is itself in the answer (``shown``)."""
+    why = replacement.get("why")
+    if not why:
+        return replacement
+    rest = {key: value for key, value in replacement.items() if key != "why"}
+    room = per_entry // 2 * CHARS_PER_TOKEN - json_chars({**rest, "why": ""})
+    if shown or room < MIN_REASON_CHARS:
+        return rest
+    return {**rest, "why": shorten(why, room)} if len(why) > room else replacement
 
 
 def _budget_note(omitted: int, budget: int) -> str:

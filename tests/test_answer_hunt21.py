@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from context_keeper.budget import entry_tokens
 from context_keeper.service import Service
 
 
@@ -67,3 +68,31 @@ def test_min_relevance_zero_still_answers_a_weak_match_without_abstaining(projec
     answer = _service(project).get_context(query="zebra quantum carrier", min_relevance=0)
     assert answer["results"] and "guidance" not in answer and "no_confident_match" not in answer
     assert not any(r.get("weak_match") for r in answer["results"])
+
+
+def _long_successor(root: Path) -> None:
+    (root / ".context" / "config.json").write_text(json.dumps({"max_entry_tokens": 300}), encoding="utf-8")
+
+    def change(item: dict) -> None:
+        if item["id"] == "dec-013-a7f3":
+            item["why_chosen"] = ("Signed device tokens expire within hours, so a stolen handheld loses its access "
+                                  "before anyone notices it is gone. ") * 50
+        if item["id"] == "dec-006":
+            item["tags"] = [*item.get("tags", []), "legacy-auth"]
+    _rewrite(_decisions(root), change)
+
+
+def test_what_replaced_an_entry_is_summed_up_within_max_entry_tokens(project):
+    _long_successor(project)
+    svc = _service(project)
+    alone = svc.get_context(query="handhelds authenticate shared header", tags=["legacy-auth"], token_budget=2000)
+    [item] = alone["results"]
+    assert item["entry"]["id"] == "dec-006" and item["replaced_by"]["id"] == "dec-013-a7f3"
+    assert 0 < len(item["replaced_by"]["why"]) and entry_tokens(item["replaced_by"]) <= 300 // 2
+    # Its successor in the same answer says the whole of why it was chosen: not said twice.
+    both = svc.get_context(query="handhelds authenticate shared X-Packwise-Key header", token_budget=2000)
+    ids = [r["entry"]["id"] for r in both["results"]]
+    assert ids[:2] == ["dec-013-a7f3", "dec-006"] and len(ids) > 3
+    assert both["results"][1]["replaced_by"] == {"id": "dec-013-a7f3", "type": "decision",
+                                                 "summary": both["results"][0]["entry"]["summary"]}
+    assert both["tokens_used"] <= 2000
