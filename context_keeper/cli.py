@@ -192,7 +192,7 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
     """What an empty answer means, as get_context's guidance says it. "Nothing recorded" would
     send the person off to record it again: with a file unreadable, a question with no word to
     search for (nothing was searched), or filters that may hide what is recorded."""
-    from context_keeper.retrieval import GUIDANCE_FILTERED, GUIDANCE_NO_ID, GUIDANCE_NO_WORDS
+    from context_keeper.retrieval import GUIDANCE_FILTERED, GUIDANCE_NO_ID, GUIDANCE_NO_WORDS, GUIDANCE_RETIRED
 
     guidance = result.get("guidance") or ""
     if guidance == GUIDANCE_NO_WORDS:
@@ -208,6 +208,10 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
         return said + ", and nothing recorded shares its words. To search by topic, ask in words."
     if result.get("warnings"):
         return "Nothing matches in what could be read (see the warnings above)."
+    if guidance.startswith(GUIDANCE_RETIRED.split("{", 1)[0]):
+        within = f" within the filters given ({', '.join(_filters_given(args))})" if _filters_given(args) else ""
+        return (f"Nothing in force matches{within}, but a retired entry does: --include-deprecated shows it (read "
+                "why it was retired before recording anything anew).")
     if guidance.startswith(GUIDANCE_FILTERED.split("{", 1)[0]):
         return (f"Nothing matches within the filters given ({', '.join(_filters_given(args))}): ask again without "
                 "them before concluding that nothing is recorded.")

@@ -50,6 +50,11 @@ GUIDANCE_UNREADABLE = (
     "this answer may miss what is recorded there: do not conclude that nothing is recorded, and do "
     "not record it again. Once the file is fixed (`context-keeper doctor` says how), ask again."
 )
+GUIDANCE_RETIRED = (
+    "Nothing in force matches this question{within}, but a retired entry does: deprecated entries are left "
+    "out unless include_deprecated is true (on the command line, --include-deprecated). Ask again with it to "
+    "read what was decided and why it was retired before recording anything anew."
+)
 GUIDANCE_NO_WORDS = (
     "The query has no word the index can match (it leaves out punctuation, one-letter words and "
     "common words such as 'the' or 'it'), so nothing was searched: ask again in words that name "
@@ -306,6 +311,19 @@ def _answer(
                      NOTE_ID_FILTERED.format(id=entry_id, why=_left_out_by(store, entry_id, filters))
                      for entry_id, hint, likely in missing if likely]
 
+    retired: list[bool] = []
+
+    def retired_match() -> bool:
+        # Asked only when nothing in force shares a word with the question: a probe of the index
+        # already built, for one entry, on an answer whose search found no candidate.
+        if not retired:
+            probe = not include_deprecated and searchable and not result.hits and not found
+            if probe:
+                with state.lock:
+                    probe = bool(state.index.search(searched, replace(options, include_deprecated=True, limit=1)).hits)
+            retired.append(probe)
+        return retired[0]
+
     def guidance(results: Sequence[Mapping[str, Any]]) -> str | None:
         if text and not searchable and not wordless:
             return GUIDANCE_LISTED
@@ -327,6 +345,8 @@ def _answer(
             unstated = result.unstated
             article = "an" if unstated and unstated[0] in "aeiou" else "a"  # "an amount of money"
             said = GUIDANCE_UNSTATED.format(kind=f"{article} {unstated}") if unstated else GUIDANCE_NO_MATCH
+        elif retired_match():
+            said = GUIDANCE_RETIRED.format(within=f" within the filters given ({', '.join(filters)})" if filters else "")
         elif filters:
             said = GUIDANCE_FILTERED.format(filters=", ".join(filters))
         else:

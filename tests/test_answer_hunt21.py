@@ -96,3 +96,33 @@ def test_what_replaced_an_entry_is_summed_up_within_max_entry_tokens(project):
     assert both["results"][1]["replaced_by"] == {"id": "dec-013-a7f3", "type": "decision",
                                                  "summary": both["results"][0]["entry"]["summary"]}
     assert both["tokens_used"] <= 2000
+
+
+def _retired_helm_decision(root: Path) -> None:
+    svc = _service(root)
+    svc.record("decision", {"summary": "Deploy with helm charts",
+                            "problem": "Releases were applied by hand with kubectl and drifted between clusters.",
+                            "why_chosen": "Helm charts version every release and roll back with one command, which "
+                                          "hand-applied manifests never did."})
+    svc.deprecate_entry("dec-001", "moved to argo")
+
+
+def test_a_topic_only_a_retired_entry_matches_says_how_to_read_it(empty_project, capsys):
+    from context_keeper import cli
+
+    _retired_helm_decision(empty_project)
+    answer = _service(empty_project).get_context(query="helm charts")
+    assert answer["results"] == [] and answer["no_confident_match"] is True
+    assert "retired" in answer["guidance"] and "include_deprecated" in answer["guidance"]
+    assert "record it with" not in answer["guidance"]
+    assert answer["tokens_used"] <= answer["token_budget"]
+    assert _service(empty_project).get_context(query="helm charts", include_deprecated=True)["results"]
+    assert cli.main(["get", "helm charts", "--project", str(empty_project)]) == 0
+    out = capsys.readouterr().out
+    assert "--include-deprecated" in out and "Nothing recorded matches" not in out
+
+
+def test_a_topic_nothing_matches_still_says_nothing_is_recorded(empty_project):
+    _retired_helm_decision(empty_project)
+    answer = _service(empty_project).get_context(query="zebra quantum")
+    assert answer["guidance"].startswith("Nothing recorded matches this question.")
