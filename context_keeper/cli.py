@@ -192,7 +192,8 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
     """What an empty answer means, as get_context's guidance says it. "Nothing recorded" would
     send the person off to record it again: with a file unreadable, a question with no word to
     search for (nothing was searched), or filters that may hide what is recorded."""
-    from context_keeper.retrieval import GUIDANCE_FILTERED, GUIDANCE_NO_ID, GUIDANCE_NO_WORDS, GUIDANCE_RETIRED
+    from context_keeper.retrieval import (GUIDANCE_FILTERED, GUIDANCE_NO_ID, GUIDANCE_NO_WORDS, GUIDANCE_RETIRED,
+                                          GUIDANCE_UNREADABLE)
 
     guidance = result.get("guidance") or ""
     if guidance == GUIDANCE_NO_WORDS:
@@ -206,7 +207,8 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
         # "Nothing recorded matches" would not say that the id itself is unknown.
         said = guidance.split(": the results below", 1)[0].split(", and nothing recorded", 1)[0]
         return said + ", and nothing recorded shares its words. To search by topic, ask in words."
-    if result.get("warnings"):
+    # Only a file that could not be read can hide what is recorded; a config warning cannot.
+    if guidance.startswith(GUIDANCE_UNREADABLE.split("{", 1)[0]):
         return "Nothing matches in what could be read (see the warnings above)."
     if guidance.startswith(GUIDANCE_RETIRED.split("{", 1)[0]):
         within = f" within the filters given ({', '.join(_filters_given(args))})" if _filters_given(args) else ""

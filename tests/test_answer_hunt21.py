@@ -126,3 +126,16 @@ def test_a_topic_nothing_matches_still_says_nothing_is_recorded(empty_project):
     _retired_helm_decision(empty_project)
     answer = _service(empty_project).get_context(query="zebra quantum")
     assert answer["guidance"].startswith("Nothing recorded matches this question.")
+
+
+def test_cli_get_blames_unreadable_files_only_when_a_file_could_not_be_read(empty_project, capsys):
+    from context_keeper import cli
+
+    config = empty_project / ".context" / "config.json"
+    config.write_text(json.dumps({"token_budget": "lots"}), encoding="utf-8")
+    assert cli.main(["get", "zebra quantum", "--project", str(empty_project)]) == 0
+    out, err = capsys.readouterr()
+    assert "token_budget" in err and out == "Nothing recorded matches.\n"
+    (empty_project / ".context" / "decisions.json").write_text("[{", encoding="utf-8")
+    assert cli.main(["get", "zebra quantum", "--project", str(empty_project)]) == 0
+    assert "Nothing matches in what could be read (see the warnings above)." in capsys.readouterr().out
