@@ -184,7 +184,8 @@ def cmd_get(args: argparse.Namespace) -> int:
     for item in result["results"]:
         _print(_format_hit(item, ranked=bool((args.query or "").strip()) and not listed))
     if result.get("omitted"):
-        _print(f"({result['omitted']} more did not fit in the budget; --budget N shows more.)")
+        at_least = "at least " if (result.get("budget_note") or "").startswith("At least") else ""
+        _print(f"({at_least}{result['omitted']} more did not fit in the budget; --budget N shows more.)")
     return 0
 
 

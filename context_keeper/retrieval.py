@@ -366,8 +366,12 @@ def _answer(
              "warnings": warnings + odd_status_notes(store, candidates)}
     envelope = dict.fromkeys(("tokens_used", "token_budget", "entries_returned", "omitted"), budget)
     envelope.update(top_relevance=0.001, no_confident_match=True)
+    # Ranked hits stop at ``keep``: past that, matches were not counted (scoring every one to count
+    # it would cost what ranking them does), so a cut that is still confident makes omitted a floor.
+    beyond = searchable and len(result.hits) >= keep and result.hits[-1].relevance >= threshold
     answer = _pack(store, result.hits, budget, max_entry, threshold if searchable else None, include_related, admits,
-                   predecessors, rules, unlisted, reserve=_prose_tokens(prose), envelope=_envelope_tokens(envelope))
+                   predecessors, rules, unlisted, reserve=_prose_tokens(prose), envelope=_envelope_tokens(envelope),
+                   beyond=beyond)
     # The lexical signal alone: a rule added for the scope says nothing about the question. A
     # listing by filters alone ranked nothing: 0, as each of its results, never a confident match
     # (a number, as the answer's shape promises: null broke a client comparing it to a threshold).
@@ -955,15 +959,18 @@ def _pack(
     unlisted: int = 0,
     reserve: int = 0,
     envelope: int = 0,
+    beyond: bool = False,
 ) -> dict[str, Any]:
     """``scope_rules`` (constraints covering the scope asked about) are placed right after the
     last confident match, so weak matches cannot take their room in the budget. ``reserve`` is
     what the answer's own text will take, ``envelope`` its keys and numbers; the budget note's
     room is kept here as well. When the rest cannot hold the best match, it is packed into what
-    the envelope leaves instead (into the whole budget when even that is too small)."""
+    the envelope leaves instead (into the whole budget when even that is too small). ``beyond``:
+    the ranking was cut while still confident, so more than ``hits`` match and what is omitted
+    is a lower bound."""
     asked = budget
     most_omitted = len(hits) + len(scope_rules) + unlisted
-    reserve += _prose_tokens({"budget_note": _budget_note(most_omitted, asked)}) if most_omitted else 0
+    reserve += _prose_tokens({"budget_note": _budget_note(most_omitted, asked, beyond)}) if most_omitted else 0
     fallbacks = [max(asked - envelope, 0), asked]
     budget = max(asked - envelope - reserve, 0)
     results: list[dict[str, Any]] = []
@@ -1204,7 +1211,7 @@ def _pack(
     if omitted:
         answer["omitted"] = omitted
         if not squeezed:
-            answer["budget_note"] = _budget_note(omitted, asked)
+            answer["budget_note"] = _budget_note(omitted, asked, beyond)
     return answer
 
 
@@ -1222,6 +1229,7 @@ def _summed_up(replacement: dict[str, Any], per_entry: int, shown: bool) -> dict
     return {**rest, "why": shorten(why, room)} if len(why) > room else replacement
 
 
-def _budget_note(omitted: int, budget: int) -> str:
-    return (f"{omitted} more matching entr{'y' if omitted == 1 else 'ies'} did not fit in "
+def _budget_note(omitted: int, budget: int, at_least: bool = False) -> str:
+    count = f"At least {omitted}" if at_least else str(omitted)
+    return (f"{count} more matching entr{'y' if omitted == 1 else 'ies'} did not fit in "
             f"token_budget {budget}; ask again with a larger token_budget, or by id.")

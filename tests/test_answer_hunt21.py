@@ -139,3 +139,27 @@ def test_cli_get_blames_unreadable_files_only_when_a_file_could_not_be_read(empt
     (empty_project / ".context" / "decisions.json").write_text("[{", encoding="utf-8")
     assert cli.main(["get", "zebra quantum", "--project", str(empty_project)]) == 0
     assert "Nothing matches in what could be read (see the warnings above)." in capsys.readouterr().out
+
+
+def test_omitted_past_the_ranked_matches_is_said_as_a_lower_bound(empty_project, capsys):
+    from context_keeper import cli
+
+    stamp = "2026-05-01T10:00:00+00:00"
+    items = [{"id": f"dec-{n:03d}", "summary": f"Retry the carrier webhook {n} with backoff",
+              "problem": "Carrier webhooks time out under load and the retries pile up behind each other.",
+              "why_chosen": "Backoff with jitter spreads the retries of the carrier webhook so they stop piling up.",
+              "status": "active", "created_at": stamp, "updated_at": stamp, "verified_at": stamp}
+             for n in range(1, 301)]
+    _decisions(empty_project).write_text(json.dumps(items, indent=2), encoding="utf-8")
+    answer = _service(empty_project).get_context(query="retry the carrier webhook with backoff", token_budget=2000)
+    left_out = 300 - answer["entries_returned"]
+    assert answer["omitted"] <= left_out and answer["tokens_used"] <= 2000
+    assert answer["budget_note"].startswith(f"At least {answer['omitted']} more matching entries did not fit")
+    assert cli.main(["get", "retry the carrier webhook with backoff", "--budget", "2000",
+                     "--project", str(empty_project)]) == 0
+    assert f"(at least {answer['omitted']} more did not fit" in capsys.readouterr().out
+
+
+def test_omitted_within_the_ranked_matches_is_an_exact_count(project):
+    answer = _service(project).get_context(query="carrier retries", token_budget=150)
+    assert answer["budget_note"].startswith(f"{answer['omitted']} more matching")
