@@ -197,7 +197,7 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
                                           GUIDANCE_UNREADABLE)
 
     guidance = result.get("guidance") or ""
-    if guidance == GUIDANCE_NO_WORDS:
+    if _says(guidance, GUIDANCE_NO_WORDS):
         return ("The question has no word that can be searched for (punctuation, one-letter words and common words "
                 "such as 'the' are left out), so nothing was searched: ask again in words that name the task or "
                 "the problem.")
@@ -209,16 +209,23 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
         said = guidance.split(": the results below", 1)[0].split(", and nothing recorded", 1)[0]
         return said + ", and nothing recorded shares its words. To search by topic, ask in words."
     # Only a file that could not be read can hide what is recorded; a config warning cannot.
-    if guidance.startswith(GUIDANCE_UNREADABLE.split("{", 1)[0]):
+    if _says(guidance, GUIDANCE_UNREADABLE):
         return "Nothing matches in what could be read (see the warnings above)."
-    if guidance.startswith(GUIDANCE_RETIRED.split("{", 1)[0]):
+    if _says(guidance, GUIDANCE_RETIRED):
         within = f" within the filters given ({', '.join(_filters_given(args))})" if _filters_given(args) else ""
         return (f"Nothing in force matches{within}, but a retired entry does: --include-deprecated shows it (read "
                 "why it was retired before recording anything anew).")
-    if guidance.startswith(GUIDANCE_FILTERED.split("{", 1)[0]):
+    if _filters_given(args) and _says(guidance, GUIDANCE_FILTERED):
         return (f"Nothing matches within the filters given ({', '.join(_filters_given(args))}): ask again without "
                 "them before concluding that nothing is recorded.")
     return "Nothing recorded matches."
+
+
+def _says(guidance: str, template: str) -> bool:
+    """Whether ``guidance`` is ``template``'s, whole or, in an answer with no result and a small
+    budget, cut short ("…") before its first blank."""
+    head = template.split("{", 1)[0]
+    return guidance.startswith(head) or guidance.endswith("…") and head.startswith(guidance[:-1].rstrip())
 
 
 def _filters_given(args: argparse.Namespace) -> list[str]:

@@ -383,8 +383,26 @@ def _answer(
     warnings += odd_status_notes(store, [r["entry"] for r in answer["results"]])
     if warnings:
         answer["warnings"] = warnings
+    if said is not None and not answer["results"]:
+        _guidance_within(answer, budget)
     answer["tokens_used"] += _prose_tokens(answer) + _envelope_tokens({**answer, "tokens_used": budget})
     return answer
+
+
+MIN_GUIDANCE_CHARS = 40  # its opening words: cli._nothing_found knows a guidance by them
+
+
+def _guidance_within(answer: dict[str, Any], budget: int) -> None:
+    """An answer of prose alone has no match to give the room of the budget to: its guidance is
+    cut to what the rest leaves (the warnings stay whole: they say what to fix)."""
+    def over() -> int:
+        return _prose_tokens(answer) + _envelope_tokens({**answer, "tokens_used": budget}) - budget
+
+    excess = over()
+    while excess > 0 and len(answer["guidance"]) > MIN_GUIDANCE_CHARS:
+        said = answer["guidance"]
+        answer["guidance"] = shorten(said, max(MIN_GUIDANCE_CHARS, len(said) - excess * CHARS_PER_TOKEN))
+        excess = over()
 
 
 def _prose_tokens(answer: Mapping[str, Any]) -> int:
@@ -965,9 +983,9 @@ def _pack(
     last confident match, so weak matches cannot take their room in the budget. ``reserve`` is
     what the answer's own text will take, ``envelope`` its keys and numbers; the budget note's
     room is kept here as well. When the rest cannot hold the best match, it is packed into what
-    the envelope leaves instead (into the whole budget when even that is too small). ``beyond``:
-    the ranking was cut while still confident, so more than ``hits`` match and what is omitted
-    is a lower bound."""
+    the envelope leaves instead (into the whole budget when even that is too small, and in its
+    smallest form when not even that holds it). ``beyond``: the ranking was cut while still
+    confident, so more than ``hits`` match and what is omitted is a lower bound."""
     asked = budget
     most_omitted = len(hits) + len(scope_rules) + unlisted
     reserve += _prose_tokens({"budget_note": _budget_note(most_omitted, asked, beyond)}) if most_omitted else 0
@@ -1013,10 +1031,18 @@ def _pack(
                 if squeezed:
                     break
         budget = packing
+        if not squeezed:
+            # Not even the whole budget holds its smallest form (a replaced entry's status and
+            # successor come with it): it comes in that form all the same, rather than an answer
+            # that has nothing to say but that one entry did not fit.
+            shortened, _ = shorten_entry(entry, MIN_FIRST_ENTRY_TOKENS, _entry_chars(entry))
+            item["entry"] = shortened
+            item["shortened"] = True
+            put(item, entry, chars_to_tokens(json_chars(item)) + 2)
+            squeezed = True
         return squeezed
 
     def add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
-        nonlocal used
         # Costs come from JSON lengths: the item's own fields, plus its entry, plus the
         # "shortened" flag, add up to exactly json_chars of the finished item. Most hits of a
         # full answer are refused, and this way a refusal costs no shortening and no copy.
@@ -1054,12 +1080,16 @@ def _pack(
         item["entry"] = shortened if cut else dict(entry)
         if cut:
             item["shortened"] = True
+        put(item, entry, cost)
+        return True
+
+    def put(item: dict[str, Any], entry: Mapping[str, Any], cost: int) -> None:
+        nonlocal used
         used += cost
         results.append(item)
         sources.append(entry)
         places.append((place, len(places)))
         seen.add(entry["id"])
-        return True
 
     def annotate(item: dict[str, Any], kind: str, entry: Mapping[str, Any]) -> None:
         # A replaced entry always says so and names what replaced it, however it got here; an

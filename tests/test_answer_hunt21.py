@@ -163,3 +163,28 @@ def test_omitted_past_the_ranked_matches_is_said_as_a_lower_bound(empty_project,
 def test_omitted_within_the_ranked_matches_is_an_exact_count(project):
     answer = _service(project).get_context(query="carrier retries", token_budget=150)
     assert answer["budget_note"].startswith(f"{answer['omitted']} more matching")
+
+
+@pytest.mark.parametrize("budget", [50, 55, 60])
+def test_an_entry_named_by_id_is_given_at_the_smallest_budget(project, budget):
+    answer = _service(project).get_context(query="dec-006", token_budget=budget)
+    assert [r["entry"]["id"] for r in answer["results"]] == ["dec-006"]
+    first = answer["results"][0]["entry"]
+    assert first["status"] == "superseded" and first["superseded_by"] == "dec-013-a7f3"
+    assert "omitted" not in answer and "budget_note" not in answer
+    assert _measured(answer) <= answer["tokens_used"]
+
+
+@pytest.mark.parametrize("budget", [50, 60, 80])
+@pytest.mark.parametrize("query", ["???", "xylophone quokka"])
+def test_an_answer_of_guidance_alone_stays_within_the_budget(project, budget, query):
+    answer = _service(project).get_context(query=query, token_budget=budget)
+    assert answer["results"] == [] and answer["no_confident_match"] is True
+    assert _measured(answer) <= answer["tokens_used"] <= budget
+    full = _service(project).get_context(query=query)["guidance"]
+    assert answer["guidance"] == full or answer["guidance"].endswith("…")
+    assert answer["guidance"][:30] == full[:30]
+
+
+def _measured(answer: dict) -> int:
+    return (len(json.dumps(answer, ensure_ascii=False, separators=(",", ":"))) + 3) // 4
