@@ -18,7 +18,7 @@ from context_keeper.config import checked, unapproved_host_problem
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
 from context_keeper.lines import shorten
 from context_keeper.model import CONSTRAINT, KINDS
-from context_keeper.scope import is_global, leaves_project, project_area, scope_parts, split_scope
+from context_keeper.scope import is_global, leaves_project, narrowness, project_area, scope_parts, split_scope
 from context_keeper.store import as_stored, odd_status_notes, odd_statuses, readable_entries
 
 if TYPE_CHECKING:
@@ -425,14 +425,17 @@ def last_good_notes(store: Store, states: Sequence[Any]) -> list[str]:
 
 def _scope_rules(store: Store, options: Any, admits: Callable[[str, str], bool]) -> list[Mapping[str, Any]]:
     """The active constraints whose own (non-global) scope covers ``options.scope`` and that
-    pass the other filters, absolute ones first. Global constraints are left to the session
-    summary, as the edit guard leaves them."""
+    pass the other filters, as the edit guard orders them: absolute ones first, then the rule
+    for the narrower place (client.py's before its directory's), then by id. Global constraints
+    are left to the session summary, as the edit guard leaves them."""
     if options.kinds is not None and CONSTRAINT.name not in options.kinds:
         return []
     rules = [entry for entry in readable_entries(store, store.state(CONSTRAINT))[0]
              if entry.get("status", "active") == "active" and not is_global(entry.get("scope"), str(store.root))
              and admits(CONSTRAINT.name, entry["id"])]
-    rules.sort(key=lambda e: (e.get("hardness") != "absolute", model.id_sort_key(e["id"])))
+    root = str(store.root)
+    rules.sort(key=lambda e: (e.get("hardness") != "absolute", -narrowness(e.get("scope"), options.scope, root),
+                              model.id_sort_key(e["id"])))
     return rules
 
 

@@ -188,3 +188,13 @@ def test_an_answer_of_guidance_alone_stays_within_the_budget(project, budget, qu
 
 def _measured(answer: dict) -> int:
     return (len(json.dumps(answer, ensure_ascii=False, separators=(",", ":"))) + 3) // 4
+
+
+def test_the_rule_written_for_the_file_comes_before_the_rule_for_its_directory(project):
+    # con-005 is scoped to client.py, con-004 to carriers/: with room for one, the file's own.
+    answer = _service(project).get_context(query="xylophone quokka", scope="src/packwise/carriers/client.py",
+                                           token_budget=200)
+    rules = [r["entry"]["id"] for r in answer["results"] if r.get("scope_rule")]
+    assert rules[:1] == ["con-005"]
+    roomy = _service(project).get_context(query="xylophone quokka", scope="src/packwise/carriers/client.py")
+    assert [r["entry"]["id"] for r in roomy["results"] if r.get("scope_rule")] == ["con-005", "con-004"]
