@@ -184,7 +184,8 @@ def cmd_get(args: argparse.Namespace) -> int:
     for item in result["results"]:
         _print(_format_hit(item, ranked=bool((args.query or "").strip()) and not listed))
     if result.get("omitted"):
-        _print(f"({result['omitted']} more did not fit in the budget; --budget N shows more.)")
+        at_least = "at least " if (result.get("budget_note") or "").startswith("At least") else ""
+        _print(f"({at_least}{result['omitted']} more did not fit in the budget; --budget N shows more.)")
     return 0
 
 
@@ -192,10 +193,11 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
     """What an empty answer means, as get_context's guidance says it. "Nothing recorded" would
     send the person off to record it again: with a file unreadable, a question with no word to
     search for (nothing was searched), or filters that may hide what is recorded."""
-    from context_keeper.retrieval import GUIDANCE_FILTERED, GUIDANCE_NO_ID, GUIDANCE_NO_WORDS
+    from context_keeper.retrieval import (GUIDANCE_FILTERED, GUIDANCE_NO_ID, GUIDANCE_NO_WORDS, GUIDANCE_RETIRED,
+                                          GUIDANCE_UNREADABLE)
 
     guidance = result.get("guidance") or ""
-    if guidance == GUIDANCE_NO_WORDS:
+    if _says(guidance, GUIDANCE_NO_WORDS):
         return ("The question has no word that can be searched for (punctuation, one-letter words and common words "
                 "such as 'the' are left out), so nothing was searched: ask again in words that name the task or "
                 "the problem.")
@@ -206,12 +208,24 @@ def _nothing_found(result: dict[str, Any], args: argparse.Namespace) -> str:
         # "Nothing recorded matches" would not say that the id itself is unknown.
         said = guidance.split(": the results below", 1)[0].split(", and nothing recorded", 1)[0]
         return said + ", and nothing recorded shares its words. To search by topic, ask in words."
-    if result.get("warnings"):
+    # Only a file that could not be read can hide what is recorded; a config warning cannot.
+    if _says(guidance, GUIDANCE_UNREADABLE):
         return "Nothing matches in what could be read (see the warnings above)."
-    if guidance.startswith(GUIDANCE_FILTERED.split("{", 1)[0]):
+    if _says(guidance, GUIDANCE_RETIRED):
+        within = f" within the filters given ({', '.join(_filters_given(args))})" if _filters_given(args) else ""
+        return (f"Nothing in force matches{within}, but a retired entry does: --include-deprecated shows it (read "
+                "why it was retired before recording anything anew).")
+    if _filters_given(args) and _says(guidance, GUIDANCE_FILTERED):
         return (f"Nothing matches within the filters given ({', '.join(_filters_given(args))}): ask again without "
                 "them before concluding that nothing is recorded.")
     return "Nothing recorded matches."
+
+
+def _says(guidance: str, template: str) -> bool:
+    """Whether ``guidance`` is ``template``'s, whole or, in an answer with no result and a small
+    budget, cut short ("…") before its first blank."""
+    head = template.split("{", 1)[0]
+    return guidance.startswith(head) or guidance.endswith("…") and head.startswith(guidance[:-1].rstrip())
 
 
 def _filters_given(args: argparse.Namespace) -> list[str]:

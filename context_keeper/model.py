@@ -417,6 +417,15 @@ def status_problem(entry_id: str, written: Any, read_as: str) -> str:
 def odd_status(raw: Any) -> str | None:
     """``status_problem`` for a stored item whose status is outside the list, else None (the
     common case: one dict lookup)."""
+    odd = odd_status_word(raw)
+    if odd is None:
+        return None
+    entry_id = raw.get("id")
+    return status_problem(entry_id.strip() if isinstance(entry_id, str) else "an entry", *odd)
+
+
+def odd_status_word(raw: Any) -> tuple[Any, str] | None:
+    """The status a stored item has outside the list, and how it is read; else None."""
     if not isinstance(raw, Mapping) or "status" not in raw:
         return None
     written = raw["status"]
@@ -425,9 +434,7 @@ def odd_status(raw: Any) -> str | None:
     text = _as_text(written).strip().lower()
     if text in STATUSES:
         return None
-    entry_id = raw.get("id")
-    return status_problem(entry_id.strip() if isinstance(entry_id, str) else "an entry", written,
-                          status_read_as(text, raw))
+    return written, status_read_as(text, raw)
 
 
 def read_entry(kind: Kind, raw: Any) -> tuple[dict | None, list[str]]:

@@ -13,12 +13,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from context_keeper import diversity, model
-from context_keeper.budget import chars_to_tokens, json_chars, shorten_entry
+from context_keeper.budget import CHARS_PER_TOKEN, MIN_REASON_CHARS, chars_to_tokens, json_chars, shorten_entry
 from context_keeper.config import checked, unapproved_host_problem
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
+from context_keeper.lines import shorten
 from context_keeper.model import CONSTRAINT, KINDS
-from context_keeper.scope import is_global, leaves_project, project_area, scope_parts, split_scope
-from context_keeper.store import as_stored, odd_statuses, readable_entries
+from context_keeper.scope import is_global, leaves_project, narrowness, project_area, scope_parts, split_scope
+from context_keeper.store import as_stored, odd_status_notes, odd_statuses, readable_entries
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -48,6 +49,11 @@ GUIDANCE_UNREADABLE = (
     "Nothing matches this question confidently, but {files} could not be read (see warnings), so "
     "this answer may miss what is recorded there: do not conclude that nothing is recorded, and do "
     "not record it again. Once the file is fixed (`context-keeper doctor` says how), ask again."
+)
+GUIDANCE_RETIRED = (
+    "Nothing in force matches this question{within}, but a retired entry does: deprecated entries are left "
+    "out unless include_deprecated is true (on the command line, --include-deprecated). Ask again with it to "
+    "read what was decided and why it was retired before recording anything anew."
 )
 GUIDANCE_NO_WORDS = (
     "The query has no word the index can match (it leaves out punctuation, one-letter words and "
@@ -305,10 +311,26 @@ def _answer(
                      NOTE_ID_FILTERED.format(id=entry_id, why=_left_out_by(store, entry_id, filters))
                      for entry_id, hint, likely in missing if likely]
 
+    retired: list[bool] = []
+
+    def retired_match() -> bool:
+        # Asked only when nothing in force shares a word with the question: a probe of the index
+        # already built, for one entry, on an answer whose search found no candidate.
+        if not retired:
+            probe = not include_deprecated and searchable and not result.hits and not found
+            if probe:
+                with state.lock:
+                    probe = bool(state.index.search(searched, replace(options, include_deprecated=True, limit=1)).hits)
+            retired.append(probe)
+        return retired[0]
+
     def guidance(results: Sequence[Mapping[str, Any]]) -> str | None:
         if text and not searchable and not wordless:
             return GUIDANCE_LISTED
-        if not text or result.top_relevance >= threshold:
+        # What is said of an id, of a query with no word to search (nor an id recorded), or of a
+        # search that found nothing is fact, not an abstention on relevance: min_relevance 0 keeps it.
+        factual = (wordless and not found) or missing_id or not result.hits
+        if not text or (result.top_relevance >= threshold and not factual):
             return None
         if wordless:
             said = GUIDANCE_NO_WORDS
@@ -323,6 +345,8 @@ def _answer(
             unstated = result.unstated
             article = "an" if unstated and unstated[0] in "aeiou" else "a"  # "an amount of money"
             said = GUIDANCE_UNSTATED.format(kind=f"{article} {unstated}") if unstated else GUIDANCE_NO_MATCH
+        elif retired_match():
+            said = GUIDANCE_RETIRED.format(within=f" within the filters given ({', '.join(filters)})" if filters else "")
         elif filters:
             said = GUIDANCE_FILTERED.format(filters=", ".join(filters))
         else:
@@ -335,13 +359,19 @@ def _answer(
     # budget: reserved before packing at the longest they can turn out (which guidance applies
     # depends on what gets packed), with the answer's own keys and numbers.
     rule_item = [{"scope_rule": True}] if rules else []
-    odd = odd_statuses(store, [h.entry for h in result.hits] + list(rules))
+    # A note per status word, naming the ids of those packed: reserved here with the longest ids
+    # of all that may be, so that what is packed cannot outgrow it.
+    candidates = sorted([h.entry for h in result.hits] + list(rules), key=lambda e: -len(e["id"]))
     prose = {"guidance": max((guidance(r) or "" for r in ([{}] + rule_item, rule_item)), key=len),
-             "warnings": warnings + list(odd.values())}
+             "warnings": warnings + odd_status_notes(store, candidates)}
     envelope = dict.fromkeys(("tokens_used", "token_budget", "entries_returned", "omitted"), budget)
     envelope.update(top_relevance=0.001, no_confident_match=True)
+    # Ranked hits stop at ``keep``: past that, matches were not counted (scoring every one to count
+    # it would cost what ranking them does), so a cut that is still confident makes omitted a floor.
+    beyond = searchable and len(result.hits) >= keep and result.hits[-1].relevance >= threshold
     answer = _pack(store, result.hits, budget, max_entry, threshold if searchable else None, include_related, admits,
-                   predecessors, rules, unlisted, reserve=_prose_tokens(prose), envelope=_envelope_tokens(envelope))
+                   predecessors, rules, unlisted, reserve=_prose_tokens(prose), envelope=_envelope_tokens(envelope),
+                   beyond=beyond)
     # The lexical signal alone: a rule added for the scope says nothing about the question. A
     # listing by filters alone ranked nothing: 0, as each of its results, never a confident match
     # (a number, as the answer's shape promises: null broke a client comparing it to a threshold).
@@ -350,11 +380,29 @@ def _answer(
     if said is not None:
         answer["no_confident_match"] = True
         answer["guidance"] = said
-    warnings += [odd[r["entry"]["id"]] for r in answer["results"] if r["entry"].get("id") in odd]
+    warnings += odd_status_notes(store, [r["entry"] for r in answer["results"]])
     if warnings:
         answer["warnings"] = warnings
+    if said is not None and not answer["results"]:
+        _guidance_within(answer, budget)
     answer["tokens_used"] += _prose_tokens(answer) + _envelope_tokens({**answer, "tokens_used": budget})
     return answer
+
+
+MIN_GUIDANCE_CHARS = 40  # its opening words: cli._nothing_found knows a guidance by them
+
+
+def _guidance_within(answer: dict[str, Any], budget: int) -> None:
+    """An answer of prose alone has no match to give the room of the budget to: its guidance is
+    cut to what the rest leaves (the warnings stay whole: they say what to fix)."""
+    def over() -> int:
+        return _prose_tokens(answer) + _envelope_tokens({**answer, "tokens_used": budget}) - budget
+
+    excess = over()
+    while excess > 0 and len(answer["guidance"]) > MIN_GUIDANCE_CHARS:
+        said = answer["guidance"]
+        answer["guidance"] = shorten(said, max(MIN_GUIDANCE_CHARS, len(said) - excess * CHARS_PER_TOKEN))
+        excess = over()
 
 
 def _prose_tokens(answer: Mapping[str, Any]) -> int:
@@ -377,14 +425,17 @@ def last_good_notes(store: Store, states: Sequence[Any]) -> list[str]:
 
 def _scope_rules(store: Store, options: Any, admits: Callable[[str, str], bool]) -> list[Mapping[str, Any]]:
     """The active constraints whose own (non-global) scope covers ``options.scope`` and that
-    pass the other filters, absolute ones first. Global constraints are left to the session
-    summary, as the edit guard leaves them."""
+    pass the other filters, as the edit guard orders them: absolute ones first, then the rule
+    for the narrower place (client.py's before its directory's), then by id. Global constraints
+    are left to the session summary, as the edit guard leaves them."""
     if options.kinds is not None and CONSTRAINT.name not in options.kinds:
         return []
     rules = [entry for entry in readable_entries(store, store.state(CONSTRAINT))[0]
              if entry.get("status", "active") == "active" and not is_global(entry.get("scope"), str(store.root))
              and admits(CONSTRAINT.name, entry["id"])]
-    rules.sort(key=lambda e: (e.get("hardness") != "absolute", model.id_sort_key(e["id"])))
+    root = str(store.root)
+    rules.sort(key=lambda e: (e.get("hardness") != "absolute", -narrowness(e.get("scope"), options.scope, root),
+                              model.id_sort_key(e["id"])))
     return rules
 
 
@@ -943,15 +994,18 @@ def _pack(
     unlisted: int = 0,
     reserve: int = 0,
     envelope: int = 0,
+    beyond: bool = False,
 ) -> dict[str, Any]:
     """``scope_rules`` (constraints covering the scope asked about) are placed right after the
     last confident match, so weak matches cannot take their room in the budget. ``reserve`` is
     what the answer's own text will take, ``envelope`` its keys and numbers; the budget note's
     room is kept here as well. When the rest cannot hold the best match, it is packed into what
-    the envelope leaves instead (into the whole budget when even that is too small)."""
+    the envelope leaves instead (into the whole budget when even that is too small, and in its
+    smallest form when not even that holds it). ``beyond``: the ranking was cut while still
+    confident, so more than ``hits`` match and what is omitted is a lower bound."""
     asked = budget
     most_omitted = len(hits) + len(scope_rules) + unlisted
-    reserve += _prose_tokens({"budget_note": _budget_note(most_omitted, asked)}) if most_omitted else 0
+    reserve += _prose_tokens({"budget_note": _budget_note(most_omitted, asked, beyond)}) if most_omitted else 0
     fallbacks = [max(asked - envelope, 0), asked]
     budget = max(asked - envelope - reserve, 0)
     results: list[dict[str, Any]] = []
@@ -994,10 +1048,18 @@ def _pack(
                 if squeezed:
                     break
         budget = packing
+        if not squeezed:
+            # Not even the whole budget holds its smallest form (a replaced entry's status and
+            # successor come with it): it comes in that form all the same, rather than an answer
+            # that has nothing to say but that one entry did not fit.
+            shortened, _ = shorten_entry(entry, MIN_FIRST_ENTRY_TOKENS, _entry_chars(entry))
+            item["entry"] = shortened
+            item["shortened"] = True
+            put(item, entry, chars_to_tokens(json_chars(item)) + 2)
+            squeezed = True
         return squeezed
 
     def add(item: dict[str, Any], entry: Mapping[str, Any]) -> bool:
-        nonlocal used
         # Costs come from JSON lengths: the item's own fields, plus its entry, plus the
         # "shortened" flag, add up to exactly json_chars of the finished item. Most hits of a
         # full answer are refused, and this way a refusal costs no shortening and no copy.
@@ -1035,12 +1097,16 @@ def _pack(
         item["entry"] = shortened if cut else dict(entry)
         if cut:
             item["shortened"] = True
+        put(item, entry, cost)
+        return True
+
+    def put(item: dict[str, Any], entry: Mapping[str, Any], cost: int) -> None:
+        nonlocal used
         used += cost
         results.append(item)
         sources.append(entry)
         places.append((place, len(places)))
         seen.add(entry["id"])
-        return True
 
     def annotate(item: dict[str, Any], kind: str, entry: Mapping[str, Any]) -> None:
         # A replaced entry always says so and names what replaced it, however it got here; an
@@ -1049,7 +1115,7 @@ def _pack(
             item["history"] = True
             replacement = current_replacement(store, entry)
             if replacement is not None:
-                item["replaced_by"] = replacement
+                item["replaced_by"] = _summed_up(replacement, per_entry, False)
         elif entry.get("status") == "deprecated":
             item["deprecated"] = True  # retired without a successor: include_deprecated asked for it
         replaced = predecessors(kind, entry)
@@ -1167,6 +1233,15 @@ def _pack(
 
     if include_related:
         place_related(primaries(), len(hits))  # the weak matches' links, and those that did not fit before
+    for item in results:
+        successor = item.get("replaced_by")
+        if isinstance(successor, dict) and "why" in successor and successor.get("id") in seen:
+            # The successor's own entry is in the answer, with its reasoning. Left out once all is
+            # packed, not before, so that what is packed stays as it was: freed earlier, the room
+            # let a weak match take whole what two shortened ones had shared.
+            before = chars_to_tokens(json_chars(item))
+            item["replaced_by"] = _summed_up(successor, per_entry, True)
+            used -= before - chars_to_tokens(json_chars(item))
     ranked = sorted(range(len(results)), key=places.__getitem__)
     results[:], sources[:] = [results[i] for i in ranked], [sources[i] for i in ranked]
     if unlisted and threshold is None:
@@ -1183,10 +1258,25 @@ def _pack(
     if omitted:
         answer["omitted"] = omitted
         if not squeezed:
-            answer["budget_note"] = _budget_note(omitted, asked)
+            answer["budget_note"] = _budget_note(omitted, asked, beyond)
     return answer
 
 
-def _budget_note(omitted: int, budget: int) -> str:
-    return (f"{omitted} more matching entr{'y' if omitted == 1 else 'ies'} did not fit in "
+def _summed_up(replacement: dict[str, Any], per_entry: int, shown: bool) -> dict[str, Any]:
+    """``replaced_by`` as a ranked answer gives it: the successor's reasoning within half of
+    what one entry may take (a 5,760-character why_chosen made the replaced entry's item five
+    times max_entry_tokens), and none when the successor is itself in the answer (``shown``)."""
+    why = replacement.get("why")
+    if not why:
+        return replacement
+    rest = {key: value for key, value in replacement.items() if key != "why"}
+    room = per_entry // 2 * CHARS_PER_TOKEN - json_chars({**rest, "why": ""})
+    if shown or room < MIN_REASON_CHARS:
+        return rest
+    return {**rest, "why": shorten(why, room)} if len(why) > room else replacement
+
+
+def _budget_note(omitted: int, budget: int, at_least: bool = False) -> str:
+    count = f"At least {omitted}" if at_least else str(omitted)
+    return (f"{count} more matching entr{'y' if omitted == 1 else 'ies'} did not fit in "
             f"token_budget {budget}; ask again with a larger token_budget, or by id.")

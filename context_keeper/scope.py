@@ -398,6 +398,15 @@ def covers_literally(pattern: str, target: str) -> bool:
     return target == pattern or target.startswith(pattern + "/")
 
 
+def narrowness(scope: str | None, area: str, project_root: str | None = None) -> int:
+    """How narrow the place is where ``scope`` meets ``area`` (``scope_overlaps``): the length of
+    the longest literal part among its paths that overlap it, as the edit guard ranks rules
+    (``src/billing/`` before ``**/*.py``); 0 when none does."""
+    parts = [normalize_path(part, project_root) for part in scope_parts(scope or "")
+             if scope_overlaps(part, area, project_root)]
+    return max((len(_literal_prefix(part) if is_glob(part) else part) for part in parts), default=0)
+
+
 def _literal_prefix(pattern: str) -> str:
     """The whole components of a glob before its first wildcard ("src/pkg/**/*.py" → "src/pkg")."""
     parts = []

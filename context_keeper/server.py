@@ -403,7 +403,7 @@ def build_server(service: Service | None = None) -> MCPServer:
         id: Annotated[str, Field(description="Fetch one entry by id instead")] = "",
         tags: Annotated[Strs, Field(description="Only entries with any of these tags")] = [],
         scope: Annotated[Short, Field(description="File or dir being worked on (or several, comma-separated); "
-                                                  "a dir not created yet ends in /")] = "",
+                                                  "a dir not created yet ends in /. Narrows constraints only")] = "",
         types: Types = [],
         since: IsoDate = "",
         before: IsoDate = "",

@@ -1195,24 +1195,51 @@ def odd_statuses(store: Store, entries: list) -> dict[str, str]:
     """id -> a warning, for each of ``entries`` whose stored status is outside the list (a
     hand-typed "retired"): how it is read and what to write. The entry itself shows the status
     it is read as, so without this the person's word would vanish from the answer unexplained."""
-    notes: dict[str, str] = {}
+    return {entry_id: f".context/{state.path.name}: {model.odd_status(raw)}"
+            for entry_id, state, raw in _odd_status_items(store, entries)}
+
+
+ODD_STATUS_IDS_NAMED = 3
+
+
+def odd_status_notes(store: Store, entries: list) -> list[str]:
+    """``odd_statuses``' warnings, one per file and status word: a store whose every decision
+    says "accepted" gave an answer one warning per entry, each as long as an entry. The note
+    names the first ``ODD_STATUS_IDS_NAMED`` of them, in the order given, and counts the rest."""
+    groups: dict[tuple[str, str, str], tuple[Any, list[str]]] = {}
+    for entry_id, state, raw in _odd_status_items(store, entries):
+        written, read_as = model.odd_status_word(raw)  # type: ignore[misc]
+        key = (state.path.name, model.shown(written), read_as)
+        groups.setdefault(key, (written, []))[1].append(entry_id)
+    notes = []
+    for (name, _, read_as), (written, ids) in groups.items():
+        named = ", ".join(ids[:ODD_STATUS_IDS_NAMED])
+        if len(ids) > ODD_STATUS_IDS_NAMED:
+            named += f" and {len(ids) - ODD_STATUS_IDS_NAMED} more"
+        notes.append(f".context/{name}: {model.status_problem(named, written, read_as)}")
+    return notes
+
+
+def _odd_status_items(store: Store, entries: list) -> Iterator[tuple[str, FileState, Any]]:
+    """(id, its file's state, its stored item) for each of ``entries`` (once each) whose stored
+    status is outside the list."""
     if not entries or not any(store.state(kind).item_problems for kind in model.KINDS.values()):
-        return notes  # an odd status is one of an item's problems; most stores have none
+        return  # an odd status is one of an item's problems; most stores have none
     states: dict[str, FileState] = {}  # one read of each file, however many entries
+    done: set[str] = set()
     for entry in entries:
         entry_id = entry.get("id") if isinstance(entry, dict) else None
         parsed = model.id_key(entry_id)
-        if parsed is None or parsed[0] not in model.BY_PREFIX or entry_id in notes:
+        if parsed is None or parsed[0] not in model.BY_PREFIX or entry_id in done:
             continue
+        done.add(entry_id)
         state = states.get(parsed[0])
         if state is None:
             state = states[parsed[0]] = store.state(model.BY_PREFIX[parsed[0]])
         index = state.positions.get(entry_id)
         # An odd status is one of the item's problems: most files have none, and every answer asks.
-        note = model.odd_status(state.raw[index]) if index is not None and index in state.item_problems else None
-        if note is not None:
-            notes[entry_id] = f".context/{state.path.name}: {note}"
-    return notes
+        if index is not None and index in state.item_problems and model.odd_status_word(state.raw[index]) is not None:
+            yield entry_id, state, state.raw[index]
 
 
 def write_gitignore(context_dir: Path) -> None:

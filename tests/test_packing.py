@@ -293,7 +293,7 @@ def test_a_scope_adds_the_constraints_covering_it_even_when_the_question_does_no
     plain = svc.get_context(query="fix a typo in a comment", include_related=False)
     scoped = svc.get_context(query="fix a typo in a comment", scope=CLIENT, include_related=False)
     assert not {"con-004", "con-005"} & set(_ids(plain))
-    assert _ids(scoped, scope_rule=True) == ["con-004", "con-005"]
+    assert _ids(scoped, scope_rule=True) == ["con-005", "con-004"]  # the file's own rule before its directory's
     assert not any(r.get("weak_match") for r in scoped["results"] if r.get("scope_rule"))
     # Abstention stays the lexical signal: the added rules change neither.
     assert scoped["top_relevance"] == plain["top_relevance"]
@@ -305,10 +305,10 @@ def test_a_scope_adds_the_constraints_covering_it_even_when_the_question_does_no
 
 def test_scope_rules_come_before_weak_matches_so_a_small_budget_keeps_them(svc):
     answer = svc.get_context(query="fix a typo in a comment", scope=CLIENT, token_budget=300, include_related=False)
-    assert _ids(answer)[:2] == ["con-004", "con-005"]
+    assert _ids(answer)[:2] == ["con-005", "con-004"]
     confident = svc.get_context(query="add a log line", scope=CLIENT, types=["constraints"], include_related=False)
     # con-010 (global, about logging) answers the question and keeps its place before the rules.
-    assert _ids(confident) == ["con-010", "con-004", "con-005"]
+    assert _ids(confident) == ["con-010", "con-005", "con-004"]
 
 
 def test_scope_rules_follow_the_other_filters(svc):
