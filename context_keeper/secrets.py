@@ -28,8 +28,9 @@ _KEYWORD = (
     r"(?:(?<![A-Za-z])(?:password|passwd|passphrase|pwd|secret|" + _KEY_KINDS + r"|apikey|access[_-]?token|"
     r"auth[_-]?token|client[_-]?secret|token)"
     # An environment variable may glue its prefix on (PGPASSWORD); only in capitals, so prose
-    # words that end in "token" stay words.
-    r"|(?-i:[A-Z]+(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN)))(?![A-Za-z])"
+    # words that end in "token" stay words. Tried only where the capitals start: from every
+    # capital of a long run (a DNA sequence, a hex dump) it would rescan the rest each time.
+    r"|(?-i:(?<![A-Z])[A-Z]+(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN)))(?![A-Za-z])"
 )
 # Values that only point at where a secret lives: $VAR, ${VAR}, <token>, ***, os.environ[...], ...
 _PLACEHOLDER = re.compile(
