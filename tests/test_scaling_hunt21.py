@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
 from context_keeper import secrets
-from context_keeper.model import MAX_TEXT
+from context_keeper.model import DECISION, MAX_TEXT
 from context_keeper.secrets import find_secret
+from context_keeper.service import Service
 
 PASSWORD = "Zx9mQ2pLr7" + "Kd4fQw"
 
@@ -53,3 +55,25 @@ def test_a_field_of_capitals_at_the_size_limit_is_scanned_without_hanging():
     assert find_secret(_dna(MAX_TEXT)) is None
     assert find_secret(("DEADBEEF" * MAX_TEXT)[:MAX_TEXT]) is None
     assert find_secret(_dna(MAX_TEXT - 40) + f" PGPASSWORD={PASSWORD}") == "a password or secret assignment"
+
+
+# ------------------------------------------------------------------ store: many entries with a repeated key
+
+def _merged_decisions(root: Path, count: int) -> None:
+    """``count`` entries that each kept both sides of a merge conflict, one entry a line."""
+    Service(env={}).init_project(str(root))
+    items = [f'  {{"id": "dec-{i:03d}", "summary": "Side A", "summary": "Side B", "problem": "p",\n'
+             f'   "why_chosen": "w", "problem": "q"}}' for i in range(1, count + 1)]
+    (root / ".context" / "decisions.json").write_text("[\n" + ",\n".join(items) + "\n]\n", encoding="utf-8")
+
+
+def test_every_repeated_key_of_many_entries_is_reported_at_its_own_lines(tmp_path):
+    _merged_decisions(tmp_path, 40)
+    state = Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path)}).store().state(DECISION)
+    assert state.entries_by_id == {}
+    problems = list(state.problems)
+    assert len(problems) == 40
+    for i, problem in enumerate(problems):
+        first = 2 + 2 * i  # "[" is line 1, and each entry takes two lines
+        assert problem.startswith(f"decisions.json item {i + 1}: dec-{i + 1:03d} has keys written twice")
+        assert f"'summary' (lines {first} and {first}), 'problem' (lines {first} and {first + 1})" in problem
