@@ -360,6 +360,7 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         if why:
             duplicates.pop(index, None)  # left for a person: no id to suggest
     suggested = _suggested_ids(state, duplicates)
+    item_lines = _item_lines(state.path) if not all(isinstance(item, dict) for item in state.raw) else []
     for index, problems in sorted(state.item_problems.items()):
         if state.repeats_keys(index):
             findings.append(Finding(
@@ -394,7 +395,7 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                 ))
             else:
                 # An item with no id has nothing to search the file for: its line says where it is.
-                at = "" if isinstance(item, dict) else _line_of_item(state.path, index)
+                at = "" if isinstance(item, dict) or index >= len(item_lines) else f" (line {item_lines[index]})"
                 findings.append(Finding(
                     WARNING, "malformed_entry",
                     f"{problem}{at}. Fix the item by hand; until then it is kept as written but "
@@ -456,22 +457,28 @@ def _check_dropped(store: Store, kind: Kind) -> list[Finding]:
     return findings
 
 
-def _line_of_item(path: Path, index: int) -> str:
-    """" (line N)" where item ``index`` of the JSON array in ``path`` starts, or "" when the file
-    cannot be walked (it parsed a moment ago; it may have changed since)."""
+def _item_lines(path: Path) -> list[int]:
+    """The line where each item of the JSON array in ``path`` starts, as far as the file can be
+    walked (it parsed a moment ago; it may have changed since). One walk for every item: walking
+    from the start for each one made a file of thousands of bare numbers take a minute."""
+    lines: list[int] = []
     try:
         text = path.read_text(encoding="utf-8-sig")
         decoder = json.JSONDecoder()
-        at = text.index("[") + 1
-        for position in range(index + 1):
+        at = counted = text.index("[") + 1
+        line = text.count("\n", 0, at) + 1
+        while True:
             while text[at] in " \t\r\n,":
                 at += 1
-            if position == index:
-                return f" (line {text.count(chr(10), 0, at) + 1})"
+            if text[at] == "]":
+                return lines
+            line += text.count("\n", counted, at)
+            counted = at
+            lines.append(line)
             at = decoder.raw_decode(text, at)[1]
     except (OSError, ValueError, IndexError):
         pass
-    return ""
+    return lines
 
 
 def _needs_id(kind: Kind, item: Any) -> bool:

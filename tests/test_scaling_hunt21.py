@@ -9,11 +9,12 @@ failure signal. Credentials are assembled at runtime so this file never trips a 
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from pathlib import Path
 
-from context_keeper import secrets
+from context_keeper import doctor, secrets
 from context_keeper.model import DECISION, MAX_TEXT
 from context_keeper.secrets import find_secret
 from context_keeper.service import Service
@@ -77,3 +78,48 @@ def test_every_repeated_key_of_many_entries_is_reported_at_its_own_lines(tmp_pat
         first = 2 + 2 * i  # "[" is line 1, and each entry takes two lines
         assert problem.startswith(f"decisions.json item {i + 1}: dec-{i + 1:03d} has keys written twice")
         assert f"'summary' (lines {first} and {first}), 'problem' (lines {first} and {first + 1})" in problem
+
+
+# ------------------------------------------------------------------ doctor: many items that are not objects
+
+_DECISION = {"id": "dec-001", "summary": "Use PostgreSQL for the main store",
+             "problem": "We need a relational store with transactional guarantees for orders.",
+             "why_chosen": "Postgres has mature tooling and the team knows it well."}
+
+
+def _non_objects(root: Path, count: int) -> Path:
+    root.mkdir(exist_ok=True)
+    Service(env={}).init_project(str(root))
+    items = [_DECISION] + [[0, None, "TODO", [1, {"a": 2}], 3.5][i % 5] for i in range(count)]
+    path = root / ".context" / "decisions.json"
+    path.write_text(json.dumps(items, indent=2), encoding="utf-8")
+    return path
+
+
+def test_each_item_that_is_not_an_object_is_reported_at_its_line(tmp_path):
+    path = _non_objects(tmp_path, 10)
+    text = path.read_text(encoding="utf-8")
+    starts = [i for i, line in enumerate(text.splitlines(), 1) if line.rstrip(",") in ("  0", "  null", '  "TODO"', "  [", "  3.5")]
+    messages = [f.message for f in doctor.diagnose(tmp_path).findings if f.code == "malformed_entry"]
+    assert len(messages) == len(starts) == 10
+    for item, (message, line) in enumerate(zip(messages, starts), 2):
+        assert message.startswith(f"decisions.json item {item}: item is "), message
+        assert f"not an object (line {line})." in message, message
+
+
+def test_the_file_is_walked_once_for_all_its_items_that_are_not_objects(tmp_path, monkeypatch):
+    reads: list[Path] = []
+    read_text = Path.read_text
+
+    def counted(self, *args, **kwargs):
+        reads.append(self)
+        return read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counted)
+    counts = []
+    for size in (2, 8):
+        path = _non_objects(tmp_path / str(size), size)
+        reads.clear()
+        doctor.diagnose(tmp_path / str(size))
+        counts.append(reads.count(path))
+    assert counts[0] == counts[1], counts
