@@ -14,7 +14,7 @@ import random
 import re
 from pathlib import Path
 
-from context_keeper import doctor, secrets
+from context_keeper import doctor, scope, secrets
 from context_keeper.model import DECISION, MAX_TEXT
 from context_keeper.secrets import find_secret
 from context_keeper.service import Service
@@ -123,3 +123,61 @@ def test_the_file_is_walked_once_for_all_its_items_that_are_not_objects(tmp_path
         doctor.diagnose(tmp_path / str(size))
         counts.append(reads.count(path))
     assert counts[0] == counts[1], counts
+
+
+# ------------------------------------------------------------------ get_context: many scopes, many paths
+
+SCOPES = [
+    "src/packwise/carriers/", "src/packwise/carriers/client.py", "src/packwise", "src", "src/**/*.py", "*.sql",
+    "migrations/*.sql", "migrations/**/*.sql", "docs/readme.md", "docs/[a,b].md", "src/{api,web}/*.py",
+    "services/trip/, services/billing/", "Dockerfile, deploy/helm/", "**/x.py", "src/*/views.py", "src/a?c/",
+    "lib//x0/", "./lib/x0", "{root}/lib/x1/", "/etc/nginx/", "global", "", "../other/", "scanner-app",
+]
+AREAS = [
+    "src/packwise/carriers/client.py", "src/packwise/", "src/", "src", "src/**/*.py", "**/*.py", "*.sql",
+    "migrations", "migrations/001.sql", "migrations/2025/001.sql", "docs/", "docs/a.md", "docs/readme.md",
+    "src/api/x.py", "src/web/", "services/billing/invoice.py", "deploy/helm/values.yaml", "Dockerfile",
+    "lib/x0/f.py", "lib/x1/f.py", "lib/x2/", "lib", "etc/nginx/", "/etc/nginx/site", "src/abc/d.py",
+    "scanner-app/main.go", "deep/down/x.py", "src/b/views.py", "", "/", "lib/x0/f.py, docs/", "other/",
+]
+
+
+def test_the_scope_index_finds_exactly_the_scopes_that_overlap_each_area(tmp_path):
+    """Candidates come from the scopes' literal starts; each is settled by scope_overlaps, so
+    the index must never drop one that overlaps."""
+    root = str(tmp_path)
+    (tmp_path / "src" / "packwise").mkdir(parents=True)
+    (tmp_path / "migrations").mkdir()
+    scopes = [s.replace("{root}", root) for s in SCOPES]
+    index = scope.ScopeIndex(scopes, root)
+    for area in AREAS:
+        expected = [s for s in scopes if scope.scope_overlaps(s, area, root)]
+        assert index.overlapping(area) == expected, area
+
+
+def _scoped_constraints(root: Path, count: int) -> Service:
+    Service(env={}).init_project(str(root))
+    rules = [{"id": f"con-{i:03d}", "rule": f"Rule number {i} for its module", "reason": "r" * 60,
+              "scope": f"src/mod{i}/", "hardness": "absolute"} for i in range(1, count + 1)]
+    rules.append({"id": f"con-{count + 1:03d}", "rule": "Library modules keep a stable public surface",
+                  "reason": "Other teams import them by path.", "scope": "lib/", "hardness": "absolute"})
+    (root / ".context" / "constraints.json").write_text(json.dumps(rules, indent=2), encoding="utf-8")
+    return Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root))
+
+
+def test_a_query_naming_many_paths_tries_only_the_scopes_that_share_their_start(tmp_path, monkeypatch):
+    svc = _scoped_constraints(tmp_path, 60)
+    svc.get_context(query="warm up")
+    tried: list[tuple[str, str]] = []
+    part_overlaps = scope._part_overlaps
+
+    def counted(part, area, project_root):
+        tried.append((part, area))
+        return part_overlaps(part, area, project_root)
+
+    monkeypatch.setattr(scope, "_part_overlaps", counted)
+    paths = [f"lib/x{i}/f.py" for i in range(10)]
+    answer = svc.get_context(query="Review these changed files: " + " ".join(paths))
+    assert {part for part, _ in tried} == {"lib/"}
+    assert len(tried) == len(paths)
+    assert [r["entry"]["id"] for r in answer["results"]][:1] == ["con-061"]
