@@ -18,7 +18,7 @@ from context_keeper.config import checked, unapproved_host_problem
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
 from context_keeper.model import CONSTRAINT, KINDS
 from context_keeper.scope import is_global, leaves_project, project_area, scope_parts, split_scope
-from context_keeper.store import as_stored, odd_statuses, readable_entries
+from context_keeper.store import odd_statuses, readable_entries
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -538,10 +538,11 @@ def _stored_id(store: Store, match: re.Match[str]) -> str | None:
     kind = model.BY_PREFIX[prefix]
     padded = model.format_id(kind, number) + suffix
     as_given = f"{prefix}-{match[2]}{suffix}"
-    present = store.state(kind).entries_by_id
+    state = store.state(kind)
+    present = state.entries_by_id
     # A suffix's case does not make another id (model.id_key): the tools write dec-013-a7f3,
     # a hand edit may write dec-013-A7F3, and either spelling names it.
-    stored = (as_stored(present, c) for c in (as_given, padded))
+    stored = (state.ids.as_stored(c) for c in (as_given, padded))
     return next((c for c in stored if c in present), padded)
 
 
@@ -611,10 +612,9 @@ def _ids_named_in(store: Store, text: str, admits: Callable[[str, str], bool]) -
         try:
             fetched = _by_id(store, named)
         except NotFound:
-            from context_keeper.store import spelled_otherwise
-
-            likely = _written_as_id(match, store.state(model.kind_of_id(named)).max_number)
-            missing.setdefault(named, (spelled_otherwise(recorded, named), likely))
+            state = store.state(model.kind_of_id(named))
+            likely = _written_as_id(match, state.max_number)
+            missing.setdefault(named, (state.ids.spelled_otherwise(named), likely))
         except CorruptStoreFile:
             continue  # the file is warned about; its last good copy is searched, the id with it
         else:

@@ -14,7 +14,10 @@ import random
 import re
 from pathlib import Path
 
-from context_keeper import doctor, scope, secrets
+import pytest
+
+from context_keeper import doctor, model, scope, secrets
+from context_keeper.errors import NotFound
 from context_keeper.model import DECISION, MAX_TEXT
 from context_keeper.secrets import find_secret
 from context_keeper.service import Service
@@ -181,3 +184,52 @@ def test_a_query_naming_many_paths_tries_only_the_scopes_that_share_their_start(
     assert {part for part, _ in tried} == {"lib/"}
     assert len(tried) == len(paths)
     assert [r["entry"]["id"] for r in answer["results"]][:1] == ["con-061"]
+
+
+# ------------------------------------------------------------------ get_context: many ids no entry has
+
+def _decisions(root: Path, count: int) -> Service:
+    Service(env={}).init_project(str(root))
+    decisions = [{"id": f"dec-{i:03d}", "summary": f"Decision {i} on the queue", "problem": "p" * 60,
+                  "why_chosen": "w" * 80} for i in range(1, count + 1)]
+    decisions.append({"id": "dec-413-A7F3", "summary": "Another clone's decision", "problem": "p" * 60,
+                      "why_chosen": "w" * 80})
+    (root / ".context" / "decisions.json").write_text(json.dumps(decisions, indent=2), encoding="utf-8")
+    misfiled = {"id": "dec-450", "rule": "A decision pasted into the wrong file", "reason": "r" * 40}
+    (root / ".context" / "constraints.json").write_text(json.dumps([misfiled], indent=2), encoding="utf-8")
+    return Service(env={"CONTEXT_KEEPER_PROJECT": str(root)}, cwd=str(root))
+
+
+def test_ids_spelled_otherwise_misfiled_or_unknown_are_answered_as_before(tmp_path):
+    svc = _decisions(tmp_path, 12)
+    answer = svc.get_context(query="why DEC-7 and dec-413-a7f3 but not dec-413, dec-450 or dec-999 on the queue")
+    assert [r["entry"]["id"] for r in answer["results"]][:2] == ["dec-007", "dec-413-A7F3"]
+    warnings = "\n".join(answer["warnings"])
+    assert "constraints.json holds dec-450, which belongs in decisions.json" in warnings
+    for entry_id, hint in (("dec-413", " (did you mean dec-413-A7F3?)"), ("dec-450", ""), ("dec-999", "")):
+        assert f"No entry has the id {entry_id} (nor had it before a renumbering){hint}: the rest" in warnings
+    with pytest.raises(NotFound, match=r"dec-450 is in \.context/constraints\.json"):
+        svc.store().find("dec-450")
+    with pytest.raises(NotFound, match=r"no entry with id 'dec-7' \(did you mean dec-007\?\)"):
+        svc.store().find("dec-7")
+    assert svc.store().find("DEC-413-a7f3")[1]["id"] == "dec-413-A7F3"
+
+
+def test_each_unknown_id_in_a_query_costs_the_same_whatever_the_store_size(tmp_path, monkeypatch):
+    """An id no entry has was compared with every entry's id, twice: each id scanned the store."""
+    svc = _decisions(tmp_path, 300)
+    svc.get_context(query="warm up")
+    parsed: list[object] = []
+    id_key = model.id_key
+
+    def counted(entry_id):
+        parsed.append(entry_id)
+        return id_key(entry_id)
+
+    monkeypatch.setattr(model, "id_key", counted)
+    calls = []
+    for ids in (20, 40):
+        parsed.clear()
+        svc.get_context(query=" ".join(f"dec-{9000 + ids + i}" for i in range(ids)))
+        calls.append(len(parsed))
+    assert (calls[1] - calls[0]) / 20 < 10, calls
