@@ -61,6 +61,40 @@ def test_a_field_of_capitals_at_the_size_limit_is_scanned_without_hanging():
     assert find_secret(_dna(MAX_TEXT - 40) + f" PGPASSWORD={PASSWORD}") == "a password or secret assignment"
 
 
+
+# ------------------------------------------------------------------ secrets: long hyphen- or dot-joined words
+
+_URL_PASSWORD = dict(secrets._PATTERNS)["a URL with an embedded password"]
+# The pattern as it was, tried at every word boundary: what the new one must still find.
+_URL_PASSWORD_BEFORE = re.compile(r"\b[a-z][a-z0-9+.-]*://" + _URL_PASSWORD.pattern.split("://", 1)[1], re.IGNORECASE)
+
+
+def test_a_url_scheme_is_tried_only_where_a_run_of_scheme_characters_starts():
+    text = f"a.b://user:{PASSWORD}@host"
+    assert _URL_PASSWORD.match(text, 0)
+    assert _URL_PASSWORD.match(text, 2) is None
+
+
+def test_urls_with_a_password_are_found_wherever_their_scheme_starts_in_a_run():
+    rng = random.Random(21)
+    lead = ["a", "b", "Z", "1", "+", ".", "-", "_", "é", " ", "/"]
+    texts = ["".join(rng.choice(lead) for _ in range(rng.randint(0, 10))) + "://"
+             + rng.choice(["", "u", "a"]) + ":" + rng.choice([PASSWORD[:6], "xx", "pass", "u", "a"]) + "@h"
+             for _ in range(4000)]
+    pieces = [*lead, "://", ":", "@", "u", PASSWORD[:6]]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(4000)]
+    texts += [f"{lead}redis://:{PASSWORD}@cache:6379" for lead in ("", "x", "-", ".", "1-", "9.", "a1-", "_", "é", "+.")]
+    for text in texts:
+        assert (_URL_PASSWORD.search(text) is None) == (_URL_PASSWORD_BEFORE.search(text) is None), text
+
+
+def test_a_field_of_dot_joined_words_at_the_size_limit_is_scanned_without_hanging():
+    """Before the fix this took seconds per field; a regression shows as a visibly hung test."""
+    for text in (("a." * MAX_TEXT)[:MAX_TEXT], ("alpha-beta-gamma-delta-" * MAX_TEXT)[:MAX_TEXT]):
+        assert find_secret(text) is None
+    assert find_secret(("a." * MAX_TEXT)[: MAX_TEXT - 40] + f" redis://:{PASSWORD}@cache") == \
+        "a URL with an embedded password"
+
 # ------------------------------------------------------------------ store: many entries with a repeated key
 
 def _merged_decisions(root: Path, count: int) -> None:
