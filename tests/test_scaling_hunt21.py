@@ -267,3 +267,74 @@ def test_each_unknown_id_in_a_query_costs_the_same_whatever_the_store_size(tmp_p
         svc.get_context(query=" ".join(f"dec-{9000 + ids + i}" for i in range(ids)))
         calls.append(len(parsed))
     assert (calls[1] - calls[0]) / 20 < 10, calls
+
+
+# ------------------------------------------------------------------ doctor: many copies of one entry
+
+_ORIGINAL = {**_DECISION, "created_at": "2025-01-02T03:04:05Z", "updated_at": "2025-01-02T03:04:05Z"}
+
+
+def _copies_of_dec_001(root: Path, count: int) -> None:
+    """dec-001 and ``count`` copies of it used as templates; con-001 and con-002 link to dec-001,
+    and some copies link back to them (so that link may be meant for the copy)."""
+    root.mkdir(exist_ok=True)
+    Service(env={}).init_project(str(root))
+    copies = [{**_ORIGINAL, "summary": f"Template copy number {i}"} for i in range(1, count + 1)]
+    copies[1]["related_to"] = ["con-002"]
+    copies[2]["related_to"] = ["con-002", "con-001"]
+    (root / ".context" / "decisions.json").write_text(json.dumps([_ORIGINAL, *copies], indent=2), encoding="utf-8")
+    rules = [{"id": f"con-00{i}", "rule": f"Orders rule {i}", "reason": "r" * 40, "related_to": ["dec-001"]}
+             for i in (1, 2)]
+    (root / ".context" / "constraints.json").write_text(json.dumps(rules, indent=2), encoding="utf-8")
+
+
+def test_copies_of_an_entry_are_left_for_a_person_only_when_they_link_back(tmp_path):
+    _copies_of_dec_001(tmp_path, 4)
+    report = doctor.diagnose(tmp_path)
+    messages = [f.message for f in report.findings if f.code == "duplicate_id"]
+    assert len(messages) == 4
+    linked = "`doctor --fix` leaves it, as {}.related_to names dec-001 and the copy links back to it"
+    assert "or let `doctor --fix` do that" in messages[0] and "or let `doctor --fix` do that" in messages[3]
+    assert linked.format("con-002") in messages[1]
+    assert linked.format("con-001") in messages[2]  # the first holder in file order that it links back to
+    doctor.repair(report)
+    ids = [item["id"] for item in json.loads((tmp_path / ".context" / "decisions.json").read_text(encoding="utf-8"))]
+    assert ids == ["dec-001", "dec-002", "dec-001", "dec-001", "dec-003"]
+
+
+def test_the_link_holders_are_walked_once_for_all_copies_of_an_entry(tmp_path, monkeypatch):
+    walks: list[int] = []
+
+    class Walked(list):
+        def __iter__(self):
+            walks.append(len(self))
+            return super().__iter__()
+
+    link_holders = doctor._link_holders
+
+    def counted(*args):
+        holders, unreadable = link_holders(*args)
+        return Walked(holders), unreadable
+
+    monkeypatch.setattr(doctor, "_link_holders", counted)
+    counts = []
+    for size in (4, 12):
+        _copies_of_dec_001(tmp_path / str(size), size)
+        walks.clear()
+        doctor.diagnose(tmp_path / str(size))
+        counts.append(len(walks))
+    assert counts[0] == counts[1], counts
+
+
+def test_a_history_link_to_an_id_held_twice_is_named_as_a_duplicate_and_others_as_before(tmp_path):
+    Service(env={}).init_project(str(tmp_path))
+    entry = {"problem": "p" * 40, "why_chosen": "w" * 60}
+    decisions = [{**entry, "id": "dec-001", "summary": "Use PostgreSQL"}, {**entry, "id": "dec-001", "summary": "Other"},
+                 {**entry, "id": "dec-002", "summary": "Use CockroachDB", "supersedes": ["dec-001"]},
+                 {**entry, "id": "dec-003", "summary": "Use Redis for sessions", "supersedes": ["dec-004"]},
+                 {**entry, "id": "dec-004", "summary": "Use memcached for sessions"}]
+    (tmp_path / ".context" / "decisions.json").write_text(json.dumps(decisions, indent=2), encoding="utf-8")
+    messages = [f.message for f in doctor.diagnose(tmp_path).findings if f.code == "history_link"]
+    assert len(messages) == 2
+    assert "dec-002.supersedes names dec-001" in messages[0] and "dec-001 is a duplicate id" in messages[0]
+    assert "dec-003.supersedes names dec-004, but dec-004 is active" in messages[1]
