@@ -117,6 +117,29 @@ def test_every_repeated_key_of_many_entries_is_reported_at_its_own_lines(tmp_pat
         assert f"'summary' (lines {first} and {first}), 'problem' (lines {first} and {first + 1})" in problem
 
 
+
+def test_an_answer_that_finds_nothing_says_the_entries_skipped_as_malformed(tmp_path):
+    """With every entry skipped, "Nothing recorded matches" alone would have the agent record
+    them again; the answer names the file and the count, and doctor as the way to fix them."""
+    _merged_decisions(tmp_path, 40)
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path)})
+    answer = svc.get_context(query="merge side")
+    assert answer["no_confident_match"] is True
+    (warning,) = answer["warnings"]
+    assert warning.startswith("decisions.json has 40 entries that every tool skips as malformed")
+    assert "context-keeper doctor" in warning
+
+
+def test_an_answer_with_a_confident_match_does_not_repeat_the_skipped_entries(tmp_path):
+    _merged_decisions(tmp_path, 3)
+    svc = Service(env={"CONTEXT_KEEPER_PROJECT": str(tmp_path)})
+    svc.record("decision", {"summary": "Use one merge queue for all repositories",
+                            "problem": "Merges raced each other and broke the main branch twice a week.",
+                            "why_chosen": "One queue tests each merge on top of the previous one, so main stays green."})
+    answer = svc.get_context(query="merge queue for repositories")
+    assert "no_confident_match" not in answer
+    assert "warnings" not in answer
+
 # ------------------------------------------------------------------ doctor: many items that are not objects
 
 _DECISION = {"id": "dec-001", "summary": "Use PostgreSQL for the main store",
