@@ -64,6 +64,7 @@ import os
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -353,13 +354,15 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         duplicates.pop(index, None)  # not renumbered: no id to suggest
     copies = _copies(kind, state.raw, skip, duplicates, edited)
     holders, unreadable = _link_holders(kind, list(state.raw), lambda other: _parsed(store.state(other)))
+    links = _links_by_target(holders) if copies and not unreadable else {}
     linked = {index: "another store file does not parse, so the links naming its id could not be checked"
-              if unreadable else _copy_link(state.raw[index], state.raw[index]["id"].strip(), holders)
+              if unreadable else _copy_link(state.raw[index], state.raw[index]["id"].strip(), links)
               for index in copies}
     for index, why in linked.items():
         if why:
             duplicates.pop(index, None)  # left for a person: no id to suggest
     suggested = _suggested_ids(state, duplicates)
+    item_lines = _item_lines(state.path) if not all(isinstance(item, dict) for item in state.raw) else []
     for index, problems in sorted(state.item_problems.items()):
         if state.repeats_keys(index):
             findings.append(Finding(
@@ -394,7 +397,7 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                 ))
             else:
                 # An item with no id has nothing to search the file for: its line says where it is.
-                at = "" if isinstance(item, dict) else _line_of_item(state.path, index)
+                at = "" if isinstance(item, dict) or index >= len(item_lines) else f" (line {item_lines[index]})"
                 findings.append(Finding(
                     WARNING, "malformed_entry",
                     f"{problem}{at}. Fix the item by hand; until then it is kept as written but "
@@ -456,22 +459,28 @@ def _check_dropped(store: Store, kind: Kind) -> list[Finding]:
     return findings
 
 
-def _line_of_item(path: Path, index: int) -> str:
-    """" (line N)" where item ``index`` of the JSON array in ``path`` starts, or "" when the file
-    cannot be walked (it parsed a moment ago; it may have changed since)."""
+def _item_lines(path: Path) -> list[int]:
+    """The line where each item of the JSON array in ``path`` starts, as far as the file can be
+    walked (it parsed a moment ago; it may have changed since). One walk for every item: walking
+    from the start for each one made a file of thousands of bare numbers take a minute."""
+    lines: list[int] = []
     try:
         text = path.read_text(encoding="utf-8-sig")
         decoder = json.JSONDecoder()
-        at = text.index("[") + 1
-        for position in range(index + 1):
+        at = counted = text.index("[") + 1
+        line = text.count("\n", 0, at) + 1
+        while True:
             while text[at] in " \t\r\n,":
                 at += 1
-            if position == index:
-                return f" (line {text.count(chr(10), 0, at) + 1})"
+            if text[at] == "]":
+                return lines
+            line += text.count("\n", counted, at)
+            counted = at
+            lines.append(line)
             at = decoder.raw_decode(text, at)[1]
     except (OSError, ValueError, IndexError):
         pass
-    return ""
+    return lines
 
 
 def _needs_id(kind: Kind, item: Any) -> bool:
@@ -591,20 +600,31 @@ def _copies(kind: Kind, raw: list[Any], skip: list[bool], duplicates: dict[int, 
     return out
 
 
-def _copy_link(copy: dict, key: str, holders: list[Holder]) -> str | None:
+def _copy_link(copy: dict, key: str, links: dict[str, list[tuple[dict, str]]]) -> str | None:
     """A link naming ``key`` that may be meant for ``copy`` (it links back to the entry holding
     the link), said as "dec-017.related_to names con-001 ..."; None when no link is. Without one,
-    every link naming the id was written for the original, and giving the copy a new id is safe."""
+    every link naming the id was written for the original, and giving the copy a new id is safe.
+    ``links`` is ``_links_by_target`` of the holders."""
+    for holder, field in links.get(key, ()):
+        if holder["id"].strip() != key and _says(copy, field, _names(holder)):
+            return (f"{holder['id'].strip()}.{field} names {key} and the copy links back to it, so that link "
+                    "may be meant for the copy: check it")
+    return None
+
+
+def _links_by_target(holders: list[Holder]) -> dict[str, list[tuple[dict, str]]]:
+    """id -> (holder, field) of each link naming it, in the holders' order: made once, since
+    looking through every holder for each copy of an entry took a minute at thousands of copies."""
+    links: dict[str, list[tuple[dict, str]]] = {}
     for _, holder, _ in holders:
-        if not isinstance(holder.get("id"), str) or holder["id"].strip() == key:
+        if not isinstance(holder.get("id"), str):
             continue
         for field in ("supersedes", "superseded_by", "related_to"):
             value = holder.get(field)
             targets = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-            if key in {t.strip() for t in targets if isinstance(t, str)} and _says(copy, field, _names(holder)):
-                return (f"{holder['id'].strip()}.{field} names {key} and the copy links back to it, so that link "
-                        "may be meant for the copy: check it")
-    return None
+            for target in dict.fromkeys(t.strip() for t in targets if isinstance(t, str)):
+                links.setdefault(target, []).append((holder, field))
+    return links
 
 
 def _copy_finding(kind: Kind, raw: list[Any], index: int, original: int, new_id: str, linked: str | None) -> Finding:
@@ -909,8 +929,8 @@ def _check_history(store: Store) -> list[Finding]:
     findings = []
     for state in (store.state(kind) for kind in KINDS.values()):
         name, entries = state.path.name, state.entries_by_id
-        held = [i["id"].strip() for i in state.raw if isinstance(i, dict) and isinstance(i.get("id"), str)]
-        shared = {i for i in held if held.count(i) > 1} if len(set(held)) < len(held) else set()
+        held = Counter(i["id"].strip() for i in state.raw if isinstance(i, dict) and isinstance(i.get("id"), str))
+        shared = {i for i, times in held.items() if times > 1}
         for entry in entries.values():
             for old_id in model.supersedes_ids(entry):
                 old = entries.get(old_id)
@@ -1596,6 +1616,7 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
         # Reported by diagnose as conflicting_edit, which says --fix leaves them alone.
         edited = _edited_on_two_sides(kind, [item for item, _ in items], [ftxn.repeats_keys(item) for item, _ in items])
         holders, unreadable = _link_holders(kind, [item for item, _ in items], txn.file)
+        links = _links_by_target(holders) if not unreadable else {}
         first: dict[str, int] = {}
         kept: list[tuple[Any, str | None]] = []
         renumber: list[int] = []
@@ -1617,7 +1638,7 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
                     pass
                 elif not _a_copy(kind, item, kept[first[key]][0]):
                     renumber.append(len(kept))
-                elif not unreadable and _copy_link(item, key, holders) is None:
+                elif not unreadable and _copy_link(item, key, links) is None:
                     copies.append(len(kept))  # else reported by diagnose for a person, and left
             elif key is not None:
                 first[key] = len(kept)

@@ -16,10 +16,10 @@ from context_keeper import diversity, model
 from context_keeper.budget import CHARS_PER_TOKEN, MIN_REASON_CHARS, chars_to_tokens, json_chars, shorten_entry
 from context_keeper.config import checked, unapproved_host_problem
 from context_keeper.errors import ContextKeeperError, CorruptStoreFile, InvalidInput, NotFound
-from context_keeper.lines import shorten
+from context_keeper.lines import counted, shorten
 from context_keeper.model import CONSTRAINT, KINDS
 from context_keeper.scope import is_global, leaves_project, narrowness, project_area, scope_parts, split_scope
-from context_keeper.store import as_stored, odd_status_notes, odd_statuses, readable_entries
+from context_keeper.store import odd_status_notes, odd_statuses, readable_entries
 
 if TYPE_CHECKING:
     from context_keeper.service import Service
@@ -80,6 +80,10 @@ GUIDANCE_ID_FILTERED_ALONE = (
 # For an id among other words, which were searched without it.
 NOTE_NO_ID = "No entry has the id {id} (nor had it before a renumbering){hint}: the rest of the question was searched without it."
 NOTE_ID_FILTERED = "{id} is recorded, but {why}: ask with id=\"{id}\" to read it."
+NOTE_SKIPPED = (
+    "{file} has {entries} that every tool skips as malformed, so this answer may miss what is recorded "
+    "there: `context-keeper doctor` lists each with what to fix; do not record the same again."
+)
 GUIDANCE_LISTED = (
     "The query has no word the index can match (it leaves out punctuation, one-letter words and "
     "common words such as 'the' or 'it'), so it was not searched: the results are the entries that "
@@ -303,9 +307,14 @@ def _answer(
     # Passed the filters, past the listing's end. A wordless query searched nothing, so nothing
     # it left out was a match the budget cut: its guidance says so instead.
     unlisted = 0 if wordless else max(0, (result.matched or 0) - len(result.hits))
-    unreadable = [s for s in store.all_states() if s.error is not None
-                  and (options.kinds is None or s.kind.name in options.kinds)]
+    asked = [s for s in store.all_states() if options.kinds is None or s.kind.name in options.kinds]
+    unreadable = [s for s in asked if s.error is not None]
     warnings = service._warnings(store) + config_warnings + last_good_notes(store, unreadable)
+    if text and not wordless and result.top_relevance < threshold:
+        # Found nothing: entries skipped as malformed (a merge that kept both sides of every
+        # entry skips them all) may be what was asked about, which "nothing recorded" would hide.
+        warnings += [NOTE_SKIPPED.format(file=s.path.name, entries=counted(skipped, "entry", "entries"))
+                     for s in asked if s.error is None and (skipped := _skipped(s))]
     if not searched_ids:  # else the guidance says it
         warnings += [NOTE_NO_ID.format(id=entry_id, hint=hint) if hint is not None else
                      NOTE_ID_FILTERED.format(id=entry_id, why=_left_out_by(store, entry_id, filters))
@@ -403,6 +412,16 @@ def _guidance_within(answer: dict[str, Any], budget: int) -> None:
         said = answer["guidance"]
         answer["guidance"] = shorten(said, max(MIN_GUIDANCE_CHARS, len(said) - excess * CHARS_PER_TOKEN))
         excess = over()
+
+
+def _skipped(state: Any) -> int:
+    """How many items of a file tools skip as malformed, but for those of another kind's file
+    (``service._misfiled_warning`` names them)."""
+    if not state.item_problems:
+        return 0
+    used = set(state.positions.values())
+    return sum(1 for index in state.item_problems if index not in used
+               and not (isinstance(state.raw[index], dict) and model.misfiled_home(state.kind, state.raw[index].get("id"))))
 
 
 def _prose_tokens(answer: Mapping[str, Any]) -> int:
@@ -589,10 +608,11 @@ def _stored_id(store: Store, match: re.Match[str]) -> str | None:
     kind = model.BY_PREFIX[prefix]
     padded = model.format_id(kind, number) + suffix
     as_given = f"{prefix}-{match[2]}{suffix}"
-    present = store.state(kind).entries_by_id
+    state = store.state(kind)
+    present = state.entries_by_id
     # A suffix's case does not make another id (model.id_key): the tools write dec-013-a7f3,
     # a hand edit may write dec-013-A7F3, and either spelling names it.
-    stored = (as_stored(present, c) for c in (as_given, padded))
+    stored = (state.ids.as_stored(c) for c in (as_given, padded))
     return next((c for c in stored if c in present), padded)
 
 
@@ -662,10 +682,9 @@ def _ids_named_in(store: Store, text: str, admits: Callable[[str, str], bool]) -
         try:
             fetched = _by_id(store, named)
         except NotFound:
-            from context_keeper.store import spelled_otherwise
-
-            likely = _written_as_id(match, store.state(model.kind_of_id(named)).max_number)
-            missing.setdefault(named, (spelled_otherwise(recorded, named), likely))
+            state = store.state(model.kind_of_id(named))
+            likely = _written_as_id(match, state.max_number)
+            missing.setdefault(named, (state.ids.spelled_otherwise(named), likely))
         except CorruptStoreFile:
             continue  # the file is warned about; its last good copy is searched, the id with it
         else:

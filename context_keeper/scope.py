@@ -25,6 +25,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 GLOBAL_SCOPES = frozenset({"", "global", "*", "**", "/"})
@@ -512,6 +513,46 @@ def scope_overlaps(scope: str | None, area: str, project_root: str | None = None
         return True
     areas = scope_parts(area) if "," in area else [area]
     return any(_part_overlaps(part, one, project_root) for part in scope_parts(scope) for one in areas)
+
+
+class ScopeIndex:
+    """Scopes by the whole components before their first wildcard, so that ``overlapping``
+    settles with ``scope_overlaps`` only the scopes that can overlap an area: trying every scope
+    for every path of a pasted ``git status`` took seconds with a few thousand scoped rules.
+
+    Before either side's first wildcard, components must be equal for a file to lie under both,
+    so the literal start of one is the other's or lies above it (``src`` for ``src/**/*.py``
+    and ``src/a/``; nothing for ``*.sql``, which is tried for every area)."""
+
+    __slots__ = ("_at", "_below", "_order", "_root")
+
+    def __init__(self, scopes: Iterable[str], project_root: str | None = None) -> None:
+        self._root = project_root
+        self._order: dict[str, int] = {}
+        self._at: dict[str, list[str]] = {}  # literal start -> the scopes with a path starting there
+        self._below: dict[str, list[str]] = {}  # literal start -> the scopes with a path starting below it
+        for scope in scopes:
+            if scope in self._order:
+                continue
+            self._order[scope] = len(self._order)
+            starts = {""} if is_global(scope, project_root) else {
+                _literal_prefix(normalize_path(part, project_root)) for part in scope_parts(scope)}
+            for start in starts:
+                self._at.setdefault(start, []).append(scope)
+                components = start.split("/") if start else []
+                for depth in range(len(components)):
+                    self._below.setdefault("/".join(components[:depth]), []).append(scope)
+
+    def overlapping(self, area: str) -> list[str]:
+        """The scopes for which ``scope_overlaps(scope, area, project_root)``, in the order given."""
+        candidates: set[str] = set()
+        for one in scope_parts(area) if "," in area else [area]:
+            start = _literal_prefix(one.rstrip("/"))
+            components = start.split("/") if start else []
+            for depth in range(len(components) + 1):
+                candidates.update(self._at.get("/".join(components[:depth]), ()))
+            candidates.update(self._below.get(start, ()))
+        return [s for s in sorted(candidates, key=self._order.__getitem__) if scope_overlaps(s, area, self._root)]
 
 
 def _part_overlaps(scope: str, area: str, project_root: str | None) -> bool:

@@ -28,8 +28,9 @@ _KEYWORD = (
     r"(?:(?<![A-Za-z])(?:password|passwd|passphrase|pwd|secret|" + _KEY_KINDS + r"|apikey|access[_-]?token|"
     r"auth[_-]?token|client[_-]?secret|token)"
     # An environment variable may glue its prefix on (PGPASSWORD); only in capitals, so prose
-    # words that end in "token" stay words.
-    r"|(?-i:[A-Z]+(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN)))(?![A-Za-z])"
+    # words that end in "token" stay words. Tried only where the capitals start: from every
+    # capital of a long run (a DNA sequence, a hex dump) it would rescan the rest each time.
+    r"|(?-i:(?<![A-Z])[A-Z]+(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN)))(?![A-Za-z])"
 )
 # Values that only point at where a secret lives: $VAR, ${VAR}, <token>, ***, os.environ[...], ...
 _PLACEHOLDER = re.compile(
@@ -47,6 +48,15 @@ _ASSIGNMENT = re.compile(
 # (guest:guest@localhost); the URL pattern also skips any password equal to its user name.
 _SAMPLE_PASSWORD = r"(?:password|passwd|pass|pwd|secret|changeme|example|admin|root|guest|test|postgres|mysql)"
 
+# A URL scheme: a letter at a word boundary, then letters, digits, "+", "." or "-". Tried only
+# where a run of those characters starts, and settled once there: from every word of a long
+# dot- or hyphen-joined name it would rescan the rest of the run each time. The scheme may start
+# inside the run (".redis://", "1-redis://": after its first "+", "." or "-" and a letter), but
+# it ends where the run does, so the first place it can start is as good as any. The lookahead
+# and the back reference make that choice final, as an atomic group would (Python 3.11 has them;
+# 3.10 is supported).
+_SCHEME = r"(?<![a-z0-9+.-])(?=(?P<scheme>(?:\b[a-z]|[a-z0-9+.-]*?[+.-][a-z])[a-z0-9+.-]*))(?P=scheme)"
+
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
     ("an AWS access key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b")),
@@ -61,7 +71,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a basic-auth header",
      re.compile(r"\bBasic\s+(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/])")),
     ("a URL with an embedded password",
-     re.compile(r"\b[a-z][a-z0-9+.-]*://(?P<user>[^\s:/@]*):(?!(?P=user)@|" + _SAMPLE_PASSWORD + r"@)"
+     re.compile(_SCHEME + r"://(?P<user>[^\s:/@]*):(?!(?P=user)@|" + _SAMPLE_PASSWORD + r"@)"
                 r"(?![$<{*]|x{3})[^\s/@]{3,}@", re.IGNORECASE)),
     # The path of a webhook URL is its credential: whoever has it can post.
     ("a webhook URL", re.compile(r"\bhooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9_-]+/)+"

@@ -33,7 +33,7 @@ from context_keeper.project import CONTEXT_DIR, repository_root, resolve_project
 from context_keeper.secrets import check_secrets
 from context_keeper.similarity import classify_relation
 from context_keeper.store_owner import store_owner
-from context_keeper.store import (Store, as_stored, folder_name, in_the_way, odd_statuses, project_name_of, readable_entries,
+from context_keeper.store import (Store, folder_name, in_the_way, odd_statuses, project_name_of, readable_entries,
                                   readable_stamp, spelled_otherwise, write_gitignore)
 from context_keeper.summary import build_summary
 
@@ -430,7 +430,7 @@ class Service:
                 store.find(linked)
             except NotFound:
                 # "dec-1" for dec-001 is no future id (related_to does not count for the next one).
-                missing.append(linked + spelled_otherwise(store.state(model.kind_of_id(linked)).entries_by_id, linked))
+                missing.append(linked + store.state(model.kind_of_id(linked)).ids.spelled_otherwise(linked))
             except InvalidInput:
                 missing.append(linked)
             except StoreError as exc:
@@ -931,7 +931,7 @@ def _as_stored(store: Store, ftxn: Any, ids: Iterable[str]) -> list[str]:
         if kind is ftxn.kind:
             entry_id = ftxn.stored_id(entry_id)
         elif kind is not None:
-            entry_id = as_stored(store.state(kind).entries_by_id, entry_id)
+            entry_id = store.state(kind).ids.as_stored(entry_id)
         if entry_id not in out:
             out.append(entry_id)
     return out

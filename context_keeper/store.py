@@ -15,6 +15,7 @@ write also leaves a copy of the new file in ``.context/.last-good/`` for ``conte
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import json
@@ -351,7 +352,7 @@ class FileState:
     _FIELDS = ("kind", "path", "stamp", "raw", "chunks", "entries_by_id", "positions", "item_problems",
                "max_number", "link_max", "error", "digest", "scrub", "data", "source", "repeated", "misfiled_max",
                "not_plain")
-    __slots__ = (*_FIELDS, "_entries")
+    __slots__ = (*_FIELDS, "_entries", "_ids")
 
     def __init__(
         self,
@@ -385,6 +386,7 @@ class FileState:
         self.misfiled_max = {} if misfiled_max is None else misfiled_max
         self.not_plain = not_plain
         self._entries: tuple[dict, ...] | None = None
+        self._ids: IdLookup | None = None
 
     def replace(self, **changes: Any) -> FileState:
         values = {name: getattr(self, name) for name in self._FIELDS}
@@ -396,6 +398,13 @@ class FileState:
         if self._entries is None:
             self._entries = tuple(self.entries_by_id.values())
         return self._entries
+
+    @property
+    def ids(self) -> IdLookup:
+        """The ids of this file by their spellings, made on first use."""
+        if self._ids is None:
+            self._ids = IdLookup(self.entries_by_id, self.raw)
+        return self._ids
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -640,12 +649,18 @@ def _repeated_keys(text: str) -> dict[int, list[tuple[str, int, int]]]:
 
 def _repeated_key_problems(text: str, raw: list) -> dict[int, list[str]]:
     problems = {}
+    # Found once: counting from the start of the file for each repeat made a merged file whose
+    # thousands of entries all repeat a key take a minute to read.
+    newlines = [match.start() for match in re.finditer("\n", text)]
+
+    def line(offset: int) -> int:
+        return bisect.bisect_left(newlines, offset) + 1
+
     for index, repeats in _repeated_keys(text).items():
         item = raw[index]
         entry_id = item.get("id") if isinstance(item, dict) else None
         name = entry_id.strip() if isinstance(entry_id, str) and entry_id.strip() else "the item"
-        where = ", ".join(f"{key!r} (lines {text.count(chr(10), 0, first) + 1} and {text.count(chr(10), 0, again) + 1})"
-                          for key, first, again in repeats)
+        where = ", ".join(f"{key!r} (lines {line(first)} and {line(again)})" for key, first, again in repeats)
         problems[index] = [f"{name} has keys written twice in one object: {where}; only the last of each would "
                            "be read, so the entry is skipped (and kept as written) until it is split"]
     return problems
@@ -913,30 +928,68 @@ def _not_usable(state: FileState, entry_id: str) -> NotFound | None:
                     "Fix the item by hand; `context-keeper doctor` says how")
 
 
-def spelled_otherwise(entries: dict, entry_id: str) -> str:
+def spelled_otherwise(entries: Mapping[str, Any], entry_id: str) -> str:
     """" (did you mean dec-013-a7f3?)" when ids of the same kind and number exist spelled
     otherwise (a suffix from a teammate's clone, no zero padding): the usual wrong guess."""
-    parsed = model.id_key(entry_id)  # "DEC-1000" is asked as often as "dec-1"
-    if parsed is None:
-        return ""
-    close = [i for i in entries if (p := model.id_key(i)) is not None and p[:2] == parsed[:2]][:3]
-    return f" (did you mean {' or '.join(close)}?)" if close else ""
+    return IdLookup(entries).spelled_otherwise(entry_id)
 
 
 def as_stored(entries: Mapping[str, Any], entry_id: str) -> str:
     """``entry_id`` as the store spells it when they differ only in case ("DEC-1000" for
     dec-1000, as the read tools take it), else stripped. Not the number's padding: dec-5 and
     dec-005 can be two entries, so a write is told the stored spelling instead of guessing."""
-    wanted = entry_id.strip()
-    if wanted in entries:
-        return wanted
-    folded = wanted.lower()
-    return next((stored for stored in entries if stored.lower() == folded), wanted)
+    return IdLookup(entries).as_stored(entry_id)
 
 
-def _carried(state: FileState) -> Iterator[tuple[str, Any]]:
-    """(id, item) for every item of a file that carries an id, malformed items included."""
-    for item in state.raw:
+class IdLookup:
+    """The ids of ``entries`` (and of the items ``raw``) by their spellings, for ``as_stored``,
+    ``spelled_otherwise`` and ``carried``, each table made on its first use. ``FileState.ids``
+    keeps one per file state: each id of a question that no entry has was compared with every id
+    of the store several times."""
+
+    __slots__ = ("_carried", "_entries", "_folded", "_numbered", "_raw")
+
+    def __init__(self, entries: Mapping[str, Any], raw: tuple[Any, ...] = ()) -> None:
+        self._entries, self._raw = entries, raw
+        self._folded: dict[str, str] | None = None
+        self._numbered: dict[tuple[str, int], list[str]] | None = None
+        self._carried: dict[str, str] | None = None
+
+    def as_stored(self, entry_id: str) -> str:
+        wanted = entry_id.strip()
+        if wanted in self._entries:
+            return wanted
+        if self._folded is None:
+            self._folded = {}
+            for stored in self._entries:
+                self._folded.setdefault(stored.lower(), stored)
+        return self._folded.get(wanted.lower(), wanted)
+
+    def spelled_otherwise(self, entry_id: str) -> str:
+        parsed = model.id_key(entry_id)  # "DEC-1000" is asked as often as "dec-1"
+        if parsed is None:
+            return ""
+        if self._numbered is None:
+            self._numbered = {}
+            for stored in self._entries:
+                key = model.id_key(stored)
+                if key is not None:
+                    self._numbered.setdefault(key[:2], []).append(stored)
+        close = self._numbered.get(parsed[:2], [])[:3]
+        return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+    def carried(self, entry_id: str) -> str | None:
+        """How the first item of ``raw`` that carries ``entry_id``, in any case, writes it."""
+        if self._carried is None:
+            self._carried = {}
+            for written, _ in _carried(self._raw):
+                self._carried.setdefault(written.lower(), written)
+        return self._carried.get(entry_id.strip().lower())
+
+
+def _carried(raw: tuple[Any, ...]) -> Iterator[tuple[str, Any]]:
+    """(id, item) for every item of a file (``FileState.raw``) that carries an id, malformed items included."""
+    for item in raw:
         if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"].strip():
             yield item["id"].strip(), item
 
@@ -945,9 +998,9 @@ def ids_gone(copy: FileState, state: FileState) -> tuple[str, ...]:
     """The ids items of ``copy`` (a last good copy) carry and no item of ``state`` does, in
     ``copy``'s order. An entry ``state`` holds under another id (its ``created_at`` is there: an
     id corrected by hand) is not gone."""
-    have = {entry_id for entry_id, _ in _carried(state)}
-    born = {item["created_at"] for _, item in _carried(state) if isinstance(item.get("created_at"), str)}
-    return tuple(dict.fromkeys(entry_id for entry_id, item in _carried(copy) if entry_id not in have
+    have = {entry_id for entry_id, _ in _carried(state.raw)}
+    born = {item["created_at"] for _, item in _carried(state.raw) if isinstance(item.get("created_at"), str)}
+    return tuple(dict.fromkeys(entry_id for entry_id, item in _carried(copy.raw) if entry_id not in have
                                and not (isinstance(item.get("created_at"), str) and item["created_at"] in born)))
 
 
@@ -1337,10 +1390,10 @@ class Store:
         if state.error is not None:
             raise state.error
         # In any case, as FileTxn.require: "dec-010-a7f3" names a hand-written dec-010-A7F3.
-        entry = state.entries_by_id.get(as_stored(state.entries_by_id, entry_id))
+        entry = state.entries_by_id.get(state.ids.as_stored(entry_id))
         if entry is None:
             raise _not_usable(state, entry_id) or self._misfiled(kind, entry_id) or NotFound(
-                f"no entry with id {model.shown(entry_id)}{spelled_otherwise(state.entries_by_id, entry_id)}; "
+                f"no entry with id {model.shown(entry_id)}{state.ids.spelled_otherwise(entry_id)}; "
                 "use query_entries or get_context to find the right id"
             )
         return kind, entry
@@ -1353,8 +1406,7 @@ class Store:
             if other is kind:
                 continue
             # In any case, as reads take ids and as misfiled_number counts them ("DEC-002").
-            written = next((item["id"].strip() for item in self.state(other).raw if isinstance(item, dict)
-                            and isinstance(item.get("id"), str) and item["id"].strip().lower() == key.lower()), None)
+            written = self.state(other).ids.carried(key)
             if written is not None:
                 spelled = "" if written == key else f" (written {json.dumps(written, ensure_ascii=False)})"
                 return NotFound(

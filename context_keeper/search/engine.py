@@ -13,7 +13,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from context_keeper.model import tag_key
-from context_keeper.scope import is_global, scope_overlaps
+from context_keeper.scope import ScopeIndex, is_global, scope_overlaps
 from context_keeper.search import answer_type
 from context_keeper.search import fields as F
 from context_keeper.search import numbers
@@ -672,14 +672,15 @@ class SearchIndex(InvertedIndex):
         paths = file_paths(query)
         if self._scoped is None:
             # By scope: a large store repeats a few scopes over many constraints.
-            self._scoped = {}
+            slots_of: dict[str, list[int]] = {}
             for slot, info in enumerate(self._entries):
                 if info is not None and info.scopes is not None:
                     for scope in info.scopes:
                         if not is_global(scope, root):
-                            self._scoped.setdefault(scope, []).append(slot)
-        covered = frozenset(slot for scope, slots in self._scoped.items()
-                            if any(scope_overlaps(scope, p, root) for p in paths) for slot in slots)
+                            slots_of.setdefault(scope, []).append(slot)
+            self._scoped = slots_of, ScopeIndex(slots_of, root)
+        slots_of, index = self._scoped
+        covered = frozenset(slot for p in paths for scope in index.overlapping(p) for slot in slots_of[scope])
         if not covered:
             return order
         full = self._query(query, replace(self.tuning, path_context=False))

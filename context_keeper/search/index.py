@@ -24,6 +24,7 @@ from context_keeper.search.tuning import DEFAULT_TUNING, Tuning
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from context_keeper.scope import ScopeIndex
     from context_keeper.search.state import AnalysisCache
 
 _DRIFT = 0.25  # recompute postings when an average field length moved by more than 25%
@@ -117,9 +118,10 @@ class InvertedIndex:
         # dense.TermArrays once a large store has been searched: arrays made from the postings,
         # dropped whenever they change
         self._term_arrays: Any = None
-        # scope -> slots of the constraints with that (non-global) scope, made when a query names
-        # a file (SearchIndex._cover) and dropped with the arrays
-        self._scoped: dict[str, list[int]] | None = None
+        # scope -> slots of the constraints with that (non-global) scope, and those scopes indexed
+        # by their literal start, made when a query names a file (SearchIndex._cover) and dropped
+        # with the arrays
+        self._scoped: tuple[dict[str, list[int]], ScopeIndex] | None = None
         # slot -> the terms of each sentence of the entry that states a number, made when a query
         # with a number is scored (SearchIndex._unbound_values) and dropped with the arrays
         self._value_sentences: dict[int, tuple[frozenset[str], ...]] = {}
