@@ -479,9 +479,13 @@ def _needs_id(kind: Kind, item: Any) -> bool:
     A malformed id is left to a person: it may be a typo that links spell the intended way."""
     if not isinstance(item, dict):
         return False
-    entry_id, title = item.get("id"), item.get(kind.title_field)
-    blank = entry_id is None or (isinstance(entry_id, str) and not entry_id.strip())
-    return blank and isinstance(title, str) and bool(title.strip())
+    title = item.get(kind.title_field)
+    return _blank(item.get("id")) and isinstance(title, str) and bool(title.strip())
+
+
+def _blank(value: Any) -> bool:
+    """None, or a string of nothing but blanks: a field that says nothing."""
+    return value is None or (isinstance(value, str) and not value.strip())
 
 
 def _id_to_correct(kind: Kind, item: Any) -> bool:
@@ -521,7 +525,7 @@ def _id_finding(kind: Kind, index: int, item: dict, suggested: str) -> Finding:
             file=name, fix=f"give it the next free id ({suggested}), the time of the fix as its created_at where "
                            "it has none, and its created_at as its updated_at where it has none")
     entry_id = item.get("id")
-    if entry_id is None or (isinstance(entry_id, str) and not entry_id.strip()):
+    if _blank(entry_id):
         remedy = f"Give it a {field} and \"id\": \"{suggested}\" by hand, or remove the item"
         have = "has no id"
     else:
@@ -1632,8 +1636,9 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
             if _needs_id(kind, item):
                 item.pop("id", None)
                 # Dated as a record is, or --since leaves it out and nothing says it is undated.
+                # A date in another form (an epoch number) is the author's: bad_timestamp reports it.
                 for field in ("created_at", "updated_at"):
-                    if not (isinstance(item.get(field), str) and item[field].strip()):
+                    if _blank(item.get(field)):
                         item[field] = item.get("created_at") if field == "updated_at" else model.now_iso(now)
                 kept[index] = ({"id": new_id, **item}, None)
                 ftxn.replace_items(kept)
