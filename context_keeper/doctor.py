@@ -52,7 +52,8 @@ endpoint answers one small embedding request (what is wrong when it does not).
 Malformed entries, ids spelled two ways, dangling or disagreeing links and unmatched scopes need a person: they are reported with
 what to do. Exit codes: 0 healthy · 1 warnings (the store works; something deserves a look) ·
 5 errors (a store file is unusable or ``.context`` is unsafe) · 4 no project. With ``--fix``
-the code describes the store after the repairs.
+the code describes the store after the repairs (a file mended or restored is checked again, and
+what its parse error hid is repaired in the same run).
 """
 
 from __future__ import annotations
@@ -1490,7 +1491,8 @@ def _check_leftovers(store: Store) -> list[Finding]:
     return findings
 
 
-def diagnose(root: Path) -> Report:
+def diagnose(root: Path, *, probe: bool = True) -> Report:
+    """Every finding about the store at ``root``; ``probe=False`` sends the semantic endpoint no request."""
     root = Path(root).resolve()
     if not (root / CONTEXT_DIR).is_dir():
         from context_keeper.store import in_the_way
@@ -1508,7 +1510,7 @@ def diagnose(root: Path) -> Report:
                  for w in store.config()[1]]
     findings += _check_config(store)
     findings += _check_semantic_key(store)
-    findings += _check_semantic_endpoint(store)
+    findings += _check_semantic_endpoint(store) if probe else []
     findings += _check_links(store)
     findings += _check_timestamps(store)
     findings += _check_titles(store)
@@ -1834,6 +1836,12 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
         if done:
             finding.fixed = True
             actions.append(Finding(INFO, "fixed", done, file=finding.file))
+    if any(f.fixed for f in by_code.get("corrupt_file", [])):
+        report = _looked_again(report)
+        by_code = {}
+        for finding in report.findings:
+            if finding.fix and not finding.fixed:
+                by_code.setdefault(finding.code, []).append(finding)
     id_findings = by_code.get("duplicate_id", []) + by_code.get("missing_id", [])
     for name in sorted({f.file for f in id_findings}):
         kind = model.BY_PLURAL[name.removesuffix(".json")]
@@ -1866,6 +1874,18 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
         finding.fixed = True
         actions.append(Finding(INFO, "fixed", f"removed {finding.file}", file=finding.file))
     return Report(report.project, report.findings + actions)
+
+
+def _looked_again(report: Report) -> Report:
+    """``report`` once a store file that did not parse has been mended or restored: the findings
+    its parse error hid (entries without an id, links, a last-good copy to seed) are there to be
+    repaired in the same run, and the exit code tells of them; a second ``--fix`` finds nothing
+    left. The semantic endpoint is not asked twice: nothing repaired here changes its answer."""
+    done = [f for f in report.findings if f.fixed]
+    seen = {(f.code, f.message) for f in done}
+    probed = [f for f in report.findings if f.code == "semantic_endpoint"]
+    fresh = [f for f in diagnose(Path(report.project), probe=False).findings if (f.code, f.message) not in seen]
+    return Report(report.project, done + probed + fresh)
 
 
 # ---------------------------------------------------------------- CLI

@@ -32,3 +32,31 @@ def test_giving_an_id_dates_an_entry_whose_dates_are_null_or_blank(tmp_path):
     assert json.loads(path.read_text(encoding="utf-8")) == [
         {"id": "dec-001", "summary": "Nightly export to the warehouse", "created_at": stamp, "updated_at": stamp}]
     assert "missing_id" not in _codes(doctor.diagnose(project))
+
+
+def test_a_mended_file_gets_the_repairs_its_parse_error_hid_in_the_same_run(tmp_path):
+    project = _new_project(tmp_path / "mended")
+    (project / ".context" / ".last-good" / "decisions.json").unlink()
+    path = project / ".context" / "decisions.json"
+    path.write_text('[\n  {"id": "dec-001", "summary": "Postgres is the system of record"},\n'
+                    '  {"summary": "Wave picking replaces order picking"},\n]\n', encoding="utf-8")
+    report = doctor.repair(doctor.diagnose(project), now=FIX_TIME)
+    assert report.exit_code == doctor.EXIT_OK
+    fixed = [f.message for f in report.findings if f.code == "fixed"]
+    assert any("had no id and is now dec-002" in message for message in fixed)
+    assert "saved a last-good copy of decisions.json" in fixed
+    after = path.read_bytes()
+    assert _codes(doctor.diagnose(project)) == ["broken_copy"]
+    doctor.repair(doctor.diagnose(project), now=FIX_TIME)
+    assert path.read_bytes() == after  # a second --fix finds nothing left to do
+
+
+def test_a_repaired_file_is_not_called_healthy_when_what_it_holds_needs_a_person(tmp_path):
+    project = _new_project(tmp_path / "dangling")
+    path = project / ".context" / "decisions.json"
+    path.write_text('[\n  {"id": "dec-001", "summary": "Postgres is the system of record", "related_to": ["dec-042"]},\n]\n',
+                    encoding="utf-8")
+    report = doctor.repair(doctor.diagnose(project), now=FIX_TIME)
+    assert report.exit_code == doctor.EXIT_WARNINGS
+    assert "dangling_link" in _codes(report)
+    assert "Healthy" not in doctor._render(report, fix=True)
