@@ -99,7 +99,7 @@ from context_keeper.scope import (
     too_many_paths,
     unclosed_brace,
 )
-from context_keeper.store import BACKUP_DIR, GITIGNORE, KEPT_ASIDE, Store, ids_gone, next_number, parse_bytes
+from context_keeper.store import BACKUP_DIR, GITIGNORE, KEPT_ASIDE, Store, ids_gone, parse_bytes
 from context_keeper.wiring_check import wiring_problems
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -360,7 +360,10 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
     for index, why in linked.items():
         if why:
             duplicates.pop(index, None)  # left for a person: no id to suggest
-    suggested = _suggested_ids(state, duplicates)
+    # Counted as --fix counts (past ids a last good copy or another file holds), so the id a
+    # finding names is the one the repair gives, and one typed by hand collides with none of them.
+    free = store.file_txn(kind, state).next_number()
+    suggested = _suggested_ids(state, duplicates, free)
     for index, problems in sorted(state.item_problems.items()):
         if state.repeats_keys(index):
             findings.append(Finding(
@@ -368,7 +371,8 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                 f"{'; '.join(problems)}. Tools do not see this entry, so what it records is missing from "
                 "every answer. Keeping both sides of a merge conflict in one object does this: split it by "
                 f"hand in .context/{name} into one object per side, give the second its own id "
-                f"({_free_id(state)} is free) and fix any link meant for it; then run `context-keeper doctor` again",
+                f"({model.format_id(kind, free)} is free) and fix any link meant for it; then run "
+                "`context-keeper doctor` again",
                 file=name,
             ))
             continue
@@ -382,7 +386,7 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                     findings.append(_edit_finding(kind, item["id"].strip(), group, state.raw))
             elif "duplicate id" in problem and index in copies:
                 findings.append(_copy_finding(kind, state.raw, index, copies[index],
-                                              suggested.get(index) or _free_id(state), linked[index]))
+                                              suggested.get(index) or model.format_id(kind, free), linked[index]))
             elif "duplicate id" in problem:
                 exact = duplicates.get(index)
                 findings.append(Finding(
@@ -496,10 +500,10 @@ def _id_to_correct(kind: Kind, item: Any) -> bool:
             and model.misfiled_home(kind, item.get("id")) is None)
 
 
-def _suggested_ids(state: Any, duplicates: dict[int, bool]) -> dict[int, str]:
-    """raw index -> the id ``--fix`` would give it (in file order, as the repair allocates them),
-    for conflicting duplicates and items without an id; other unusable ids are suggested after."""
-    number = next_number(state.max_number, state.link_max, state.kind)
+def _suggested_ids(state: Any, duplicates: dict[int, bool], number: int) -> dict[int, str]:
+    """raw index -> the id ``--fix`` would give it (in file order, as the repair allocates them
+    from ``number``), for conflicting duplicates and items without an id; other unusable ids are
+    suggested after."""
     out: dict[int, str] = {}
     later = []
     for index, item in enumerate(state.raw):
@@ -536,11 +540,6 @@ def _id_finding(kind: Kind, index: int, item: dict, suggested: str) -> Finding:
     return Finding(WARNING, "malformed_entry",
                    f"{name} item {index + 1}: {what} {have}, so every tool and hook skips it (it stays in the file "
                    f"as written). {remedy}", file=name)
-
-
-def _free_id(state: Any) -> str:
-    """The id the next record would get (above every id and history link of the file)."""
-    return model.format_id(state.kind, next_number(state.max_number, state.link_max, state.kind))
 
 
 def _same_json(a: Any, b: Any) -> bool:

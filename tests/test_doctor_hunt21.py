@@ -6,7 +6,7 @@ import json
 from datetime import datetime, timezone
 
 from context_keeper import doctor
-from tests.test_doctor import _codes, _new_project, _write_decisions
+from tests.test_doctor import _codes, _new_project, _write_decisions, _write_store_file
 
 FIX_TIME = datetime(2026, 12, 4, 2, 0, tzinfo=timezone.utc)
 
@@ -60,3 +60,31 @@ def test_a_repaired_file_is_not_called_healthy_when_what_it_holds_needs_a_person
     assert report.exit_code == doctor.EXIT_WARNINGS
     assert "dangling_link" in _codes(report)
     assert "Healthy" not in doctor._render(report, fix=True)
+
+
+def test_the_id_doctor_suggests_is_the_one_fix_gives_past_entries_the_file_lost(tmp_path):
+    project = _new_project(tmp_path / "lost")
+    # The last good copy holds dec-002, gone from the file (a stale editor copy saved over it):
+    # no new entry takes that id, so "add dec-002 by hand" would collide with the way back.
+    (project / ".context" / ".last-good" / "decisions.json").write_text(json.dumps([
+        {"id": "dec-001", "summary": "Postgres is the system of record"},
+        {"id": "dec-002", "summary": "Wave picking replaces order picking"}]), encoding="utf-8")
+    path = _write_decisions(project, [{"id": "dec-001", "summary": "Postgres is the system of record"},
+                                      {"summary": "Totes are weighed at packing"}])
+    report = doctor.diagnose(project)
+    [missing] = [f for f in report.findings if f.code == "missing_id"]
+    assert 'Add "id": "dec-003" to it' in missing.message and "(dec-003)" in missing.fix
+    doctor.repair(report, now=FIX_TIME)
+    assert [item["id"] for item in json.loads(path.read_text(encoding="utf-8"))] == ["dec-001", "dec-003"]
+
+
+def test_the_id_doctor_suggests_is_past_an_id_of_its_kind_filed_in_another_file(tmp_path):
+    project = _new_project(tmp_path / "misfiled")
+    _write_store_file(project, "constraints.json", [{"id": "dec-007", "summary": "Filed in the wrong file"}])
+    path = _write_decisions(project, [{"id": "dec-001", "summary": "Postgres is the system of record"},
+                                      {"summary": "Totes are weighed at packing"}])
+    report = doctor.diagnose(project)
+    [missing] = [f for f in report.findings if f.code == "missing_id"]
+    assert 'Add "id": "dec-008" to it' in missing.message
+    doctor.repair(report, now=FIX_TIME)
+    assert [item["id"] for item in json.loads(path.read_text(encoding="utf-8"))] == ["dec-001", "dec-008"]
