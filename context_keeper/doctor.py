@@ -1605,7 +1605,8 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
         kept: list[tuple[Any, str | None]] = []
         renumber: list[int] = []
         copies: list[int] = []  # renumbered as new entries: no previous_id, no link moves with them
-        for item, chunk in items:
+        at: list[int] = []  # each kept item's number in the file as diagnosed, before any repeat was dropped
+        for position, (item, chunk) in enumerate(items):
             entry_id = item.get("id") if isinstance(item, dict) else None
             key = entry_id.strip() if isinstance(entry_id, str) and model.parse_id(entry_id) else None
             if ftxn.repeats_keys(item):
@@ -1616,7 +1617,8 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
                 renumber.append(len(kept))
             if key is not None and key in first:
                 if _same_json(item, kept[first[key]][0]):
-                    done.append(f"{kind.filename}: dropped an exact repeat of {key}")
+                    done.append(f"{kind.filename}: dropped item {position + 1}, an exact repeat of {key} "
+                                f"(item {at[first[key]] + 1})")
                     continue
                 if key in edited:
                     pass
@@ -1627,6 +1629,7 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
             elif key is not None:
                 first[key] = len(kept)
             kept.append((item, chunk))
+            at.append(position)
         ftxn.replace_items(kept)
         rules = _choose_keepers(CommittedVersions(store.root, f"{CONTEXT_DIR}/{kind.filename}"), kind, kept,
                                 first, renumber)
@@ -1643,17 +1646,17 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
                         item[field] = item.get("created_at") if field == "updated_at" else model.now_iso(now)
                 kept[index] = ({"id": new_id, **item}, None)
                 ftxn.replace_items(kept)
-                done.append(f"{kind.filename}: item {index + 1}, the {kind.name} whose {kind.title_field} is "
+                done.append(f"{kind.filename}: item {at[index] + 1}, the {kind.name} whose {kind.title_field} is "
                             f"{_title(kind, item)}, had no id and is now {new_id}")
                 continue
             if index in copies:
                 old_id = item["id"].strip()
                 kept[index] = ({**item, "id": new_id}, None)
                 ftxn.replace_items(kept)
-                done.append(f"{kind.filename}: item {index + 1}, {_title(kind, item)}, had the id and dates of "
-                            f"{old_id} {_title(kind, kept[first[old_id]][0])} (item {first[old_id] + 1}) but "
+                done.append(f"{kind.filename}: item {at[index] + 1}, {_title(kind, item)}, had the id and dates of "
+                            f"{old_id} {_title(kind, kept[first[old_id]][0])} (item {at[first[old_id]] + 1}) but "
                             f"another {kind.title_field}, a copy used as a template, and is now {new_id}; the links "
-                            f"naming {old_id} stay with item {first[old_id] + 1}")
+                            f"naming {old_id} stay with item {at[first[old_id]] + 1}")
                 continue
             old_id = item["id"].strip()
             earlier = model.previous_ids(item)
@@ -1667,9 +1670,9 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
             else:
                 item["previous_id"] = item["id"]
                 kept_as = f"previous_id keeps {old_id}"
-            done.append(f"{kind.filename}: {old_id} {_title(kind, item)} (item {index + 1}) is now {new_id}, "
+            done.append(f"{kind.filename}: {old_id} {_title(kind, item)} (item {at[index] + 1}) is now {new_id}, "
                         f"{kept_as}; {old_id} stays with {_title(kind, kept[first[old_id]][0])} "
-                        f"(item {first[old_id] + 1}): {rules[old_id]}")
+                        f"(item {at[first[old_id]] + 1}): {rules[old_id]}")
             item["id"] = new_id
             kept[index] = (item, None)
             ftxn.replace_items(kept)

@@ -88,3 +88,22 @@ def test_the_id_doctor_suggests_is_past_an_id_of_its_kind_filed_in_another_file(
     assert 'Add "id": "dec-008" to it' in missing.message
     doctor.repair(report, now=FIX_TIME)
     assert [item["id"] for item in json.loads(path.read_text(encoding="utf-8"))] == ["dec-001", "dec-008"]
+
+
+def test_what_fix_did_names_items_by_the_numbers_the_findings_gave(tmp_path):
+    project = _new_project(tmp_path / "numbers")
+    postgres = {"id": "dec-001", "summary": "Postgres is the system of record", "created_at": "2026-01-01T00:00:00+00:00"}
+    _write_decisions(project, [
+        postgres, postgres,  # an exact repeat, dropped: the items after it must keep their numbers
+        {"id": "dec-002", "summary": "Wave picking replaces order picking", "created_at": "2026-01-02T00:00:00+00:00"},
+        {"id": "dec-002", "summary": "Totes are weighed at packing", "created_at": "2026-01-03T00:00:00+00:00"},
+        {"summary": "Labels print at the packing bench"}])
+    report = doctor.diagnose(project)
+    said = [f.message for f in report.findings if f.code in ("duplicate_id", "missing_id")]
+    assert [m.split(":")[0] for m in said] == ["decisions.json item 2", "decisions.json item 4", "decisions.json item 5"]
+    done = [f.message for f in doctor.repair(report, now=FIX_TIME).findings if f.code == "fixed"]
+    assert done[0] == "decisions.json: dropped item 2, an exact repeat of dec-001 (item 1)"
+    assert done[1].startswith('decisions.json: dec-002 "Totes are weighed at packing" (item 4) is now dec-003, '
+                              'previous_id keeps dec-002; dec-002 stays with "Wave picking replaces order picking" (item 3)')
+    assert done[2] == ('decisions.json: item 5, the decision whose summary is "Labels print at the packing bench", had '
+                       'no id and is now dec-004')
