@@ -99,7 +99,7 @@ from context_keeper.scope import (
     too_many_paths,
     unclosed_brace,
 )
-from context_keeper.store import BACKUP_DIR, GITIGNORE, KEPT_ASIDE, Store, ids_gone, parse_bytes
+from context_keeper.store import BACKUP_DIR, GITIGNORE, KEPT_ASIDE, Store, ids_gone, parse_bytes, random_suffix
 from context_keeper.wiring_check import wiring_problems
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -363,6 +363,7 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
     # Counted as --fix counts (past ids a last good copy or another file holds), so the id a
     # finding names is the one the repair gives, and one typed by hand collides with none of them.
     free = store.file_txn(kind, state).next_number()
+    suffix = store.config()[0].get("id_suffix") is True  # as Transaction.file reads it
     suggested = _suggested_ids(state, duplicates, free)
     for index, problems in sorted(state.item_problems.items()):
         if state.repeats_keys(index):
@@ -371,7 +372,7 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                 f"{'; '.join(problems)}. Tools do not see this entry, so what it records is missing from "
                 "every answer. Keeping both sides of a merge conflict in one object does this: split it by "
                 f"hand in .context/{name} into one object per side, give the second its own id "
-                f"({model.format_id(kind, free)} is free) and fix any link meant for it; then run "
+                f"({_to_type(model.format_id(kind, free), suffix)} is free) and fix any link meant for it; then run "
                 "`context-keeper doctor` again",
                 file=name,
             ))
@@ -379,14 +380,15 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
         for problem in problems:
             item = state.raw[index]
             if _id_to_correct(kind, item):
-                findings.append(_id_finding(kind, index, item, suggested[index]))
+                findings.append(_id_finding(kind, index, item, suggested[index], suffix))
             elif "duplicate id" in problem and item["id"].strip() in edited:
                 group = edited[item["id"].strip()]
                 if index == group[1]:
                     findings.append(_edit_finding(kind, item["id"].strip(), group, state.raw))
             elif "duplicate id" in problem and index in copies:
                 findings.append(_copy_finding(kind, state.raw, index, copies[index],
-                                              suggested.get(index) or model.format_id(kind, free), linked[index]))
+                                              suggested.get(index) or model.format_id(kind, free), linked[index],
+                                              suffix))
             elif "duplicate id" in problem:
                 exact = duplicates.get(index)
                 findings.append(Finding(
@@ -518,8 +520,20 @@ def _suggested_ids(state: Any, duplicates: dict[int, bool], number: int) -> dict
     return out
 
 
-def _id_finding(kind: Kind, index: int, item: dict, suggested: str) -> Finding:
+def _to_type(entry_id: str, suffix: bool) -> str:
+    """``entry_id`` as a person should type it: with ``id_suffix`` on, with a random suffix as the
+    tools give one (without it, two clones that each type it collide, which the suffix prevents)."""
+    return f"{entry_id}-{random_suffix()}" if suffix else entry_id
+
+
+def _to_give(entry_id: str, suffix: bool) -> str:
+    """``entry_id`` as ``--fix`` will give it, said before its random suffix is drawn."""
+    return f"{entry_id} with a random suffix, as id_suffix is on" if suffix else entry_id
+
+
+def _id_finding(kind: Kind, index: int, item: dict, free: str, suffix: bool) -> Finding:
     name, field = kind.filename, kind.title_field
+    suggested = _to_type(free, suffix)
     what = (f"the {kind.name} whose {field} is {_title(kind, item)}" if isinstance(item.get(field), str)
             and item[field].strip() else f"a {kind.name} with no {field}")
     if _needs_id(kind, item):
@@ -527,8 +541,8 @@ def _id_finding(kind: Kind, index: int, item: dict, suggested: str) -> Finding:
             WARNING, "missing_id",
             f"{name} item {index + 1}: {what} has no id, so every tool and hook skips it (it stays in the "
             f"file as written). Add \"id\": \"{suggested}\" to it, or let `doctor --fix` do that",
-            file=name, fix=f"give it the next free id ({suggested}), the time of the fix as its created_at where "
-                           "it has none, and its created_at as its updated_at where it has none")
+            file=name, fix=f"give it the next free id ({_to_give(free, suffix)}), the time of the fix as its "
+                           "created_at where it has none, and its created_at as its updated_at where it has none")
     entry_id = item.get("id")
     if _blank(entry_id):
         remedy = f"Give it a {field} and \"id\": \"{suggested}\" by hand, or remove the item"
@@ -611,8 +625,9 @@ def _copy_link(copy: dict, key: str, holders: list[Holder]) -> str | None:
     return None
 
 
-def _copy_finding(kind: Kind, raw: list[Any], index: int, original: int, new_id: str, linked: str | None) -> Finding:
-    key, field = raw[index]["id"].strip(), kind.title_field
+def _copy_finding(kind: Kind, raw: list[Any], index: int, original: int, free: str, linked: str | None,
+                  suffix: bool) -> Finding:
+    key, field, new_id = raw[index]["id"].strip(), kind.title_field, _to_type(free, suffix)
     said = (f"{kind.filename} item {index + 1}: {_title(kind, raw[index])} has the id {key} and the dates of item "
             f"{original + 1}, {_title(kind, raw[original])}, but a different {field}: most likely a copy of it used "
             f"as a template for a new {kind.name}, not an edit of it. Tools see only the first, so this {kind.name} "
@@ -621,7 +636,8 @@ def _copy_finding(kind: Kind, raw: list[Any], index: int, original: int, new_id:
         return Finding(WARNING, "duplicate_id", f"{said} by hand; `doctor --fix` leaves it, as {linked}",
                        file=kind.filename)
     return Finding(WARNING, "duplicate_id", f"{said}, or let `doctor --fix` do that", file=kind.filename,
-                   fix=f"give it the next free id ({new_id}); the links naming {key} stay with item {original + 1}")
+                   fix=f"give it the next free id ({_to_give(free, suffix)}); the links naming {key} stay with item "
+                       f"{original + 1}")
 
 
 def _edited_on_two_sides(kind: Kind, items: list[Any], skip: list[bool]) -> dict[str, list[int]]:

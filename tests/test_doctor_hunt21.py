@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 
 from context_keeper import doctor
@@ -107,3 +108,16 @@ def test_what_fix_did_names_items_by_the_numbers_the_findings_gave(tmp_path):
                               'previous_id keeps dec-002; dec-002 stays with "Wave picking replaces order picking" (item 3)')
     assert done[2] == ('decisions.json: item 5, the decision whose summary is "Labels print at the packing bench", had '
                        'no id and is now dec-004')
+
+
+def test_with_id_suffix_on_the_suggested_ids_carry_a_suffix_as_the_fix_gives(tmp_path):
+    project = _new_project(tmp_path / "suffixed")
+    (project / ".context" / "config.json").write_text(json.dumps({"id_suffix": True}), encoding="utf-8")
+    path = _write_decisions(project, [{"id": "dec-001-a1b2", "summary": "Postgres is the system of record"},
+                                      {"summary": "Totes are weighed at packing"}])
+    [missing] = [f for f in doctor.diagnose(project).findings if f.code == "missing_id"]
+    # Typed by hand without one, the id is the very collision between clones the suffix avoids.
+    assert re.search(r'Add "id": "dec-002-[0-9a-f]{4}" to it', missing.message), missing.message
+    assert missing.fix.startswith("give it the next free id (dec-002 with a random suffix, as id_suffix is on)")
+    doctor.repair(doctor.diagnose(project), now=FIX_TIME)
+    assert re.fullmatch(r"dec-002-[0-9a-f]{4}", json.loads(path.read_text(encoding="utf-8"))[1]["id"])
