@@ -1835,7 +1835,14 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
     """Apply every safe fix the report lists; marks findings as fixed and adds what was done."""
     now = now or datetime.now(timezone.utc)
     if context_refusal(report.project) is not None:
-        return report  # every repair would be written where the link leads: the finding says what to do
+        # Every repair would be written where the link leads; the findings still offer --fix.
+        if not any(f.fix for f in report.findings):
+            return report
+        return Report(report.project, report.findings + [Finding(
+            INFO, "not_repaired",
+            f"`doctor --fix` repaired nothing: every repair would be written where {CONTEXT_DIR} leads, outside "
+            f"the project. First replace the link with a directory (see above), then run `context-keeper doctor "
+            "--fix` again")])
     store = Store(Path(report.project))
     actions: list[Finding] = []
     by_code: dict[str, list[Finding]] = {}

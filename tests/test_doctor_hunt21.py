@@ -7,6 +7,7 @@ import re
 from datetime import datetime, timezone
 
 from context_keeper import doctor
+from context_keeper.cli import main as cli_main
 from tests.test_doctor import _codes, _new_project, _write_decisions, _write_store_file
 
 FIX_TIME = datetime(2026, 12, 4, 2, 0, tzinfo=timezone.utc)
@@ -121,3 +122,16 @@ def test_with_id_suffix_on_the_suggested_ids_carry_a_suffix_as_the_fix_gives(tmp
     assert missing.fix.startswith("give it the next free id (dec-002 with a random suffix, as id_suffix is on)")
     doctor.repair(doctor.diagnose(project), now=FIX_TIME)
     assert re.fullmatch(r"dec-002-[0-9a-f]{4}", json.loads(path.read_text(encoding="utf-8"))[1]["id"])
+
+
+def test_fix_says_it_repaired_nothing_through_a_context_link_out_of_the_project(tmp_path, capsys):
+    outside = _new_project(tmp_path / "elsewhere")
+    path = _write_decisions(outside, [{"summary": "Totes are weighed at packing"}])
+    before = path.read_bytes()
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".context").symlink_to(outside / ".context", target_is_directory=True)
+    assert cli_main(["doctor", "--fix", "--project", str(project)]) == doctor.EXIT_ERRORS
+    out = capsys.readouterr().out
+    assert "`doctor --fix` repaired nothing" in out and "replace the link with a directory" in out
+    assert path.read_bytes() == before
