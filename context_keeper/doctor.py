@@ -51,7 +51,8 @@ endpoint answers one small embedding request (what is wrong when it does not).
 
 Malformed entries, ids spelled two ways, dangling or disagreeing links and unmatched scopes need a person: they are reported with
 what to do. Exit codes: 0 healthy · 1 warnings (the store works; something deserves a look) ·
-5 errors (a store file is unusable or ``.context`` is unsafe) · 4 no project. With ``--fix``
+5 errors (a store file is unusable or ``.context`` is unsafe), or ``--fix`` stopped (the store lock
+held elsewhere too long, a write refused) · 4 no project. With ``--fix``
 the code describes the store after the repairs (a file mended or restored is checked again, and
 what its parse error hid is repaired in the same run).
 """
@@ -78,7 +79,7 @@ from context_keeper.config import (checked, config_problems, key_destination, re
                                    unapproved_host_problem)
 from context_keeper.confine import context_refusal, leads_out
 from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
-                                   NotAStoreFile)
+                                   NotAStoreFile, StoreError)
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir, temp_files_of
 from context_keeper.gitignore import (EXCLUDED, complete_cut_short, cut_short, excluded_in,
                                       keep_bookkeeping_out_of_git)
@@ -1845,6 +1846,25 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
             "--fix` again")])
     store = Store(Path(report.project))
     actions: list[Finding] = []
+    try:
+        _apply_fixes(report, store, actions, now)
+    except (StoreError, OSError) as exc:
+        # The store lock held by another process past its wait, or a write the disk refused. With
+        # nothing repaired yet, the one-line error says it all; else the repairs made are said too.
+        if not actions:
+            raise
+        why = (str(exc).rstrip(".") if isinstance(exc, StoreError) else
+               f"the file system refused a write ({exc}); check that the disk has room and .context/ is writable")
+        actions.append(Finding(
+            ERROR, "fix_stopped",
+            f"`doctor --fix` stopped: {why}. The repairs listed as FIXED were made, the others were not: run "
+            "`context-keeper doctor --fix` again"))
+    return Report(report.project, report.findings + actions)
+
+
+def _apply_fixes(report: Report, store: Store, actions: list[Finding], now: datetime) -> None:
+    """``repair``'s work: each fix the report offers, marking its finding fixed and adding what
+    was done to ``actions``."""
     by_code: dict[str, list[Finding]] = {}
     for finding in report.findings:
         if finding.fix:
@@ -1862,7 +1882,7 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
             finding.fixed = True
             actions.append(Finding(INFO, "fixed", done, file=finding.file))
     if any(f.fixed for f in by_code.get("corrupt_file", [])):
-        report = _looked_again(report)
+        _look_again(report)
         by_code = {}
         for finding in report.findings:
             if finding.fix and not finding.fixed:
@@ -1898,19 +1918,18 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
                 pass
         finding.fixed = True
         actions.append(Finding(INFO, "fixed", f"removed {finding.file}", file=finding.file))
-    return Report(report.project, report.findings + actions)
 
 
-def _looked_again(report: Report) -> Report:
-    """``report`` once a store file that did not parse has been mended or restored: the findings
-    its parse error hid (entries without an id, links, a last-good copy to seed) are there to be
-    repaired in the same run, and the exit code tells of them; a second ``--fix`` finds nothing
-    left. The semantic endpoint is not asked twice: nothing repaired here changes its answer."""
+def _look_again(report: Report) -> None:
+    """Bring ``report`` up to date once a store file that did not parse is mended or restored:
+    the findings its parse error hid (entries without an id, links, a last-good copy to seed) are
+    there to be repaired in the same run, and the exit code tells of them; a second ``--fix``
+    finds nothing left. The semantic endpoint is not asked twice: no repair changes its answer."""
     done = [f for f in report.findings if f.fixed]
     seen = {(f.code, f.message) for f in done}
     probed = [f for f in report.findings if f.code == "semantic_endpoint"]
     fresh = [f for f in diagnose(Path(report.project), probe=False).findings if (f.code, f.message) not in seen]
-    return Report(report.project, done + probed + fresh)
+    report.findings[:] = done + probed + fresh
 
 
 # ---------------------------------------------------------------- CLI
@@ -1985,8 +2004,9 @@ def register_cli(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[0],
         epilog="exit codes: 0 healthy; 1 warnings only (the store works, something deserves a look); 2 bad input (an "
                "empty --project); 4 no project; 5 errors (a store file is unusable, or .context leads out of the "
-               "project); 6 the report could not be written. With --fix, the code describes the store after the "
-               "repairs.",
+               "project), or --fix stopped (another process held the store lock for over 30 s, or the disk refused "
+               "a write; any repairs made before it are listed); 6 the report could not be written. With --fix, "
+               "the code describes the store after the repairs.",
     )
     p.add_argument("--fix", action="store_true", help="repair what can be repaired without losing anything")
     p.add_argument("--project", help="project root (default: resolved from the current directory)")

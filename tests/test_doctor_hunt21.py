@@ -135,3 +135,60 @@ def test_fix_says_it_repaired_nothing_through_a_context_link_out_of_the_project(
     out = capsys.readouterr().out
     assert "`doctor --fix` repaired nothing" in out and "replace the link with a directory" in out
     assert path.read_bytes() == before
+
+
+def test_fix_stopped_by_a_held_store_lock_still_reports_what_it_did(tmp_path, monkeypatch):
+    import threading
+
+    from filelock import FileLock
+
+    from context_keeper.store import Store
+
+    project = _new_project(tmp_path / "busy")
+    path = project / ".context" / "decisions.json"
+    path.write_text('[\n  {"id": "dec-001", "summary": "Postgres is the system of record"},\n'
+                    '  {"summary": "Wave picking replaces order picking"},\n]\n', encoding="utf-8")
+    held, done_waiting = threading.Event(), threading.Event()
+
+    def other_writer() -> None:  # another process's long write, begun once the file is mended
+        with FileLock(str(project / ".context" / ".lock")):
+            held.set()
+            done_waiting.wait(10)
+
+    real_fix_ids = doctor._fix_ids
+
+    def lock_taken_between_repairs(*args):
+        threading.Thread(target=other_writer).start()
+        held.wait(10)
+        return real_fix_ids(*args)
+
+    real_locked = Store.locked
+    monkeypatch.setattr(doctor, "_fix_ids", lock_taken_between_repairs)
+    monkeypatch.setattr(Store, "locked", lambda self, timeout=0.2: real_locked(self, timeout))
+    try:
+        report = doctor.repair(doctor.diagnose(project), now=FIX_TIME)
+    finally:
+        done_waiting.set()
+    assert report.exit_code == doctor.EXIT_ERRORS
+    assert any(f.code == "fixed" and "mended it in place" in f.message for f in report.findings)
+    [stopped] = [f for f in report.findings if f.code == "fix_stopped"]
+    assert "held by another process" in stopped.message and "doctor --fix` again" in stopped.message
+    assert "missing_id" in _codes(report)  # left for the next run, and said to be
+
+
+def test_fix_stopped_by_a_full_disk_still_reports_what_it_did(tmp_path, monkeypatch):
+    import errno
+
+    project = _new_project(tmp_path / "full")
+    (project / ".context" / ".last-good" / "constraints.json").unlink()
+    path = _write_decisions(project, [{"summary": "Wave picking replaces order picking"}])
+
+    def full(target, data, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(target))
+
+    monkeypatch.setattr(doctor, "atomic_write_bytes", full)  # the last-good copy, after the id was given
+    report = doctor.repair(doctor.diagnose(project), now=FIX_TIME)
+    assert json.loads(path.read_text(encoding="utf-8"))[0]["id"] == "dec-001"
+    assert any(f.code == "fixed" and "is now dec-001" in f.message for f in report.findings)
+    [stopped] = [f for f in report.findings if f.code == "fix_stopped"]
+    assert "No space left on device" in stopped.message and report.exit_code == doctor.EXIT_ERRORS
