@@ -1501,9 +1501,10 @@ def _check_leftovers(store: Store) -> list[Finding]:
                 "acknowledged)",
                 file=name, fix="remove it"))
     for path in sorted(store.dir.glob("*.broken-*")):
+        shown = f"{CONTEXT_DIR}/{path.name}"  # also listed by the --fix that just saved it
         findings.append(Finding(INFO, "broken_copy",
-                                f"{path.name} is a broken file saved aside by an earlier repair; "
-                                "delete it once nothing in it is needed", file=path.name))
+                                f"{shown} is the broken file a repair saved aside: once nothing in it is needed, "
+                                f"delete it (rm {shown})", file=path.name))
     return findings
 
 

@@ -192,3 +192,14 @@ def test_fix_stopped_by_a_full_disk_still_reports_what_it_did(tmp_path, monkeypa
     assert any(f.code == "fixed" and "is now dec-001" in f.message for f in report.findings)
     [stopped] = [f for f in report.findings if f.code == "fix_stopped"]
     assert "No space left on device" in stopped.message and report.exit_code == doctor.EXIT_ERRORS
+
+
+def test_the_broken_copy_a_repair_just_saved_is_named_with_how_to_delete_it(tmp_path):
+    project = _new_project(tmp_path / "aside")
+    (project / ".context" / "decisions.json").write_text(
+        '[\n  {"id": "dec-001", "summary": "Postgres is the system of record"},\n]\n', encoding="utf-8")
+    report = doctor.repair(doctor.diagnose(project), now=FIX_TIME)
+    [note] = [f.message for f in report.findings if f.code == "broken_copy"]
+    name = "decisions.json.broken-20261204T020000Z"
+    assert note == (f".context/{name} is the broken file a repair saved aside: once nothing in it is needed, "
+                    f"delete it (rm .context/{name})")
