@@ -365,7 +365,7 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
     # finding names is the one the repair gives, and one typed by hand collides with none of them.
     free = store.file_txn(kind, state).next_number()
     suffix = store.config()[0].get("id_suffix") is True  # as Transaction.file reads it
-    suggested = _suggested_ids(state, duplicates, free)
+    suggested = _suggested_ids(state, duplicates, free, {index for index, why in linked.items() if why})
     for index, problems in sorted(state.item_problems.items()):
         if state.repeats_keys(index):
             findings.append(Finding(
@@ -373,7 +373,7 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                 f"{'; '.join(problems)}. Tools do not see this entry, so what it records is missing from "
                 "every answer. Keeping both sides of a merge conflict in one object does this: split it by "
                 f"hand in .context/{name} into one object per side, give the second its own id "
-                f"({_to_type(model.format_id(kind, free), suffix)} is free) and fix any link meant for it; then run "
+                f"({_to_type(suggested[index], suffix)} is free) and fix any link meant for it; then run "
                 "`context-keeper doctor` again",
                 file=name,
             ))
@@ -388,8 +388,7 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                     findings.append(_edit_finding(kind, item["id"].strip(), group, state.raw))
             elif "duplicate id" in problem and index in copies:
                 findings.append(_copy_finding(kind, state.raw, index, copies[index],
-                                              suggested.get(index) or model.format_id(kind, free), linked[index],
-                                              suffix))
+                                              suggested[index], linked[index], suffix))
             elif "duplicate id" in problem:
                 exact = duplicates.get(index)
                 findings.append(Finding(
@@ -503,14 +502,17 @@ def _id_to_correct(kind: Kind, item: Any) -> bool:
             and model.misfiled_home(kind, item.get("id")) is None)
 
 
-def _suggested_ids(state: Any, duplicates: dict[int, bool], number: int) -> dict[int, str]:
+def _suggested_ids(state: Any, duplicates: dict[int, bool], number: int, by_hand: set[int]) -> dict[int, str]:
     """raw index -> the id ``--fix`` would give it (in file order, as the repair allocates them
-    from ``number``), for conflicting duplicates and items without an id; other unusable ids are
-    suggested after."""
+    from ``number``), for conflicting duplicates and items without an id; other unusable ids, and
+    the items of ``by_hand`` (copies left for a person), are suggested after. An item with a key
+    written twice gets no id from ``--fix``: it is suggested one after them all, to split it."""
     out: dict[int, str] = {}
     later = []
     for index, item in enumerate(state.raw):
-        if (index in duplicates and not duplicates[index]) or _needs_id(state.kind, item):
+        if state.repeats_keys(index) or index in by_hand:
+            later.append(index)
+        elif (index in duplicates and not duplicates[index]) or _needs_id(state.kind, item):
             out[index] = model.format_id(state.kind, number)
             number += 1
         elif _id_to_correct(state.kind, item):

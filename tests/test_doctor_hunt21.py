@@ -203,3 +203,19 @@ def test_the_broken_copy_a_repair_just_saved_is_named_with_how_to_delete_it(tmp_
     name = "decisions.json.broken-20261204T020000Z"
     assert note == (f".context/{name} is the broken file a repair saved aside: once nothing in it is needed, "
                     f"delete it (rm .context/{name})")
+
+
+def test_each_id_doctor_suggests_is_suggested_once_and_fix_gives_the_same(tmp_path):
+    project = _new_project(tmp_path / "suggested")
+    path = project / ".context" / "decisions.json"
+    # Both sides of a merge kept in one object without an id, a usable entry, one without an id.
+    path.write_text('[\n  {"summary": "Ship from the nearest warehouse", "summary": "Ship from the cheapest warehouse"},\n'
+                    '  {"id": "dec-001", "summary": "Postgres is the system of record"},\n'
+                    '  {"summary": "Totes are weighed at packing"}\n]\n', encoding="utf-8")
+    report = doctor.diagnose(project)
+    [missing] = [f.message for f in report.findings if f.code == "missing_id"]
+    [split] = [f.message for f in report.findings if f.code == "repeated_keys"]
+    assert 'Add "id": "dec-002" to it' in missing
+    assert "give the second its own id (dec-003 is free)" in split
+    doctor.repair(report, now=FIX_TIME)
+    assert json.loads(path.read_text(encoding="utf-8"))[2]["id"] == "dec-002"
