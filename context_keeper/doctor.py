@@ -51,8 +51,10 @@ endpoint answers one small embedding request (what is wrong when it does not).
 
 Malformed entries, ids spelled two ways, dangling or disagreeing links and unmatched scopes need a person: they are reported with
 what to do. Exit codes: 0 healthy · 1 warnings (the store works; something deserves a look) ·
-5 errors (a store file is unusable or ``.context`` is unsafe) · 4 no project. With ``--fix``
-the code describes the store after the repairs.
+5 errors (a store file is unusable or ``.context`` is unsafe), or ``--fix`` stopped (the store lock
+held elsewhere too long, a write refused) · 4 no project. With ``--fix``
+the code describes the store after the repairs (a file mended or restored is checked again, and
+what its parse error hid is repaired in the same run).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ from context_keeper.config import (checked, config_problems, key_destination, re
                                    unapproved_host_problem)
 from context_keeper.confine import context_refusal, leads_out
 from context_keeper.errors import (ContextKeeperError, CorruptStoreFile, InvalidInput, MisencodedStoreFile, NoProject,
-                                   NotAStoreFile)
+                                   NotAStoreFile, StoreError)
 from context_keeper.fsio import TEMP_SUFFIX, atomic_write_bytes, atomic_write_text, fsync_dir, temp_files_of
 from context_keeper.gitignore import (EXCLUDED, complete_cut_short, cut_short, excluded_in,
                                       keep_bookkeeping_out_of_git)
@@ -99,7 +101,7 @@ from context_keeper.scope import (
     too_many_paths,
     unclosed_brace,
 )
-from context_keeper.store import BACKUP_DIR, GITIGNORE, KEPT_ASIDE, Store, ids_gone, next_number, parse_bytes
+from context_keeper.store import BACKUP_DIR, GITIGNORE, KEPT_ASIDE, Store, ids_gone, parse_bytes, random_suffix
 from context_keeper.wiring_check import wiring_problems
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -361,7 +363,11 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
     for index, why in linked.items():
         if why:
             duplicates.pop(index, None)  # left for a person: no id to suggest
-    suggested = _suggested_ids(state, duplicates)
+    # Counted as --fix counts (past ids a last good copy or another file holds), so the id a
+    # finding names is the one the repair gives, and one typed by hand collides with none of them.
+    free = store.file_txn(kind, state).next_number()
+    suffix = store.config()[0].get("id_suffix") is True  # as Transaction.file reads it
+    suggested = _suggested_ids(state, duplicates, free, {index for index, why in linked.items() if why})
     item_lines = _item_lines(state.path) if not all(isinstance(item, dict) for item in state.raw) else []
     for index, problems in sorted(state.item_problems.items()):
         if state.repeats_keys(index):
@@ -370,21 +376,22 @@ def _check_file(store: Store, kind: Kind) -> list[Finding]:
                 f"{'; '.join(problems)}. Tools do not see this entry, so what it records is missing from "
                 "every answer. Keeping both sides of a merge conflict in one object does this: split it by "
                 f"hand in .context/{name} into one object per side, give the second its own id "
-                f"({_free_id(state)} is free) and fix any link meant for it; then run `context-keeper doctor` again",
+                f"({_to_type(suggested[index], suffix)} is free) and fix any link meant for it; then run "
+                "`context-keeper doctor` again",
                 file=name,
             ))
             continue
         for problem in problems:
             item = state.raw[index]
             if _id_to_correct(kind, item):
-                findings.append(_id_finding(kind, index, item, suggested[index]))
+                findings.append(_id_finding(kind, index, item, suggested[index], suffix))
             elif "duplicate id" in problem and item["id"].strip() in edited:
                 group = edited[item["id"].strip()]
                 if index == group[1]:
                     findings.append(_edit_finding(kind, item["id"].strip(), group, state.raw))
             elif "duplicate id" in problem and index in copies:
                 findings.append(_copy_finding(kind, state.raw, index, copies[index],
-                                              suggested.get(index) or _free_id(state), linked[index]))
+                                              suggested[index], linked[index], suffix))
             elif "duplicate id" in problem:
                 exact = duplicates.get(index)
                 findings.append(Finding(
@@ -488,9 +495,13 @@ def _needs_id(kind: Kind, item: Any) -> bool:
     A malformed id is left to a person: it may be a typo that links spell the intended way."""
     if not isinstance(item, dict):
         return False
-    entry_id, title = item.get("id"), item.get(kind.title_field)
-    blank = entry_id is None or (isinstance(entry_id, str) and not entry_id.strip())
-    return blank and isinstance(title, str) and bool(title.strip())
+    title = item.get(kind.title_field)
+    return _blank(item.get("id")) and isinstance(title, str) and bool(title.strip())
+
+
+def _blank(value: Any) -> bool:
+    """None, or a string of nothing but blanks: a field that says nothing."""
+    return value is None or (isinstance(value, str) and not value.strip())
 
 
 def _id_to_correct(kind: Kind, item: Any) -> bool:
@@ -500,14 +511,17 @@ def _id_to_correct(kind: Kind, item: Any) -> bool:
             and model.misfiled_home(kind, item.get("id")) is None)
 
 
-def _suggested_ids(state: Any, duplicates: dict[int, bool]) -> dict[int, str]:
-    """raw index -> the id ``--fix`` would give it (in file order, as the repair allocates them),
-    for conflicting duplicates and items without an id; other unusable ids are suggested after."""
-    number = next_number(state.max_number, state.link_max, state.kind)
+def _suggested_ids(state: Any, duplicates: dict[int, bool], number: int, by_hand: set[int]) -> dict[int, str]:
+    """raw index -> the id ``--fix`` would give it (in file order, as the repair allocates them
+    from ``number``), for conflicting duplicates and items without an id; other unusable ids, and
+    the items of ``by_hand`` (copies left for a person), are suggested after. An item with a key
+    written twice gets no id from ``--fix``: it is suggested one after them all, to split it."""
     out: dict[int, str] = {}
     later = []
     for index, item in enumerate(state.raw):
-        if (index in duplicates and not duplicates[index]) or _needs_id(state.kind, item):
+        if state.repeats_keys(index) or index in by_hand:
+            later.append(index)
+        elif (index in duplicates and not duplicates[index]) or _needs_id(state.kind, item):
             out[index] = model.format_id(state.kind, number)
             number += 1
         elif _id_to_correct(state.kind, item):
@@ -518,8 +532,20 @@ def _suggested_ids(state: Any, duplicates: dict[int, bool]) -> dict[int, str]:
     return out
 
 
-def _id_finding(kind: Kind, index: int, item: dict, suggested: str) -> Finding:
+def _to_type(entry_id: str, suffix: bool) -> str:
+    """``entry_id`` as a person should type it: with ``id_suffix`` on, with a random suffix as the
+    tools give one (without it, two clones that each type it collide, which the suffix prevents)."""
+    return f"{entry_id}-{random_suffix()}" if suffix else entry_id
+
+
+def _to_give(entry_id: str, suffix: bool) -> str:
+    """``entry_id`` as ``--fix`` will give it, said before its random suffix is drawn."""
+    return f"{entry_id} with a random suffix, as id_suffix is on" if suffix else entry_id
+
+
+def _id_finding(kind: Kind, index: int, item: dict, free: str, suffix: bool) -> Finding:
     name, field = kind.filename, kind.title_field
+    suggested = _to_type(free, suffix)
     what = (f"the {kind.name} whose {field} is {_title(kind, item)}" if isinstance(item.get(field), str)
             and item[field].strip() else f"a {kind.name} with no {field}")
     if _needs_id(kind, item):
@@ -527,10 +553,10 @@ def _id_finding(kind: Kind, index: int, item: dict, suggested: str) -> Finding:
             WARNING, "missing_id",
             f"{name} item {index + 1}: {what} has no id, so every tool and hook skips it (it stays in the "
             f"file as written). Add \"id\": \"{suggested}\" to it, or let `doctor --fix` do that",
-            file=name, fix=f"give it the next free id ({suggested}), the time of the fix as its created_at where "
-                           "it has none, and its created_at as its updated_at where it has none")
+            file=name, fix=f"give it the next free id ({_to_give(free, suffix)}), the time of the fix as its "
+                           "created_at where it has none, and its created_at as its updated_at where it has none")
     entry_id = item.get("id")
-    if entry_id is None or (isinstance(entry_id, str) and not entry_id.strip()):
+    if _blank(entry_id):
         remedy = f"Give it a {field} and \"id\": \"{suggested}\" by hand, or remove the item"
         have = "has no id"
     else:
@@ -540,11 +566,6 @@ def _id_finding(kind: Kind, index: int, item: dict, suggested: str) -> Finding:
     return Finding(WARNING, "malformed_entry",
                    f"{name} item {index + 1}: {what} {have}, so every tool and hook skips it (it stays in the file "
                    f"as written). {remedy}", file=name)
-
-
-def _free_id(state: Any) -> str:
-    """The id the next record would get (above every id and history link of the file)."""
-    return model.format_id(state.kind, next_number(state.max_number, state.link_max, state.kind))
 
 
 def _same_json(a: Any, b: Any) -> bool:
@@ -627,8 +648,9 @@ def _links_by_target(holders: list[Holder]) -> dict[str, list[tuple[dict, str]]]
     return links
 
 
-def _copy_finding(kind: Kind, raw: list[Any], index: int, original: int, new_id: str, linked: str | None) -> Finding:
-    key, field = raw[index]["id"].strip(), kind.title_field
+def _copy_finding(kind: Kind, raw: list[Any], index: int, original: int, free: str, linked: str | None,
+                  suffix: bool) -> Finding:
+    key, field, new_id = raw[index]["id"].strip(), kind.title_field, _to_type(free, suffix)
     said = (f"{kind.filename} item {index + 1}: {_title(kind, raw[index])} has the id {key} and the dates of item "
             f"{original + 1}, {_title(kind, raw[original])}, but a different {field}: most likely a copy of it used "
             f"as a template for a new {kind.name}, not an edit of it. Tools see only the first, so this {kind.name} "
@@ -637,7 +659,8 @@ def _copy_finding(kind: Kind, raw: list[Any], index: int, original: int, new_id:
         return Finding(WARNING, "duplicate_id", f"{said} by hand; `doctor --fix` leaves it, as {linked}",
                        file=kind.filename)
     return Finding(WARNING, "duplicate_id", f"{said}, or let `doctor --fix` do that", file=kind.filename,
-                   fix=f"give it the next free id ({new_id}); the links naming {key} stay with item {original + 1}")
+                   fix=f"give it the next free id ({_to_give(free, suffix)}); the links naming {key} stay with item "
+                       f"{original + 1}")
 
 
 def _edited_on_two_sides(kind: Kind, items: list[Any], skip: list[bool]) -> dict[str, list[int]]:
@@ -1500,13 +1523,15 @@ def _check_leftovers(store: Store) -> list[Finding]:
                 "acknowledged)",
                 file=name, fix="remove it"))
     for path in sorted(store.dir.glob("*.broken-*")):
+        shown = f"{CONTEXT_DIR}/{path.name}"  # also listed by the --fix that just saved it
         findings.append(Finding(INFO, "broken_copy",
-                                f"{path.name} is a broken file saved aside by an earlier repair; "
-                                "delete it once nothing in it is needed", file=path.name))
+                                f"{shown} is the broken file a repair saved aside: once nothing in it is needed, "
+                                f"delete it (rm {shown})", file=path.name))
     return findings
 
 
-def diagnose(root: Path) -> Report:
+def diagnose(root: Path, *, probe: bool = True) -> Report:
+    """Every finding about the store at ``root``; ``probe=False`` sends the semantic endpoint no request."""
     root = Path(root).resolve()
     if not (root / CONTEXT_DIR).is_dir():
         from context_keeper.store import in_the_way
@@ -1524,7 +1549,7 @@ def diagnose(root: Path) -> Report:
                  for w in store.config()[1]]
     findings += _check_config(store)
     findings += _check_semantic_key(store)
-    findings += _check_semantic_endpoint(store)
+    findings += _check_semantic_endpoint(store) if probe else []
     findings += _check_links(store)
     findings += _check_timestamps(store)
     findings += _check_titles(store)
@@ -1621,7 +1646,8 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
         kept: list[tuple[Any, str | None]] = []
         renumber: list[int] = []
         copies: list[int] = []  # renumbered as new entries: no previous_id, no link moves with them
-        for item, chunk in items:
+        at: list[int] = []  # each kept item's number in the file as diagnosed, before any repeat was dropped
+        for position, (item, chunk) in enumerate(items):
             entry_id = item.get("id") if isinstance(item, dict) else None
             key = entry_id.strip() if isinstance(entry_id, str) and model.parse_id(entry_id) else None
             if ftxn.repeats_keys(item):
@@ -1632,7 +1658,8 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
                 renumber.append(len(kept))
             if key is not None and key in first:
                 if _same_json(item, kept[first[key]][0]):
-                    done.append(f"{kind.filename}: dropped an exact repeat of {key}")
+                    done.append(f"{kind.filename}: dropped item {position + 1}, an exact repeat of {key} "
+                                f"(item {at[first[key]] + 1})")
                     continue
                 if key in edited:
                     pass
@@ -1643,6 +1670,7 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
             elif key is not None:
                 first[key] = len(kept)
             kept.append((item, chunk))
+            at.append(position)
         ftxn.replace_items(kept)
         rules = _choose_keepers(CommittedVersions(store.root, f"{CONTEXT_DIR}/{kind.filename}"), kind, kept,
                                 first, renumber)
@@ -1653,22 +1681,23 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
             if _needs_id(kind, item):
                 item.pop("id", None)
                 # Dated as a record is, or --since leaves it out and nothing says it is undated.
+                # A date in another form (an epoch number) is the author's: bad_timestamp reports it.
                 for field in ("created_at", "updated_at"):
-                    if not (isinstance(item.get(field), str) and item[field].strip()):
+                    if _blank(item.get(field)):
                         item[field] = item.get("created_at") if field == "updated_at" else model.now_iso(now)
                 kept[index] = ({"id": new_id, **item}, None)
                 ftxn.replace_items(kept)
-                done.append(f"{kind.filename}: item {index + 1}, the {kind.name} whose {kind.title_field} is "
+                done.append(f"{kind.filename}: item {at[index] + 1}, the {kind.name} whose {kind.title_field} is "
                             f"{_title(kind, item)}, had no id and is now {new_id}")
                 continue
             if index in copies:
                 old_id = item["id"].strip()
                 kept[index] = ({**item, "id": new_id}, None)
                 ftxn.replace_items(kept)
-                done.append(f"{kind.filename}: item {index + 1}, {_title(kind, item)}, had the id and dates of "
-                            f"{old_id} {_title(kind, kept[first[old_id]][0])} (item {first[old_id] + 1}) but "
+                done.append(f"{kind.filename}: item {at[index] + 1}, {_title(kind, item)}, had the id and dates of "
+                            f"{old_id} {_title(kind, kept[first[old_id]][0])} (item {at[first[old_id]] + 1}) but "
                             f"another {kind.title_field}, a copy used as a template, and is now {new_id}; the links "
-                            f"naming {old_id} stay with item {first[old_id] + 1}")
+                            f"naming {old_id} stay with item {at[first[old_id]] + 1}")
                 continue
             old_id = item["id"].strip()
             earlier = model.previous_ids(item)
@@ -1682,9 +1711,9 @@ def _fix_ids(store: Store, kind: Kind, now: datetime) -> tuple[list[str], list[s
             else:
                 item["previous_id"] = item["id"]
                 kept_as = f"previous_id keeps {old_id}"
-            done.append(f"{kind.filename}: {old_id} {_title(kind, item)} (item {index + 1}) is now {new_id}, "
+            done.append(f"{kind.filename}: {old_id} {_title(kind, item)} (item {at[index] + 1}) is now {new_id}, "
                         f"{kept_as}; {old_id} stays with {_title(kind, kept[first[old_id]][0])} "
-                        f"(item {first[old_id] + 1}): {rules[old_id]}")
+                        f"(item {at[first[old_id]] + 1}): {rules[old_id]}")
             item["id"] = new_id
             kept[index] = (item, None)
             ftxn.replace_items(kept)
@@ -1831,9 +1860,35 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
     """Apply every safe fix the report lists; marks findings as fixed and adds what was done."""
     now = now or datetime.now(timezone.utc)
     if context_refusal(report.project) is not None:
-        return report  # every repair would be written where the link leads: the finding says what to do
+        # Every repair would be written where the link leads; the findings still offer --fix.
+        if not any(f.fix for f in report.findings):
+            return report
+        return Report(report.project, report.findings + [Finding(
+            INFO, "not_repaired",
+            f"`doctor --fix` repaired nothing: every repair would be written where {CONTEXT_DIR} leads, outside "
+            f"the project. First replace the link with a directory (see above), then run `context-keeper doctor "
+            "--fix` again")])
     store = Store(Path(report.project))
     actions: list[Finding] = []
+    try:
+        _apply_fixes(report, store, actions, now)
+    except (StoreError, OSError) as exc:
+        # The store lock held by another process past its wait, or a write the disk refused. With
+        # nothing repaired yet, the one-line error says it all; else the repairs made are said too.
+        if not actions:
+            raise
+        why = (str(exc).rstrip(".") if isinstance(exc, StoreError) else
+               f"the file system refused a write ({exc}); check that the disk has room and .context/ is writable")
+        actions.append(Finding(
+            ERROR, "fix_stopped",
+            f"`doctor --fix` stopped: {why}. The repairs listed as FIXED were made, the others were not: run "
+            "`context-keeper doctor --fix` again"))
+    return Report(report.project, report.findings + actions)
+
+
+def _apply_fixes(report: Report, store: Store, actions: list[Finding], now: datetime) -> None:
+    """``repair``'s work: each fix the report offers, marking its finding fixed and adding what
+    was done to ``actions``."""
     by_code: dict[str, list[Finding]] = {}
     for finding in report.findings:
         if finding.fix:
@@ -1850,6 +1905,12 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
         if done:
             finding.fixed = True
             actions.append(Finding(INFO, "fixed", done, file=finding.file))
+    if any(f.fixed for f in by_code.get("corrupt_file", [])):
+        _look_again(report)
+        by_code = {}
+        for finding in report.findings:
+            if finding.fix and not finding.fixed:
+                by_code.setdefault(finding.code, []).append(finding)
     id_findings = by_code.get("duplicate_id", []) + by_code.get("missing_id", [])
     for name in sorted({f.file for f in id_findings}):
         kind = model.BY_PLURAL[name.removesuffix(".json")]
@@ -1881,7 +1942,18 @@ def repair(report: Report, *, now: datetime | None = None) -> Report:
                 pass
         finding.fixed = True
         actions.append(Finding(INFO, "fixed", f"removed {finding.file}", file=finding.file))
-    return Report(report.project, report.findings + actions)
+
+
+def _look_again(report: Report) -> None:
+    """Bring ``report`` up to date once a store file that did not parse is mended or restored:
+    the findings its parse error hid (entries without an id, links, a last-good copy to seed) are
+    there to be repaired in the same run, and the exit code tells of them; a second ``--fix``
+    finds nothing left. The semantic endpoint is not asked twice: no repair changes its answer."""
+    done = [f for f in report.findings if f.fixed]
+    seen = {(f.code, f.message) for f in done}
+    probed = [f for f in report.findings if f.code == "semantic_endpoint"]
+    fresh = [f for f in diagnose(Path(report.project), probe=False).findings if (f.code, f.message) not in seen]
+    report.findings[:] = done + probed + fresh
 
 
 # ---------------------------------------------------------------- CLI
@@ -1956,8 +2028,9 @@ def register_cli(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[0],
         epilog="exit codes: 0 healthy; 1 warnings only (the store works, something deserves a look); 2 bad input (an "
                "empty --project); 4 no project; 5 errors (a store file is unusable, or .context leads out of the "
-               "project); 6 the report could not be written. With --fix, the code describes the store after the "
-               "repairs.",
+               "project), or --fix stopped (another process held the store lock for over 30 s, or the disk refused "
+               "a write; any repairs made before it are listed); 6 the report could not be written. With --fix, "
+               "the code describes the store after the repairs.",
     )
     p.add_argument("--fix", action="store_true", help="repair what can be repaired without losing anything")
     p.add_argument("--project", help="project root (default: resolved from the current directory)")

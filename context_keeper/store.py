@@ -1087,11 +1087,7 @@ class FileTxn:
         (``dec-013-a7f3``): clones that record in parallel then allocate the same number but
         not the same id, so a merge keeps both entries apart.
         """
-        misfiled = self._misfiled() if self._misfiled is not None else 0
-        misfiled = misfiled if misfiled < _MAX_ID_NUMBER else 0  # as for links (next_number)
-        held = max((_own_number(self.kind, model.id_key(i)) for i in self.dropped()), default=0)
-        held = max(held, self._kept_aside() if self._kept_aside is not None else 0)
-        number = next_number(max(self._builder.max_number, misfiled, held), self._builder.link_max, self.kind)
+        number = self.next_number()
         if number > _MAX_ID_NUMBER:
             # dec-1000000000 is no id: the entry would be written, acknowledged, and skipped by
             # every tool from then on. Such a number is a typo in a hand edit; say where it is.
@@ -1104,6 +1100,14 @@ class FileTxn:
             )
         entry_id = model.format_id(self.kind, number)
         return f"{entry_id}-{random_suffix()}" if self._id_suffix else entry_id
+
+    def next_number(self) -> int:
+        """The numeric part of ``next_id`` (doctor suggests the ids ``--fix`` will give from it)."""
+        misfiled = self._misfiled() if self._misfiled is not None else 0
+        misfiled = misfiled if misfiled < _MAX_ID_NUMBER else 0  # as for links (next_number)
+        held = max((_own_number(self.kind, model.id_key(i)) for i in self.dropped()), default=0)
+        held = max(held, self._kept_aside() if self._kept_aside is not None else 0)
+        return next_number(max(self._builder.max_number, misfiled, held), self._builder.link_max, self.kind)
 
     def append(self, item: dict) -> None:
         self._builder.append(item)
@@ -1479,6 +1483,12 @@ class Store:
             yield txn
             txn.commit()
 
+    def file_txn(self, kind: Kind, state: FileState, id_suffix: bool = False) -> FileTxn:
+        """Changes to ``state``'s file, allocating ids past every one of its kind this store
+        still holds anywhere. Written only through a transaction, which passes the locked state."""
+        return FileTxn(state, id_suffix=id_suffix, misfiled=lambda: misfiled_number(self, kind),
+                       dropped=lambda: self.dropped(kind, state), kept_aside=lambda: self.kept_aside_number(kind))
+
     def _locked_state(self, kind: Kind) -> FileState:
         """The file as it is on disk, confirmed by content (call with the lock held).
 
@@ -1752,11 +1762,7 @@ class Transaction:
         if kind.name not in self._files:
             # Only a literal true turns suffixes on: doctor reports any other value of the key.
             suffix = self._store.config()[0].get("id_suffix") is True
-            store = self._store
-            state = store._locked_state(kind)
-            self._files[kind.name] = FileTxn(state, id_suffix=suffix, misfiled=lambda: misfiled_number(store, kind),
-                                             dropped=lambda: store.dropped(kind, state),
-                                             kept_aside=lambda: store.kept_aside_number(kind))
+            self._files[kind.name] = self._store.file_txn(kind, self._store._locked_state(kind), id_suffix=suffix)
         return self._files[kind.name]
 
     def commit(self) -> None:

@@ -96,8 +96,9 @@ def test_doctor_calls_it_an_error_with_the_remedy_and_fix_leaves_it_alone(merged
     report = doctor.diagnose(merged)
     [finding] = [f for f in report.findings if f.code == "repeated_keys"]
     assert finding.severity == doctor.ERROR and finding.file == "decisions.json" and finding.fix is None
+    # dec-004 goes to the renumbered duplicate below: the split is offered the id after it.
     for part in ("dec-002", "'summary'", "'problem'", "'why_chosen'", "split it",
-                 "give the second its own id (dec-004 is free)"):
+                 "give the second its own id (dec-005 is free)"):
         assert part in finding.message, part
     assert report.exit_code == doctor.EXIT_ERRORS
 
